@@ -1,0 +1,259 @@
+// Package result is the Result document: what one tailgate run measured,
+// where, and on what. Histograms are the truth; percentiles are derived and
+// stored for readers that do not want to decode buckets.
+//
+// The schema is documented in docs/result-schema.md. Readers refuse a
+// document whose schema is newer than theirs.
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// SchemaVersion is the version of the document this package writes.
+const SchemaVersion = 1
+
+// Result is one run: one target, one or more scenarios.
+type Result struct {
+	Schema      int         `json:"schema"`
+	Tailgate    Version     `json:"tailgate"`
+	Started     time.Time   `json:"started"`
+	Finished    time.Time   `json:"finished"`
+	Target      Target      `json:"target"`
+	Environment Environment `json:"environment"`
+	Scenarios   []Scenario  `json:"scenarios"`
+	// Partial is set when the run was interrupted or failed part way: what
+	// is here was measured, but some trials are missing.
+	Partial bool   `json:"partial,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Version identifies the tailgate that wrote a Result.
+type Version struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+// Target says where a run happened: the host or a VM.
+type Target struct {
+	Name    string `json:"name"`             // "host" or the targets-file name
+	Kind    string `json:"kind"`             // "host" or "vm"
+	Kernel  string `json:"kernel,omitempty"` // the kernel spec for VMs
+	Accel   string `json:"accel,omitempty"`  // kvm or tcg for VMs
+	VCPUs   int    `json:"vcpus,omitempty"`
+	MemMiB  int    `json:"mem_mib,omitempty"`
+	Cmdline string `json:"cmdline,omitempty"` // extra kernel cmdline for VMs
+}
+
+// Environment is what was measured about the machine the workload ran on.
+type Environment struct {
+	KernelRelease string `json:"kernel_release"`
+	KernelVersion string `json:"kernel_version"`        // /proc/version
+	ConfigHash    string `json:"config_hash,omitempty"` // sha256 of /proc/config.gz's content
+	CPUModel      string `json:"cpu_model"`
+	CPUs          int    `json:"cpus"`
+	Clocksource   string `json:"clocksource,omitempty"`
+	Cmdline       string `json:"cmdline,omitempty"` // /proc/cmdline
+	Virtualized   string `json:"virtualized,omitempty"`
+}
+
+// Scenario is the result of one scenario: its resolved definition and every
+// metric's trials.
+type Scenario struct {
+	Name string `json:"name"`
+	// Definition is the resolved scenario (defaults filled in), as JSON, so
+	// that compare can refuse runs of different parameters.
+	Definition json.RawMessage `json:"definition"`
+	// Params is a digest of the parameters that change what is measured
+	// (workload, tracers, duration); compare refuses differing digests.
+	Params  string             `json:"params"`
+	Tracers []TracerInfo       `json:"tracers,omitempty"`
+	Metrics map[string]*Metric `json:"metrics"`
+	Trials  int                `json:"trials"` // trials completed
+}
+
+// TracerInfo records how a tracer was attached.
+type TracerInfo struct {
+	Name    string `json:"name"`
+	Variant string `json:"variant"` // tp_btf or raw_tp
+}
+
+// Metric is one latency metric over the trials.
+type Metric struct {
+	Unit   string  `json:"unit"` // always "ns" for now
+	Trials []Trial `json:"trials"`
+}
+
+// Trial is one trial's distribution of a metric.
+type Trial struct {
+	Histogram *hist.Histogram `json:"histogram"`
+	Summary   Summary         `json:"summary"`
+	// TracerCostNs is the mean run time of the tracer's BPF programs per
+	// event, from the kernel's BPF statistics (0 for user-space metrics).
+	TracerCostNs float64 `json:"tracer_cost_ns,omitempty"`
+	// Ops is the number of operations the workload completed in the trial.
+	Ops      uint64  `json:"ops"`
+	Duration float64 `json:"duration_s"`
+}
+
+// Summary holds the percentiles derived from a histogram, in ns.
+type Summary struct {
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
+	Max   float64 `json:"max"`
+}
+
+// Summarize derives a Summary from h.
+func Summarize(h *hist.Histogram) Summary {
+	if h.Count() == 0 {
+		return Summary{}
+	}
+	return Summary{
+		Count: h.Count(),
+		P50:   h.Quantile(0.5),
+		P90:   h.Quantile(0.9),
+		P99:   h.Quantile(0.99),
+		P999:  h.Quantile(0.999),
+		Max:   float64(h.Max()),
+	}
+}
+
+// Merged returns the merge of all trials' histograms.
+func (m *Metric) Merged() *hist.Histogram {
+	h := hist.New()
+	for _, t := range m.Trials {
+		h.Merge(t.Histogram)
+	}
+	return h
+}
+
+// Find returns the scenario of the given name, or nil.
+func (r *Result) Find(name string) *Scenario {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i]
+		}
+	}
+	return nil
+}
+
+// Errors a reader can test for.
+var (
+	ErrFutureSchema = errors.New("result schema is newer than this tailgate")
+	ErrCorrupt      = errors.New("result is not a valid tailgate result")
+)
+
+// Parse decodes and checks a Result document.
+func Parse(b []byte) (*Result, error) {
+	var probe struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if probe.Schema == nil {
+		return nil, fmt.Errorf("%w: no schema field", ErrCorrupt)
+	}
+	if *probe.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: schema %d, this tailgate reads up to %d; upgrade tailgate", ErrFutureSchema, *probe.Schema, SchemaVersion)
+	}
+	if *probe.Schema < 1 {
+		return nil, fmt.Errorf("%w: schema %d", ErrCorrupt, *probe.Schema)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Result
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	for _, s := range r.Scenarios {
+		for name, m := range s.Metrics {
+			if m == nil {
+				return nil, fmt.Errorf("%w: scenario %s metric %s is null", ErrCorrupt, s.Name, name)
+			}
+			for i, t := range m.Trials {
+				if t.Histogram == nil {
+					return nil, fmt.Errorf("%w: scenario %s metric %s trial %d has no histogram", ErrCorrupt, s.Name, name, i)
+				}
+			}
+		}
+	}
+	return &r, nil
+}
+
+// Load reads and parses a Result file.
+func Load(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Marshal encodes r as indented JSON.
+func Marshal(r *Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Write writes r to path atomically: a temporary file in the same
+// directory, synced, then renamed over path. A reader never sees half a file
+// and an existing file is never left truncated.
+func Write(path string, r *Result) error {
+	b, err := Marshal(r)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, b)
+}
+
+// WriteFileAtomic writes b to path through a temporary file and rename.
+func WriteFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
