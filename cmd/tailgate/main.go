@@ -1,0 +1,120 @@
+// Command tailgate gates CI on kernel tail latency: it runs workload
+// scenarios under eBPF tracers on the running kernel or in QEMU VMs, keeps the
+// latency distributions, and compares them against baselines.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes: CI must be able to tell "slower" from "broken".
+const (
+	exitPass       = 0
+	exitRegression = 1
+	exitUsage      = 2 // bad usage or bad input
+	exitInfra      = 3 // the machinery failed: privileges, attach, VM
+)
+
+// usageError is bad usage or bad input: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// infraError is a failure of the machinery, not of the kernel under test:
+// exit 3.
+type infraError struct{ err error }
+
+func (e *infraError) Error() string { return e.err.Error() }
+func (e *infraError) Unwrap() error { return e.err }
+
+func infra(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &infraError{err}
+}
+
+// errRegression is returned when the gate found a regression; the report has
+// already been written.
+var errRegression = errors.New("regression")
+
+func exitCode(err error) int {
+	var u *usageError
+	var i *infraError
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, errRegression):
+		return exitRegression
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.As(err, &i):
+		return exitInfra
+	case errors.Is(err, context.Canceled):
+		return exitInfra
+	default:
+		return exitInfra
+	}
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run scenarios and write a Result", cmdRun},
+		{"list", "list scenarios, tracers and metrics", cmdList},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: tailgate COMMAND [flags] [args]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nexit codes: 0 pass, 1 regression, 2 bad usage or input, 3 infrastructure failure\n")
+}
+
+// run is main without the process: tests drive it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(stdout)
+		return exitPass
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		if err != nil && !errors.Is(err, errRegression) {
+			fmt.Fprintf(stderr, "tailgate %s: %v\n", name, err)
+		}
+		return exitCode(err)
+	}
+	fmt.Fprintf(stderr, "tailgate: unknown command %q; run 'tailgate help' for the list\n", name)
+	return exitUsage
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

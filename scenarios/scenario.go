@@ -1,0 +1,65 @@
+// Package scenarios holds the scenario model, its strict YAML parser, the
+// built-in scenarios (embedded) and the workloads that generate events.
+package scenarios
+
+import "time"
+
+// Scenario is a resolved scenario: parsed, validated, defaults filled in.
+type Scenario struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Workload    Workload      `json:"workload"`
+	Tracers     Tracers       `json:"tracers"`
+	Trials      int           `json:"trials"`
+	Warmup      time.Duration `json:"warmup"`
+	Duration    time.Duration `json:"duration"`
+	// Gate maps a metric name (or "*" for every metric) to percentile
+	// ("p50", "p90", "p99", "p99.9", "max") to threshold as a fraction
+	// (0.10 for 10%).
+	Gate map[string]map[string]float64 `json:"gate,omitempty"`
+	// Source is where the scenario came from: "builtin:NAME.yaml" or a path.
+	Source string `json:"source"`
+}
+
+// Tracers configures the tracers a scenario attaches. A nil field means the
+// tracer is not attached.
+type Tracers struct {
+	Syscall *SyscallTracer `json:"syscall,omitempty"`
+	Sched   *SchedTracer   `json:"sched,omitempty"`
+}
+
+// SyscallTracer configures the syscall tracer.
+type SyscallTracer struct {
+	Syscalls []string `json:"syscalls"` // names, e.g. "read"; metric syscall.<name>
+}
+
+// SchedTracer configures the scheduler tracer (no options yet).
+type SchedTracer struct{}
+
+// Workload is the workload kind and its parameters; only the fields of the
+// kind are meaningful.
+type Workload struct {
+	Kind string `json:"kind"` // syscall, pingpong, timer, fork, noise
+
+	// syscall
+	Syscall string `json:"syscall,omitempty"` // read, write, getppid
+	Size    int    `json:"size,omitempty"`    // bytes per read/write
+	// Threads is the number of workload threads (syscall, timer, fork).
+	Threads int `json:"threads,omitempty"`
+	// Rate is operations per second per thread; 0 is a closed loop.
+	Rate float64 `json:"rate,omitempty"`
+
+	// pingpong
+	Channel string `json:"channel,omitempty"` // pipe, eventfd, futex
+
+	// timer
+	Interval time.Duration `json:"interval,omitempty"`
+	Priority int           `json:"priority,omitempty"` // SCHED_FIFO priority; 0 = SCHED_OTHER
+
+	// fork
+	Mode string `json:"mode,omitempty"` // fork (fork+exit) or thread (clone+exit)
+
+	// Noise adds background CPU hogs to any workload: the number of hog
+	// threads (0 = none). The noise kind is hogs alone.
+	Noise int `json:"noise,omitempty"`
+}
