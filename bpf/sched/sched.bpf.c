@@ -1,0 +1,152 @@
+//go:build ignore
+
+/* sched.bpf.c: run-queue latency of the workload's tasks, in the manner of
+ * runqlat: from wakeup (or wakeup of a new task, or preemption) to the moment
+ * the task is switched in.
+ *
+ * tp_btf programs get trusted task pointers and keep the enqueue time in task
+ * storage; raw_tp programs (kernels without tp_btf) fall back to a hash keyed
+ * by pid.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hist.bpf.h"
+#include "follow.bpf.h"
+#include "sched.h"
+
+#define TASK_RUNNING 0
+
+struct enqueued {
+	__u64 ts;
+	__u32 kind;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct enqueued);
+} start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct enqueued);
+} start_pid SEC(".maps");
+
+HIST_MAPS;
+
+static __always_inline void record(struct enqueued *e)
+{
+	__u64 delta = bpf_ktime_get_ns() - e->ts;
+
+	switch (e->kind) {
+	case KIND_WAKEUP:
+		hist_record(METRIC_RUNQ, delta);
+		break;
+	case KIND_WAKEUP_NEW:
+		hist_record(METRIC_RUNQ, delta);
+		hist_record(METRIC_WAKEUP_NEW, delta);
+		break;
+	case KIND_PREEMPTED:
+		hist_record(METRIC_RUNQ_PREEMPTED, delta);
+		break;
+	}
+	e->ts = 0;
+}
+
+/* tp_btf variant */
+
+static __always_inline void enqueue_btf(struct task_struct *p, __u32 kind)
+{
+	struct enqueued *e;
+
+	if (!follow_traced(p->tgid))
+		return;
+	e = bpf_task_storage_get(&start, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		return;
+	e->kind = kind;
+	e->ts = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
+{
+	enqueue_btf(p, KIND_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
+{
+	enqueue_btf(p, KIND_WAKEUP_NEW);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	struct enqueued *e;
+
+	if (prev_state == TASK_RUNNING)
+		enqueue_btf(prev, KIND_PREEMPTED);
+	e = bpf_task_storage_get(&start, next, 0, 0);
+	if (e && e->ts)
+		record(e);
+	return 0;
+}
+
+/* raw_tp variant */
+
+static __always_inline void enqueue_raw(struct task_struct *p, __u32 kind)
+{
+	struct enqueued e = { .kind = kind };
+	__u32 pid;
+
+	if (!follow_traced(BPF_CORE_READ(p, tgid)))
+		return;
+	pid = BPF_CORE_READ(p, pid);
+	e.ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&start_pid, &pid, &e, BPF_ANY);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
+{
+	enqueue_raw(p, KIND_WAKEUP);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
+{
+	enqueue_raw(p, KIND_WAKEUP_NEW);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	struct enqueued *e;
+	__u32 pid;
+
+	if (prev_state == TASK_RUNNING)
+		enqueue_raw(prev, KIND_PREEMPTED);
+	pid = BPF_CORE_READ(next, pid);
+	e = bpf_map_lookup_elem(&start_pid, &pid);
+	if (e) {
+		record(e);
+		bpf_map_delete_elem(&start_pid, &pid);
+	}
+	return 0;
+}
+
+FOLLOW_PROGS
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,92 @@
+//go:build ignore
+
+/* syscall.bpf.c: latency of selected syscalls, sys_enter to sys_exit, for the
+ * workload's tasks. The start time lives in task storage: one pointer chase
+ * from the current task, no global hash.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hist.bpf.h"
+#include "follow.bpf.h"
+#include "syscall.h"
+
+/* targ_metric[nr] is 1 + the metric index of syscall nr, 0 if not traced. */
+const volatile __u8 targ_metric[SYSCALL_NR_MAX] = {};
+
+struct start {
+	__u64 ts;
+	__u32 metric;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct start);
+} start SEC(".maps");
+
+HIST_MAPS;
+
+static __always_inline int on_enter(long id)
+{
+	struct start *s;
+	__u8 m;
+
+	if ((unsigned long)id >= SYSCALL_NR_MAX)
+		return 0;
+	m = targ_metric[id];
+	if (!m || !follow_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	s = bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		return 0;
+	s->metric = m - 1;
+	s->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_exit(void)
+{
+	struct start *s;
+	__u64 ts;
+
+	/* Only traced tasks have storage: the lookup is the filter. */
+	s = bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0, 0);
+	if (!s || !s->ts)
+		return 0;
+	ts = s->ts;
+	s->ts = 0;
+	hist_record(s->metric, bpf_ktime_get_ns() - ts);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	return on_enter(id);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	return on_enter(id);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit();
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	return on_exit();
+}
+
+FOLLOW_PROGS
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
