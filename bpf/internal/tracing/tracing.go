@@ -1,0 +1,389 @@
+// Package tracing is the plumbing every tracer shares: picking the program
+// variant at load time, attaching, reading and resetting the histogram maps
+// of bpf/include/hist.bpf.h, and the kernel's run statistics of the
+// programs. Tracer packages configure a CollectionSpec and hand it here.
+package tracing
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// Variant is the kind of program a tracer attaches with.
+type Variant string
+
+const (
+	// TPBTF programs (BTF-enabled raw tracepoints) get typed arguments and
+	// trusted task pointers. Preferred.
+	TPBTF Variant = "tp_btf"
+	// RawTP programs work on kernels without tp_btf.
+	RawTP Variant = "raw_tp"
+)
+
+// suffix is how programs of a variant are named in the C sources.
+func (v Variant) suffix() string {
+	if v == RawTP {
+		return "_raw"
+	}
+	return "_btf"
+}
+
+// Must match HIST_MAX_METRICS in bpf/include/hist.bpf.h.
+const maxMetrics = 16
+
+// Options configure Load.
+type Options struct {
+	// Name is the tracer's name, for errors.
+	Name string
+	// Metrics names the tracer's metrics by index (the m of hist_record).
+	Metrics []string
+	// TGID is the process whose tasks (and forked children) are counted.
+	TGID uint32
+	// Variant forces a variant; empty tries tp_btf, then raw_tp.
+	Variant Variant
+	// Configure sets load-time constants on the spec (after the variant's
+	// programs are chosen).
+	Configure func(*ebpf.CollectionSpec) error
+}
+
+// Tracer is a loaded and attached set of programs counting into histograms.
+type Tracer struct {
+	name    string
+	variant Variant
+	metrics []string
+	coll    *ebpf.Collection
+	links   []link.Link
+	hist    *ebpf.Map
+	stats   *ebpf.Map
+	ncpu    int
+}
+
+// ErrPrivileges reports missing privileges to load BPF programs.
+var ErrPrivileges = errors.New("not enough privileges for BPF")
+
+// VerifierError is a program the verifier rejected, with the end of its log.
+type VerifierError struct {
+	Tracer, Program string
+	Tail            []string
+	Err             error
+}
+
+func (e *VerifierError) Error() string {
+	return fmt.Sprintf("%s: verifier rejected program %s:\n\t%s", e.Tracer, e.Program, strings.Join(e.Tail, "\n\t"))
+}
+
+func (e *VerifierError) Unwrap() error { return e.Err }
+
+// Load loads spec's programs of the chosen variant and attaches them. The
+// spec is not modified. On any failure everything loaded so far is closed.
+func Load(spec *ebpf.CollectionSpec, opts Options) (*Tracer, error) {
+	if len(opts.Metrics) > maxMetrics {
+		return nil, fmt.Errorf("%s: %d metrics, at most %d", opts.Name, len(opts.Metrics), maxMetrics)
+	}
+	variants := []Variant{TPBTF, RawTP}
+	if opts.Variant != "" {
+		variants = []Variant{opts.Variant}
+	}
+	var errs []error
+	for _, v := range variants {
+		t, err := load(spec, opts, v)
+		if err == nil {
+			return t, nil
+		}
+		var ve *VerifierError
+		if errors.As(err, &ve) || errors.Is(err, ErrPrivileges) {
+			return nil, err // another variant will not do better
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", v, err))
+	}
+	return nil, fmt.Errorf("%s: %w", opts.Name, errors.Join(errs...))
+}
+
+func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err error) {
+	spec = spec.Copy()
+	for name := range spec.Programs {
+		if !strings.HasSuffix(name, v.suffix()) {
+			delete(spec.Programs, name)
+		}
+	}
+	if err := spec.Variables["targ_tgid"].Set(opts.TGID); err != nil {
+		return nil, fmt.Errorf("set targ_tgid: %w", err)
+	}
+	if opts.Configure != nil {
+		if err := opts.Configure(spec); err != nil {
+			return nil, err
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+	})
+	if err != nil {
+		return nil, loadError(opts.Name, err)
+	}
+	t := &Tracer{
+		name:    opts.Name,
+		variant: v,
+		metrics: opts.Metrics,
+		coll:    coll,
+		hist:    coll.Maps["hist"],
+		stats:   coll.Maps["hist_stats"],
+		ncpu:    runtime.NumCPU(),
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if t.hist == nil || t.stats == nil {
+		return nil, fmt.Errorf("%s: object has no hist/hist_stats maps", opts.Name)
+	}
+	if n, err := ebpf.PossibleCPU(); err == nil {
+		t.ncpu = n
+	}
+	for name, p := range coll.Programs {
+		ps := spec.Programs[name]
+		l, err := attach(p, ps, v)
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", name, err)
+		}
+		t.links = append(t.links, l)
+	}
+	return t, nil
+}
+
+func attach(p *ebpf.Program, ps *ebpf.ProgramSpec, v Variant) (link.Link, error) {
+	if v == TPBTF {
+		return link.AttachTracing(link.TracingOptions{Program: p})
+	}
+	return link.AttachRawTracepoint(link.RawTracepointOptions{Name: ps.AttachTo, Program: p})
+}
+
+func loadError(tracer string, err error) error {
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("%s: %w: %v", tracer, ErrPrivileges, err)
+	}
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		prog := ""
+		// cilium/ebpf wraps as "program NAME: load program: ...".
+		if s := err.Error(); strings.HasPrefix(s, "program ") {
+			prog = strings.SplitN(strings.TrimPrefix(s, "program "), ":", 2)[0]
+		}
+		tail := ve.Log
+		if len(tail) > 8 {
+			tail = tail[len(tail)-8:]
+		}
+		return &VerifierError{Tracer: tracer, Program: prog, Tail: tail, Err: err}
+	}
+	return err
+}
+
+// Name returns the tracer's name.
+func (t *Tracer) Name() string { return t.name }
+
+// Variant returns the variant that was attached.
+func (t *Tracer) Variant() Variant { return t.variant }
+
+// Metrics returns the tracer's metric names.
+func (t *Tracer) Metrics() []string { return t.metrics }
+
+// Reset zeroes the histograms, e.g. between trials.
+func (t *Tracer) Reset() error {
+	n := len(t.metrics) * hist.Buckets
+	if err := zero(t.hist, n, make([]uint64, n*t.ncpu)); err != nil {
+		return fmt.Errorf("%s: reset hist: %w", t.name, err)
+	}
+	if err := zero(t.stats, len(t.metrics), make([]stats, len(t.metrics)*t.ncpu)); err != nil {
+		return fmt.Errorf("%s: reset hist_stats: %w", t.name, err)
+	}
+	return nil
+}
+
+// zero writes zeros (one per key and CPU) to keys 0..n-1.
+func zero(m *ebpf.Map, n int, zeros any) error {
+	keys := make([]uint32, n)
+	for i := range keys {
+		keys[i] = uint32(i)
+	}
+	_, err := m.BatchUpdate(keys, zeros, nil)
+	return err
+}
+
+// stats mirrors struct hist_stats.
+type stats struct {
+	Count, Sum, Min, Max uint64
+}
+
+// Read returns each metric's histogram, merged over CPUs.
+func (t *Tracer) Read() (map[string]*hist.Histogram, error) {
+	n := len(t.metrics) * hist.Buckets
+	keys := make([]uint32, n)
+	vals := make([]uint64, n*t.ncpu)
+	var cursor ebpf.MapBatchCursor
+	got, err := t.hist.BatchLookup(&cursor, keys, vals, nil)
+	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return nil, fmt.Errorf("%s: read hist: %w", t.name, err)
+	}
+	if got < n {
+		return nil, fmt.Errorf("%s: read hist: %d of %d buckets", t.name, got, n)
+	}
+	skeys := make([]uint32, len(t.metrics))
+	svals := make([]stats, len(t.metrics)*t.ncpu)
+	var scursor ebpf.MapBatchCursor
+	if _, err := t.stats.BatchLookup(&scursor, skeys, svals, nil); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return nil, fmt.Errorf("%s: read hist_stats: %w", t.name, err)
+	}
+	out := make(map[string]*hist.Histogram, len(t.metrics))
+	for m, name := range t.metrics {
+		h := hist.New()
+		for b := 0; b < hist.Buckets; b++ {
+			k := m*hist.Buckets + b
+			var c uint64
+			for cpu := 0; cpu < t.ncpu; cpu++ {
+				c += vals[k*t.ncpu+cpu]
+			}
+			h.AddBucket(b, c)
+		}
+		var s stats
+		first := true
+		for cpu := 0; cpu < t.ncpu; cpu++ {
+			cs := svals[m*t.ncpu+cpu]
+			if cs.Count == 0 {
+				continue
+			}
+			s.Count += cs.Count
+			s.Sum += cs.Sum
+			if first || cs.Min < s.Min {
+				s.Min = cs.Min
+			}
+			if cs.Max > s.Max {
+				s.Max = cs.Max
+			}
+			first = false
+		}
+		// The stats and buckets are updated one after the other without a
+		// lock; only trust the exact extremes when both saw the same events.
+		if s.Count == h.Count() && s.Count > 0 {
+			h.SetExtremes(s.Min, s.Max, float64(s.Sum))
+		}
+		out[name] = h
+	}
+	return out, nil
+}
+
+// RunStats is the kernel's accounting of the tracer's programs, summed.
+// It counts only while BPF statistics are enabled (see EnableStats).
+type RunStats struct {
+	Runtime time.Duration
+	Runs    uint64
+}
+
+// Sub returns s − o.
+func (s RunStats) Sub(o RunStats) RunStats {
+	return RunStats{Runtime: s.Runtime - o.Runtime, Runs: s.Runs - o.Runs}
+}
+
+// PerRun returns the mean run time per program run in ns.
+func (s RunStats) PerRun() float64 {
+	if s.Runs == 0 {
+		return 0
+	}
+	return float64(s.Runtime.Nanoseconds()) / float64(s.Runs)
+}
+
+// RunStats returns the summed run statistics of the tracer's programs.
+func (t *Tracer) RunStats() (RunStats, error) {
+	var rs RunStats
+	for name, p := range t.coll.Programs {
+		s, err := p.Stats()
+		if err != nil {
+			return rs, fmt.Errorf("%s: stats of %s: %w", t.name, name, err)
+		}
+		rs.Runtime += s.Runtime
+		rs.Runs += s.RunCount
+	}
+	return rs, nil
+}
+
+// ProgramIDs returns the kernel IDs of the tracer's programs.
+func (t *Tracer) ProgramIDs() []ebpf.ProgramID {
+	var ids []ebpf.ProgramID
+	for _, p := range t.coll.Programs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// Close detaches and unloads everything; it returns the first error.
+func (t *Tracer) Close() error {
+	var first error
+	for _, l := range t.links {
+		if err := l.Close(); err != nil && first == nil {
+			first = fmt.Errorf("%s: detach: %w", t.name, err)
+		}
+	}
+	t.links = nil
+	if t.coll != nil {
+		t.coll.Close()
+		t.coll = nil
+	}
+	return first
+}
+
+// LoadedPrograms returns the IDs of every BPF program loaded in the kernel,
+// for checks that nothing outlives a tracer.
+func LoadedPrograms() ([]ebpf.ProgramID, error) {
+	var ids []ebpf.ProgramID
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if errors.Is(err, os.ErrNotExist) {
+			return ids, nil
+		}
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, next)
+		id = next
+	}
+}
+
+// StillLoaded returns which of ids are loaded in the kernel, waiting up to
+// timeout for them to go: the kernel frees a closed program after an RCU
+// grace period, not at once.
+func StillLoaded(ids []ebpf.ProgramID, timeout time.Duration) ([]ebpf.ProgramID, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		loaded, err := LoadedPrograms()
+		if err != nil {
+			return nil, err
+		}
+		var left []ebpf.ProgramID
+		for _, id := range ids {
+			for _, l := range loaded {
+				if l == id {
+					left = append(left, id)
+					break
+				}
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
