@@ -11,7 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/bpf/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // nrMax must match SYSCALL_NR_MAX in syscall.h.

@@ -9,7 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/bpf/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 func TestTracerCountsWorkloadSyscalls(t *testing.T) {

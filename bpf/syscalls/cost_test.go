@@ -1,0 +1,92 @@
+package syscalls
+
+import (
+	"os"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkTracerCost measures what tracing costs a traced syscall: getppid
+// in a loop with no BPF attached, with empty programs on sys_enter/sys_exit,
+// and with the syscall tracer counting it. The three interleave in rounds so
+// that drift on a shared machine hits all alike; the reported figures are
+// medians over rounds and their ratios.
+//
+//	go test ./bpf/syscalls/ -run '^$' -bench TracerCost -benchtime 20x
+func BenchmarkTracerCost(b *testing.B) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		b.Fatal(err)
+	}
+	const calls = 200000
+	loop := func() float64 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		start := time.Now()
+		for range calls {
+			unix.Getppid()
+		}
+		return float64(time.Since(start).Nanoseconds()) / calls
+	}
+	attachEmpty := func() func() {
+		var objs emptyObjects
+		if err := loadEmptyObjects(&objs, nil); err != nil {
+			b.Fatal(err)
+		}
+		l1, err := link.AttachTracing(link.TracingOptions{Program: objs.EmptyEnter})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l2, err := link.AttachTracing(link.TracingOptions{Program: objs.EmptyExit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() { l1.Close(); l2.Close(); objs.Close() }
+	}
+	var none, empty, traced []float64
+	var bpfTracer []float64
+	for range b.N {
+		none = append(none, loop())
+
+		detach := attachEmpty()
+		empty = append(empty, loop())
+		detach()
+
+		tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		traced = append(traced, loop())
+
+		// Run-time statistics add two clock reads to every program run, so
+		// the kernel's per-run figure is taken in a pass of its own.
+		st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+		if err != nil {
+			b.Fatal(err)
+		}
+		before, _ := tr.RunStats()
+		loop()
+		after, _ := tr.RunStats()
+		st.Close()
+		bpfTracer = append(bpfTracer, after.Sub(before).PerRun())
+		tr.Close()
+	}
+	med := func(xs []float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		return s[len(s)/2]
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(med(none), "ns/syscall-none")
+	b.ReportMetric(med(empty), "ns/syscall-empty")
+	b.ReportMetric(med(traced), "ns/syscall-tracer")
+	b.ReportMetric(med(traced)/med(empty), "tracer/empty")
+	b.ReportMetric(med(traced)/med(none), "tracer/none")
+	b.ReportMetric(med(bpfTracer), "bpf-ns/run")
+}
