@@ -1,0 +1,230 @@
+package vmtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// GuestRequest is what the host asks the guest to run. It travels in the
+// initramfs as JSON.
+type GuestRequest struct {
+	// Scenarios are the resolved scenarios (scenarios.Scenario) as JSON;
+	// vmtest carries them without looking inside.
+	Scenarios []json.RawMessage `json:"scenarios"`
+	// Trials, Duration and Warmup override the scenarios' own when set,
+	// as in runner.Request.
+	Trials    int           `json:"trials,omitempty"`
+	Duration  time.Duration `json:"duration,omitempty"`
+	Warmup    time.Duration `json:"warmup,omitempty"`
+	WarmupSet bool          `json:"warmup_set,omitempty"`
+	// Target is where the run happens; Run fills it in.
+	Target result.Target `json:"target"`
+	// Modules are the guest paths of the modules to load, dependencies
+	// first; Run fills them in.
+	Modules []string `json:"modules,omitempty"`
+}
+
+// GuestRunFunc runs a request inside the guest. progress prints a line on
+// the console, which the host passes on to its own progress function. On
+// failure it may return the partial Result with the error.
+type GuestRunFunc func(ctx context.Context, req GuestRequest, progress func(string)) (*result.Result, error)
+
+// consolePrefix marks the guest's progress lines on the console, among the
+// kernel's messages.
+const consolePrefix = "tailgate> "
+
+// resultsPortName is the name of the virtio-serial port results go out on.
+const resultsPortName = "results"
+
+// guestFailure is the payload of an error frame.
+type guestFailure struct {
+	Error  string         `json:"error"`
+	Result *result.Result `json:"result,omitempty"` // what was measured before the error
+}
+
+// IsGuest reports whether this process is the /init of a tailgate VM: PID 1
+// with the request Run puts in the initramfs. A program that may be started
+// as a guest calls it first thing in main and, if true, hands over to
+// GuestMain.
+func IsGuest() bool {
+	if os.Getpid() != 1 {
+		return false
+	}
+	_, err := os.Stat(guestRequestPath)
+	return err == nil
+}
+
+// GuestMain is the guest's main: it mounts the file systems a tracer needs
+// (proc, sysfs, devtmpfs, tracefs, cgroup2, bpffs, tmpfs), loads the
+// modules, runs the request with run, sends the Result (or the error) to
+// the host over the results port and powers the VM off. A panic in run is
+// reported to the host as an error. It returns only if it cannot power
+// off, with the exit code to use.
+func GuestMain(run GuestRunFunc) int {
+	say := func(s string) { fmt.Fprintf(os.Stdout, "%s%s\n", consolePrefix, s) }
+	var port *os.File
+	fail := func(err error, partial *result.Result) {
+		say("error: " + err.Error())
+		if port == nil {
+			return
+		}
+		b, jerr := json.Marshal(guestFailure{Error: err.Error(), Result: partial})
+		if jerr != nil {
+			b, _ = json.Marshal(guestFailure{Error: err.Error()})
+		}
+		if werr := writeFrame(port, frameError, b); werr != nil {
+			say("cannot send the error to the host: " + werr.Error())
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fail(fmt.Errorf("guest panic: %v\n%s", r, debug.Stack()), nil)
+		}
+		if port != nil {
+			port.Close()
+		}
+		unix.Sync()
+		if err := unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF); err != nil {
+			fmt.Fprintf(os.Stderr, "tailgate guest: power off: %v\n", err)
+		}
+	}()
+
+	if err := mountGuestFS(); err != nil {
+		fail(err, nil)
+		return 3
+	}
+	req, err := readGuestRequest()
+	if err != nil {
+		fail(err, nil)
+		return 3
+	}
+	if err := loadModules(req.Modules); err != nil {
+		fail(err, nil)
+		return 3
+	}
+	port, err = openResultsPort(10 * time.Second)
+	if err != nil {
+		fail(err, nil)
+		return 3
+	}
+	res, err := run(context.Background(), req, say)
+	if err != nil {
+		fail(err, res)
+		return 1
+	}
+	if res == nil {
+		fail(errors.New("guest run returned no result"), nil)
+		return 3
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		fail(fmt.Errorf("encode result: %w", err), nil)
+		return 3
+	}
+	if err := writeFrame(port, frameResult, b); err != nil {
+		say("cannot send the result to the host: " + err.Error())
+		return 3
+	}
+	return 0
+}
+
+// mountGuestFS mounts what the runner and the tracers need.
+func mountGuestFS() error {
+	mounts := []struct {
+		fstype, target string
+		flags          uintptr
+		data           string
+		optional       bool
+	}{
+		{"proc", "/proc", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+		{"sysfs", "/sys", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+		{"devtmpfs", "/dev", unix.MS_NOSUID, "mode=0755", false},
+		{"tmpfs", "/tmp", unix.MS_NOSUID | unix.MS_NODEV, "", false},
+		{"tmpfs", "/run", unix.MS_NOSUID | unix.MS_NODEV, "mode=0755", false},
+		{"tracefs", "/sys/kernel/tracing", 0, "", false},
+		{"cgroup2", "/sys/fs/cgroup", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+		{"bpf", "/sys/fs/bpf", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "mode=0700", false},
+		{"debugfs", "/sys/kernel/debug", 0, "", true},
+	}
+	for _, m := range mounts {
+		if err := os.MkdirAll(m.target, 0o755); err != nil && !m.optional {
+			return fmt.Errorf("mount %s: %w", m.target, err)
+		}
+		err := unix.Mount(m.fstype, m.target, m.fstype, m.flags, m.data)
+		if err != nil && !errors.Is(err, unix.EBUSY) && !m.optional {
+			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
+		}
+	}
+	return nil
+}
+
+func readGuestRequest() (GuestRequest, error) {
+	var req GuestRequest
+	b, err := os.ReadFile(guestRequestPath)
+	if err != nil {
+		return req, fmt.Errorf("guest request: %w", err)
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
+		return req, fmt.Errorf("guest request %s: %w", guestRequestPath, err)
+	}
+	return req, nil
+}
+
+// loadModules loads module files in order. Compressed modules are handed
+// to the kernel as they are (MODULE_INIT_COMPRESSED_FILE).
+func loadModules(paths []string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("load module: %w", err)
+		}
+		flags := 0
+		if ext := filepath.Ext(p); ext == ".xz" || ext == ".zst" || ext == ".gz" {
+			flags = unix.MODULE_INIT_COMPRESSED_FILE
+		}
+		err = unix.FinitModule(int(f.Fd()), "", flags)
+		f.Close()
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("load module %s: %w", filepath.Base(p), err)
+		}
+	}
+	return nil
+}
+
+// openResultsPort waits for the virtio-serial port named "results" and
+// opens it. Ports appear asynchronously after the driver binds.
+func openResultsPort(wait time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		names, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil || strings.TrimSpace(string(b)) != resultsPortName {
+				continue
+			}
+			dev := filepath.Join("/dev", filepath.Base(filepath.Dir(n)))
+			f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+			if err == nil {
+				return f, nil
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("open results port: %w", err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no virtio port named %q after %v (virtio_console missing?)", resultsPortName, wait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,398 @@
+package vmtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// VM describes one QEMU virtual machine to run a request in.
+type VM struct {
+	// Name is the target's name, recorded in the Result ("vm" if empty).
+	Name   string
+	Kernel *Kernel
+	VCPUs  int // 2 if 0
+	MemMiB int // 1024 if 0
+	// Cmdline is appended to the kernel command line tailgate needs.
+	Cmdline string
+	// Accel is "auto" (or ""): KVM when /dev/kvm can be opened read-write,
+	// else TCG; "kvm" or "tcg" insist.
+	Accel string
+	// Deadline bounds the whole run, boot to power-off; 0 means none
+	// beyond the context's.
+	Deadline time.Duration
+	// ConsoleLog is the file the guest console is written to. If empty, a
+	// temporary file is used, kept only when the run fails (the error names
+	// it).
+	ConsoleLog string
+	// Init is the static binary to run as the guest's /init; empty means
+	// the running executable, which then must call IsGuest and GuestMain.
+	Init string
+	// QEMU is the QEMU binary; empty means qemu-system-x86_64 from PATH.
+	QEMU string
+}
+
+// The kernel command line tailgate always passes. panic=-1 with QEMU's
+// -no-reboot turns a panic into a QEMU exit; oops=panic makes an oops one
+// too, since a run with an oops is not data.
+const baseCmdline = "console=ttyS0 mitigations=off panic=-1 oops=panic"
+
+// Errors Run can return, wrapped in a *VMError.
+var (
+	// ErrGuestPanic: the console showed a kernel panic, an oops or a BUG.
+	ErrGuestPanic = errors.New("guest kernel panicked")
+	// ErrDeadline: the VM ran past VM.Deadline and was killed.
+	ErrDeadline = errors.New("VM deadline exceeded")
+	// ErrNoResult: the guest powered off without sending a result.
+	ErrNoResult = errors.New("guest sent no result")
+	// ErrKVM: Accel is "kvm" but /dev/kvm cannot be used.
+	ErrKVM = errors.New("KVM is not usable")
+)
+
+// VMError is a failed VM run with what the console showed.
+type VMError struct {
+	Err error // one of the Err* sentinels, a *GuestError, or QEMU's failure
+	// Lines are the console lines that show the failure (panic, oops, BUG).
+	Lines []string
+	// Tail is the end of the console.
+	Tail []string
+	// ConsoleLog is the file holding the whole console.
+	ConsoleLog string
+}
+
+func (e *VMError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	if len(e.Lines) > 0 {
+		b.WriteString(": ")
+		b.WriteString(e.Lines[0])
+		for _, l := range e.Lines[1:] {
+			b.WriteString("\n  " + l)
+		}
+	}
+	var g *GuestError
+	if len(e.Tail) > 0 && !errors.As(e.Err, &g) {
+		fmt.Fprintf(&b, "\nlast %d console lines:", len(e.Tail))
+		for _, l := range e.Tail {
+			b.WriteString("\n  | " + l)
+		}
+	}
+	if e.ConsoleLog != "" {
+		fmt.Fprintf(&b, "\nconsole log: %s", e.ConsoleLog)
+	}
+	return b.String()
+}
+
+func (e *VMError) Unwrap() error { return e.Err }
+
+// GuestError is an error the run function returned inside the guest.
+type GuestError struct{ Msg string }
+
+func (e *GuestError) Error() string { return "in the guest: " + e.Msg }
+
+// tailLines is how much of the console an error shows.
+const tailLines = 25
+
+// Run boots vm with req, streams the guest's progress lines to progress
+// (nil for none), and returns the guest's Result, its Target describing
+// the VM. It kills QEMU on every way out: the end of the run, the
+// deadline, ctx's cancellation; and QEMU dies with this process
+// (PR_SET_PDEATHSIG). A guest failure is a *VMError; if the guest's run
+// failed part way, its partial Result comes with the error.
+func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*result.Result, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if vm.Kernel == nil {
+		return nil, errors.New("vm: no kernel")
+	}
+	if vm.VCPUs <= 0 {
+		vm.VCPUs = 2
+	}
+	if vm.MemMiB <= 0 {
+		vm.MemMiB = 1024
+	}
+	if vm.Name == "" {
+		vm.Name = "vm"
+	}
+	accel, why, err := chooseAccel(vm.Accel)
+	if err != nil {
+		return nil, err
+	}
+	init := vm.Init
+	if init == "" {
+		if init, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("vm: guest init: %w", err)
+		}
+	}
+	target := result.Target{
+		Name: vm.Name, Kind: "vm", Kernel: vm.Kernel.Spec, Accel: accel,
+		VCPUs: vm.VCPUs, MemMiB: vm.MemMiB, Cmdline: vm.Cmdline,
+	}
+	req.Target = target
+
+	work, err := os.MkdirTemp("", "tailgate-vm-")
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	defer os.RemoveAll(work)
+	initrd := filepath.Join(work, "initramfs.cpio")
+	f, err := os.Create(initrd)
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	err = writeInitramfs(f, init, vm.Kernel.Modules, req)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vm: initramfs: %w", err)
+	}
+	resultsPath := filepath.Join(work, "results")
+	if err := os.WriteFile(resultsPath, nil, 0o600); err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+
+	consolePath := vm.ConsoleLog
+	keepConsole := consolePath != ""
+	var console *os.File
+	if keepConsole {
+		console, err = os.Create(consolePath)
+	} else {
+		console, err = os.CreateTemp("", "tailgate-console-*.log")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vm: console log: %w", err)
+	}
+	consolePath = console.Name()
+	succeeded := false
+	defer func() {
+		console.Close()
+		if succeeded && !keepConsole {
+			os.Remove(consolePath)
+		}
+	}()
+
+	cmdline := baseCmdline
+	if vm.Cmdline != "" {
+		cmdline += " " + vm.Cmdline
+	}
+	args := qemuArgs(vm, accel, initrd, resultsPath, cmdline)
+	qemu := vm.QEMU
+	if qemu == "" {
+		qemu = "qemu-system-x86_64"
+	}
+	progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
+
+	runCtx := ctx
+	var cancelDeadline context.CancelFunc = func() {}
+	if vm.Deadline > 0 {
+		runCtx, cancelDeadline = context.WithTimeout(ctx, vm.Deadline)
+	}
+	defer cancelDeadline()
+	cmd := exec.CommandContext(runCtx, qemu, args...)
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	cmd.WaitDelay = 5 * time.Second
+	// QEMU dies with us even if we are killed without a chance to clean up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	scan := &consoleScanner{log: console, progress: progress}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("vm: start qemu: %w", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		scan.run(stdout)
+	}()
+	wg.Wait() // the console ends when QEMU exits (or is killed)
+	waitErr := cmd.Wait()
+	elapsed := time.Since(t0)
+
+	fail := func(err error) error {
+		return &VMError{Err: err, Lines: scan.bad, Tail: scan.tail(), ConsoleLog: consolePath}
+	}
+	switch {
+	case len(scan.bad) > 0:
+		return nil, fail(ErrGuestPanic)
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return nil, fail(fmt.Errorf("%w: killed after %v", ErrDeadline, vm.Deadline))
+	case ctx.Err() != nil:
+		return nil, fail(ctx.Err())
+	}
+	raw, err := os.ReadFile(resultsPath)
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	if len(raw) == 0 {
+		if waitErr != nil {
+			return nil, fail(fmt.Errorf("qemu: %v: %s", waitErr, lastLine(stderr.String())))
+		}
+		return nil, fail(ErrNoResult)
+	}
+	kind, payload, err := decodeFrame(raw)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if kind == frameError {
+		var gf guestFailure
+		if err := json.Unmarshal(payload, &gf); err != nil {
+			return nil, fail(fmt.Errorf("%w: error frame: %v", ErrBadFrame, err))
+		}
+		if gf.Result != nil {
+			gf.Result.Target = target
+			gf.Result.Partial = true
+		}
+		return gf.Result, fail(&GuestError{Msg: gf.Error})
+	}
+	res, err := result.Parse(payload)
+	if err != nil {
+		return nil, fail(err)
+	}
+	res.Target = target
+	succeeded = true
+	progress(fmt.Sprintf("VM done in %.1fs", elapsed.Seconds()))
+	return res, nil
+}
+
+// qemuArgs is QEMU's command line. The machine is "pc": measured here it
+// boots as fast as microvm once the kernel is an ELF (PVH), without
+// microvm's need for virtio-mmio and a TSC frequency on the command line.
+func qemuArgs(vm VM, accel, initrd, results, cmdline string) []string {
+	args := []string{
+		"-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
+		"-machine", "pc",
+		"-smp", fmt.Sprint(vm.VCPUs), "-m", fmt.Sprint(vm.MemMiB),
+		"-kernel", vm.Kernel.BootImage(), "-initrd", initrd, "-append", cmdline,
+		"-device", "virtio-serial-pci",
+		"-chardev", "file,id=results,path=" + results,
+		"-device", "virtserialport,chardev=results,name=" + resultsPortName,
+	}
+	if accel == "kvm" {
+		args = append(args, "-accel", "kvm", "-cpu", "host")
+	} else {
+		a := "tcg"
+		if vm.VCPUs > 1 {
+			// Multi-threaded TCG oopses guests while BPF programs attach.
+			a += ",thread=single"
+		}
+		args = append(args, "-accel", a, "-cpu", "max")
+	}
+	return args
+}
+
+// chooseAccel picks the accelerator and says why.
+func chooseAccel(want string) (accel, why string, err error) {
+	kvmErr := kvmUsable()
+	switch want {
+	case "", "auto":
+		if kvmErr == nil {
+			return "kvm", "/dev/kvm is usable", nil
+		}
+		return "tcg", fmt.Sprintf("no KVM: %v; timings are emulated", kvmErr), nil
+	case "kvm":
+		if kvmErr != nil {
+			return "", "", fmt.Errorf("vm: %w: %v", ErrKVM, kvmErr)
+		}
+		return "kvm", "asked for", nil
+	case "tcg":
+		return "tcg", "asked for; timings are emulated", nil
+	}
+	return "", "", fmt.Errorf("vm: accel %q: want auto, kvm or tcg", want)
+}
+
+func kvmUsable() error {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// consoleScanner copies the console to the log, passes the guest's
+// progress lines on, and watches for signs of a broken kernel.
+type consoleScanner struct {
+	log      io.Writer
+	progress func(string)
+	bad      []string // panic, oops and BUG lines (at most 20)
+	last     []string // ring of the last tailLines lines
+	next     int
+}
+
+// badMarkers are what the kernel prints when it is no longer fit to
+// measure anything.
+var badMarkers = []string{"Kernel panic", "Oops", "BUG:", "general protection fault"}
+
+func (s *consoleScanner) run(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if len(line) > 0 {
+			io.WriteString(s.log, line)
+			s.line(strings.TrimRight(line, "\r\n"))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *consoleScanner) line(l string) {
+	if len(s.last) < tailLines {
+		s.last = append(s.last, l)
+	} else {
+		s.last[s.next] = l
+		s.next = (s.next + 1) % tailLines
+	}
+	if p, ok := strings.CutPrefix(l, consolePrefix); ok {
+		s.progress(p)
+		return
+	}
+	for _, m := range badMarkers {
+		if strings.Contains(l, m) {
+			if len(s.bad) < 20 {
+				s.bad = append(s.bad, strings.TrimSpace(l))
+			}
+			return
+		}
+	}
+}
+
+func (s *consoleScanner) tail() []string {
+	return append(append([]string(nil), s.last[s.next:]...), s.last[:s.next]...)
+}
+
+// limitedWriter keeps the first n bytes written to it and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
