@@ -1,0 +1,45 @@
+package report
+
+import (
+	"fmt"
+	"io"
+)
+
+// Format names a rendering of a Report.
+type Format string
+
+// Formats.
+const (
+	Text     Format = "text"
+	Markdown Format = "markdown"
+	JSON     Format = "json"
+	JUnit    Format = "junit"
+)
+
+// Formats lists the formats Write knows.
+var Formats = []Format{Text, Markdown, JSON, JUnit}
+
+// ParseFormat checks a format name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (want text, markdown, json or junit)", s)
+}
+
+// Write renders r in format f.
+func Write(w io.Writer, r *Report, f Format) error {
+	switch f {
+	case Text:
+		return WriteText(w, r)
+	case Markdown:
+		return WriteMarkdown(w, r)
+	case JSON:
+		return WriteJSON(w, r)
+	case JUnit:
+		return WriteJUnit(w, r)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}

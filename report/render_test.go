@@ -1,0 +1,129 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/report")
+
+// goldenDir is the repository's testdata, shared with other packages.
+var goldenDir = filepath.Join("..", "testdata", "report")
+
+// checkGolden compares got with testdata/report/name.golden, writing
+// name.got beside it on a mismatch (or the golden itself with -update).
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name+".golden")
+	if *update {
+		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	gotPath := filepath.Join(goldenDir, name+".got")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		os.WriteFile(gotPath, got, 0o644)
+		t.Errorf("%s differs from %s (-want +got), written to %s:\n%s", name, path, gotPath, diff)
+		return
+	}
+	os.Remove(gotPath)
+}
+
+// sampleReport holds one verdict of every kind and every kind of warning,
+// built by hand so that the renderers' goldens do not move with the
+// statistics.
+func sampleReport() *Report {
+	nan := math.NaN()
+	return &Report{
+		Base: Side{Target: "host", KernelRelease: "6.1.0-28-amd64"},
+		Cand: Side{Target: "debian-6.12", KernelRelease: "6.12.9-amd64", Accel: "kvm"},
+		Warnings: []string{
+			`environments differ: kernel release is "6.1.0-28-amd64" in the baseline, "6.12.9-amd64" in the candidate`,
+		},
+		Scenarios: []ScenarioReport{
+			{
+				Name: "pipe-pingpong",
+				Verdicts: []Verdict{
+					{Metric: "sched.wakeup", Quantile: "p50", Base: 2950, Cand: 3012, Ratio: 1.021, Lo: 0.998, Hi: 1.043, Threshold: 0.05, Gated: true, Kind: NoChange, BaseTrials: 5, CandTrials: 5},
+					{Metric: "sched.wakeup", Quantile: "p90", Base: 8190, Cand: 9120, Ratio: 1.1135, Lo: 0.991, Hi: 1.22, Threshold: 0.10, Gated: true, Kind: Inconclusive, TrialsToSettle: 12, BaseTrials: 5, CandTrials: 5},
+					{Metric: "sched.wakeup", Quantile: "p99", Base: 41500, Cand: 52300, Ratio: 1.2602, Lo: 1.181, Hi: 1.342, Threshold: 0.10, Gated: true, Kind: Regression, BaseTrials: 5, CandTrials: 5},
+					{Metric: "sched.wakeup", Quantile: "p99.9", Base: 1.2e6, Cand: 0.81e6, Ratio: 0.675, Lo: 0.6, Hi: 0.74, Threshold: 0.25, Gated: true, Kind: Improvement, BaseTrials: 5, CandTrials: 5,
+						Warnings: []string{"few events beyond p99.9 (baseline 12; want ≥ 20): run longer or more trials"}},
+					{Metric: "sched.wakeup", Quantile: "max", Base: 3.4e9, Cand: 2.1e9, Ratio: 0.6176, Lo: 0.2, Hi: 1.9, Kind: NotGated, BaseTrials: 5, CandTrials: 5},
+				},
+				Warnings: []string{"metric syscall.write is in the baseline only; not compared"},
+			},
+			{
+				Name: "getppid",
+				Verdicts: []Verdict{
+					{Metric: "syscall.getppid", Quantile: "p99", Base: 640, Cand: 655, Ratio: 1.0234, Lo: nan, Hi: nan, Threshold: 0.08, Gated: true, Kind: NoChange, BaseTrials: 1, CandTrials: 1,
+						Warnings: []string{"one trial per side: the interval ignores trial-to-trial variation"}},
+				},
+			},
+		},
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, f := range Formats {
+		t.Run(string(f), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, sampleReport(), f); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, string(f), b.Bytes())
+		})
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		kinds []Kind
+		want  string
+	}{
+		{"none", []Kind{NoChange, NoChange}, "No regressions in 2 gated percentiles."},
+		{"one", []Kind{Regression}, "1 regression in 1 gated percentile."},
+		{"mixed", []Kind{Regression, Regression, Inconclusive, Improvement, NoChange, NotGated}, "2 regressions in 5 gated percentiles (1 inconclusive, 1 improvement)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s ScenarioReport
+			for _, k := range c.kinds {
+				s.Verdicts = append(s.Verdicts, Verdict{Kind: k, Gated: k != NotGated})
+			}
+			r := &Report{Scenarios: []ScenarioReport{s}}
+			if got := r.Headline(); got != c.want {
+				t.Errorf("Headline() = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFormatNs(t *testing.T) {
+	for _, c := range []struct {
+		ns   float64
+		want string
+	}{
+		{0, "0ns"}, {850, "850ns"}, {999.4, "999ns"}, {999.6, "1.00µs"}, {1234, "1.23µs"},
+		{12345, "12.3µs"}, {123456, "123µs"}, {999_700, "1.00ms"}, {4_560_000, "4.56ms"},
+		{1.2e9, "1.20s"}, {75e9, "75.0s"}, {math.NaN(), "-"},
+	} {
+		if got := FormatNs(c.ns); got != c.want {
+			t.Errorf("FormatNs(%g) = %q, want %q", c.ns, got, c.want)
+		}
+	}
+}

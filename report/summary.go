@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Headline is the one-sentence outcome that leads every rendering:
+// "2 regressions in 14 gated percentiles" or "No regressions in 14 gated
+// percentiles", with improvements and inconclusive verdicts in brackets.
+func (r *Report) Headline() string {
+	c := r.Tally()
+	var b strings.Builder
+	switch c.Regressions {
+	case 0:
+		b.WriteString("No regressions")
+	case 1:
+		b.WriteString("1 regression")
+	default:
+		fmt.Fprintf(&b, "%d regressions", c.Regressions)
+	}
+	fmt.Fprintf(&b, " in %d gated %s", c.Gated, plural(c.Gated, "percentile", "percentiles"))
+	var extra []string
+	if c.Inconclusive > 0 {
+		extra = append(extra, fmt.Sprintf("%d inconclusive", c.Inconclusive))
+	}
+	if c.Improvements > 0 {
+		extra = append(extra, fmt.Sprintf("%d %s", c.Improvements, plural(c.Improvements, "improvement", "improvements")))
+	}
+	if len(extra) > 0 {
+		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// verdictLabel is a verdict as the tables show it.
+func verdictLabel(v Verdict) string {
+	switch v.Kind {
+	case Inconclusive:
+		dir := ""
+		switch {
+		case v.Ratio > 1:
+			dir = "slower?"
+		case v.Ratio < 1:
+			dir = "faster?"
+		}
+		s := "inconclusive"
+		if dir != "" {
+			s += " (" + dir
+			if v.TrialsToSettle > 0 {
+				s += fmt.Sprintf(" ~%d trials", v.TrialsToSettle)
+			}
+			s += ")"
+		}
+		return s
+	case Regression:
+		return "REGRESSION"
+	}
+	return string(v.Kind)
+}
+
+func thresholdLabel(v Verdict) string {
+	if !v.Gated {
+		return "-"
+	}
+	return "±" + FormatPercent(v.Threshold)
+}
+
+func describeSide(s Side) string {
+	d := s.Target
+	if s.KernelRelease != "" {
+		d += ", kernel " + s.KernelRelease
+	}
+	if s.Accel != "" {
+		d += ", " + s.Accel
+	}
+	return d
+}
+
+// verdictWarnings lists each verdict's warnings prefixed with the metric
+// and percentile they concern.
+func verdictWarnings(s ScenarioReport) []string {
+	var out []string
+	out = append(out, s.Warnings...)
+	for _, v := range s.Verdicts {
+		for _, w := range v.Warnings {
+			out = append(out, v.Metric+" "+v.Quantile+": "+w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"fmt"
+	"math"
+)
+
+// FormatNs formats a duration in nanoseconds with three significant digits
+// in the unit that suits it: "850ns", "12.3µs", "4.56ms", "1.20s". NaN
+// formats as "-".
+func FormatNs(ns float64) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return "-"
+	}
+	a := math.Abs(ns)
+	switch {
+	case a < 999.5:
+		return fmt.Sprintf("%.0fns", ns)
+	case a < 999.5e3:
+		return sig3(ns/1e3) + "µs"
+	case a < 999.5e6:
+		return sig3(ns/1e6) + "ms"
+	default:
+		return sig3(ns/1e9) + "s"
+	}
+}
+
+// sig3 formats x (1 ≤ |x| < 1000, or seconds beyond) with three
+// significant digits.
+func sig3(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a < 9.995:
+		return fmt.Sprintf("%.2f", x)
+	case a < 99.95:
+		return fmt.Sprintf("%.1f", x)
+	default:
+		return fmt.Sprintf("%.0f", x)
+	}
+}
+
+// FormatDelta formats a ratio as a signed percentage change: 1.123 →
+// "+12.3%".
+func FormatDelta(ratio float64) string {
+	if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+		return "-"
+	}
+	d := (ratio - 1) * 100
+	if math.Abs(d) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", d)
+}
+
+// FormatCI formats a ratio interval as percentage changes: "[+2.1%, +9.8%]".
+func FormatCI(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return "-"
+	}
+	return "[" + FormatDelta(lo) + ", " + FormatDelta(hi) + "]"
+}
+
+// FormatPercent formats a fraction as a percentage: 0.1 → "10%".
+func FormatPercent(f float64) string {
+	return fmt.Sprintf("%g%%", math.Round(f*1000)/10)
+}
