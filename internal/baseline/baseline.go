@@ -1,0 +1,230 @@
+// Package baseline is the store of baselines: a directory of Result files,
+// one per scenario and target, that later runs are compared with. Writes
+// are atomic, and a file that cannot be read is an error, never silently
+// replaced.
+package baseline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// ErrNotFound reports that no baseline is stored for a scenario and target.
+var ErrNotFound = errors.New("no baseline stored")
+
+// Entry is one stored baseline.
+type Entry struct {
+	Path   string
+	Result *result.Result // holds the one scenario the entry is for
+}
+
+// Scenario returns the entry's scenario.
+func (e *Entry) Scenario() *result.Scenario {
+	if len(e.Result.Scenarios) == 0 {
+		return nil
+	}
+	return &e.Result.Scenarios[0]
+}
+
+// FileName is the name a baseline of scenario on target with kernel release
+// kernel is stored under: "<scenario>@<target>-<kernel>.json", each part
+// reduced to characters safe in a file name.
+func FileName(scenario, target, kernel string) string {
+	return sanitize(scenario) + "@" + sanitize(target) + "-" + sanitize(kernel) + ".json"
+}
+
+func sanitize(s string) string {
+	if s == "" {
+		return "_"
+	}
+	b := []byte(s)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '+' || c == '-'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if b[0] == '.' {
+		b[0] = '_' // no hidden files, no ".."
+	}
+	return string(b)
+}
+
+// SaveOptions controls SaveWith.
+type SaveOptions struct {
+	// ReplaceUnreadable replaces a stored file that cannot be parsed
+	// (corrupt, truncated, a newer schema). Without it Save refuses.
+	ReplaceUnreadable bool
+}
+
+// Save stores each scenario of r as its own baseline file in dir, creating
+// dir if needed, and returns the paths written. See SaveWith.
+func Save(dir string, r *result.Result) ([]string, error) {
+	return SaveWith(dir, r, SaveOptions{})
+}
+
+// SaveWith is Save with options. Every file it would replace is checked
+// before any is written, so a refusal writes nothing; each write is atomic
+// (a temporary file renamed into place), so a failure leaves the old file
+// whole.
+func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
+	if r.Partial {
+		return nil, fmt.Errorf("result is partial (%s): not stored as a baseline", r.Error)
+	}
+	if len(r.Scenarios) == 0 {
+		return nil, fmt.Errorf("result has no scenarios: nothing to store")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("baseline directory: %w", err)
+	}
+	type job struct {
+		path string
+		r    *result.Result
+	}
+	var jobs []job
+	for _, s := range r.Scenarios {
+		one := *r
+		one.Scenarios = []result.Scenario{s}
+		path := filepath.Join(dir, FileName(s.Name, r.Target.Name, r.Environment.KernelRelease))
+		if slices.ContainsFunc(jobs, func(j job) bool { return j.path == path }) {
+			return nil, fmt.Errorf("scenarios map to the same file %s: rename one", path)
+		}
+		if _, err := os.Stat(path); err == nil {
+			if _, err := result.Load(path); err != nil && !opt.ReplaceUnreadable {
+				return nil, fmt.Errorf("refusing to replace unreadable baseline: %w; move it away or pass the option to replace it", err)
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		jobs = append(jobs, job{path, &one})
+	}
+	var written []string
+	for _, j := range jobs {
+		if err := result.Write(j.path, j.r); err != nil {
+			return written, fmt.Errorf("write baseline %s: %w", j.path, err)
+		}
+		written = append(written, j.path)
+	}
+	return written, nil
+}
+
+// Load returns the baseline of scenario for the target named target. path
+// is a baseline directory or a single Result file. In a directory, a
+// baseline taken on kernel release kernel is preferred; failing that, the
+// most recent one for the target. A stored file that cannot be read is an
+// error naming it (wrapping result.ErrCorrupt or result.ErrFutureSchema),
+// and no baseline at all is ErrNotFound.
+func Load(path, scenario, target, kernel string) (*Entry, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w for %s on %s: %s does not exist", ErrNotFound, scenario, target, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		r, err := result.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		s := r.Find(scenario)
+		if s == nil {
+			return nil, fmt.Errorf("%w for %s: %s holds no such scenario", ErrNotFound, scenario, path)
+		}
+		return &Entry{Path: path, Result: only(r, s)}, nil
+	}
+	prefix := sanitize(scenario) + "@" + sanitize(target) + "-"
+	names, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var best *Entry
+	for _, d := range names {
+		if d.IsDir() || !strings.HasPrefix(d.Name(), prefix) || !strings.HasSuffix(d.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(path, d.Name())
+		r, err := result.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		s := r.Find(scenario)
+		if s == nil || r.Target.Name != target {
+			continue // a sanitized name that collides with ours
+		}
+		e := &Entry{Path: p, Result: only(r, s)}
+		switch {
+		case best == nil:
+			best = e
+		case (r.Environment.KernelRelease == kernel) != (best.Result.Environment.KernelRelease == kernel):
+			if r.Environment.KernelRelease == kernel {
+				best = e
+			}
+		case r.Finished.After(best.Result.Finished):
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("%w for %s on %s in %s", ErrNotFound, scenario, target, path)
+	}
+	return best, nil
+}
+
+// only returns r cut down to scenario s.
+func only(r *result.Result, s *result.Scenario) *result.Result {
+	one := *r
+	one.Scenarios = []result.Scenario{*s}
+	return &one
+}
+
+// List returns every baseline under path (a directory or a single Result
+// file), one entry per scenario, sorted by scenario, target and kernel.
+// Files that cannot be read are returned as one joined error beside the
+// entries that could.
+func List(path string) ([]Entry, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if st.IsDir() {
+		files = nil
+		names, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range names {
+			// Dot files are temporaries of writes in progress.
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && !strings.HasPrefix(d.Name(), ".") {
+				files = append(files, filepath.Join(path, d.Name()))
+			}
+		}
+	}
+	var entries []Entry
+	var errs []error
+	for _, f := range files {
+		r, err := result.Load(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i := range r.Scenarios {
+			entries = append(entries, Entry{Path: f, Result: only(r, &r.Scenarios[i])})
+		}
+	}
+	slices.SortFunc(entries, func(a, b Entry) int {
+		return strings.Compare(sortKey(a), sortKey(b))
+	})
+	return entries, errors.Join(errs...)
+}
+
+func sortKey(e Entry) string {
+	return e.Result.Scenarios[0].Name + "\x00" + e.Result.Target.Name + "\x00" + e.Result.Environment.KernelRelease + "\x00" + e.Path
+}

@@ -1,0 +1,221 @@
+package baseline
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+func sample(target, kernel string, finished time.Time, scenarios ...string) *result.Result {
+	r := &result.Result{
+		Schema:      result.SchemaVersion,
+		Finished:    finished,
+		Target:      result.Target{Name: target, Kind: "host"},
+		Environment: result.Environment{KernelRelease: kernel, CPUModel: "cpu", CPUs: 2},
+	}
+	for _, name := range scenarios {
+		h := hist.New()
+		for v := uint64(1000); v < 2000; v += 10 {
+			h.Record(v)
+		}
+		r.Scenarios = append(r.Scenarios, result.Scenario{
+			Name: name, Params: "p", Trials: 1,
+			Metrics: map[string]*result.Metric{"syscall.read": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h)}}}},
+		})
+	}
+	return r
+}
+
+func TestFileName(t *testing.T) {
+	for _, c := range []struct{ s, t, k, want string }{
+		{"getppid", "host", "6.1.0-28-amd64", "getppid@host-6.1.0-28-amd64.json"},
+		{"a/b", "vm 1", "6.12.9+deb13-amd64", "a_b@vm_1-6.12.9+deb13-amd64.json"},
+		{"..", "host", "", "_.@host-_.json"},
+		{"x@y", "host", "k", "x_y@host-k.json"},
+	} {
+		if got := FileName(c.s, c.t, c.k); got != c.want {
+			t.Errorf("FileName(%q, %q, %q) = %q, want %q", c.s, c.t, c.k, got, c.want)
+		}
+	}
+}
+
+func TestSaveSplitsAndLoads(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "baselines")
+	paths, err := Save(dir, sample("host", "6.1.0", time.Unix(100, 0), "getppid", "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "getppid@host-6.1.0.json"), filepath.Join(dir, "pipe@host-6.1.0.json")}
+	if d := cmp.Diff(want, paths); d != "" {
+		t.Fatalf("paths (-want +got):\n%s", d)
+	}
+	e, err := Load(dir, "pipe", "host", "6.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Path != want[1] || len(e.Result.Scenarios) != 1 || e.Scenario().Name != "pipe" {
+		t.Errorf("Load = %s with %d scenarios", e.Path, len(e.Result.Scenarios))
+	}
+	if _, err := Load(dir, "fork", "host", "6.1.0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing scenario: err %v, want ErrNotFound", err)
+	}
+	if _, err := Load(dir, "pipe", "vm", "6.1.0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing target: err %v, want ErrNotFound", err)
+	}
+	if _, err := Load(filepath.Join(dir, "nope"), "pipe", "host", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing directory: err %v, want ErrNotFound", err)
+	}
+	entries, err := List(dir)
+	if err != nil || len(entries) != 2 {
+		t.Errorf("List = %d entries, %v", len(entries), err)
+	}
+}
+
+func TestLoadPrefersKernelThenNewest(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range []*result.Result{
+		sample("host", "6.1.0", time.Unix(100, 0), "getppid"),
+		sample("host", "6.12.0", time.Unix(300, 0), "getppid"),
+		sample("host", "6.6.0", time.Unix(200, 0), "getppid"),
+		sample("host-2", "6.6.0", time.Unix(900, 0), "getppid"), // shares the prefix "getppid@host-"
+	} {
+		if _, err := Save(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ kernel, want string }{
+		{"6.6.0", "6.6.0"},
+		{"6.1.0", "6.1.0"},
+		{"7.0.0", "6.12.0"}, // none for this kernel: the newest
+	} {
+		e, err := Load(dir, "getppid", "host", c.kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Result.Environment.KernelRelease; got != c.want || e.Result.Target.Name != "host" {
+			t.Errorf("kernel %s: loaded %s on %s, want %s on host", c.kernel, got, e.Result.Target.Name, c.want)
+		}
+	}
+}
+
+func TestLoadSingleFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "base.json")
+	if err := result.Write(path, sample("host", "6.1.0", time.Time{}, "getppid", "pipe")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Load(path, "pipe", "anything", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Path != path || e.Scenario().Name != "pipe" {
+		t.Errorf("Load = %s %s", e.Path, e.Scenario().Name)
+	}
+	if _, err := Load(path, "fork", "host", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("err %v, want ErrNotFound", err)
+	}
+}
+
+// Unreadable stored files are errors that name the file, and Save never
+// replaces one unless told to.
+func TestUnreadable(t *testing.T) {
+	r := sample("host", "6.1.0", time.Unix(100, 0), "getppid")
+	good, err := result.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		content []byte
+		want    error
+	}{
+		{"corrupt", []byte("not json at all"), result.ErrCorrupt},
+		{"truncated", good[:len(good)/2], result.ErrCorrupt},
+		{"empty", nil, result.ErrCorrupt},
+		{"future schema", []byte(`{"schema": 99, "scenarios": []}`), result.ErrFutureSchema},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, FileName("getppid", "host", "6.1.0"))
+			if err := os.WriteFile(path, c.content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir, "getppid", "host", "6.1.0")
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Load: err %v, want %v naming %s", err, c.want, path)
+			}
+			_, err = Save(dir, r)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("Save: err %v, want %v naming %s", err, c.want, path)
+			}
+			if b, _ := os.ReadFile(path); string(b) != string(c.content) {
+				t.Errorf("Save replaced the unreadable file")
+			}
+			if _, err := List(dir); !errors.Is(err, c.want) {
+				t.Errorf("List: err %v, want %v", err, c.want)
+			}
+			if _, err := SaveWith(dir, r, SaveOptions{ReplaceUnreadable: true}); err != nil {
+				t.Fatalf("SaveWith(ReplaceUnreadable): %v", err)
+			}
+			if _, err := Load(dir, "getppid", "host", "6.1.0"); err != nil {
+				t.Errorf("Load after replacing: %v", err)
+			}
+		})
+	}
+}
+
+// A refusal writes nothing, even for the scenarios whose files are fine.
+func TestSaveRefusesAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, FileName("pipe", "host", "6.1.0"))
+	if err := os.WriteFile(bad, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Save(dir, sample("host", "6.1.0", time.Time{}, "getppid", "pipe")); err == nil {
+		t.Fatal("Save over a corrupt file succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName("getppid", "host", "6.1.0"))); err == nil {
+		t.Error("Save wrote getppid before refusing pipe")
+	}
+}
+
+// A write that fails leaves the old baseline whole and no temporary file.
+func TestSaveFailureLeavesOldFile(t *testing.T) {
+	dir := t.TempDir()
+	old := sample("host", "6.1.0", time.Unix(100, 0), "getppid")
+	paths, err := Save(dir, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(paths[0])
+	// A NaN cannot be encoded in JSON: the write fails after the checks.
+	broken := sample("host", "6.1.0", time.Unix(200, 0), "getppid")
+	h := broken.Scenarios[0].Metrics["syscall.read"].Trials[0].Histogram
+	h.SetExtremes(h.Min(), h.Max(), math.NaN())
+	if _, err := Save(dir, broken); err == nil {
+		t.Fatal("Save of an unencodable result succeeded")
+	}
+	after, _ := os.ReadFile(paths[0])
+	if string(before) != string(after) {
+		t.Error("the old baseline changed")
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 {
+		t.Errorf("directory holds %d files after a failed save, want 1", len(names))
+	}
+}
+
+func TestSaveRefusesPartial(t *testing.T) {
+	r := sample("host", "6.1.0", time.Time{}, "getppid")
+	r.Partial, r.Error = true, "interrupted"
+	if _, err := Save(t.TempDir(), r); err == nil || !strings.Contains(err.Error(), "partial") {
+		t.Errorf("err %v, want a refusal of a partial result", err)
+	}
+}
