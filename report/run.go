@@ -5,8 +5,6 @@ import (
 	"io"
 	"sort"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
@@ -16,7 +14,7 @@ import (
 func RenderRun(w io.Writer, r *result.Result) error {
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(w, "%s (%d trials, %s on %s)\n", s.Name, s.Trials, r.Target.Name, r.Environment.KernelRelease)
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w, left, right, right, right, right, right, right, right)
 		t.Header([]string{"metric", "count", "p50", "p90", "p99", "p99.9", "max", "bpf cost/run"})
 		names := make([]string, 0, len(s.Metrics))
 		for n := range s.Metrics {

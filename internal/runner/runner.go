@@ -6,10 +6,23 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"sort"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/sched"
+	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -18,7 +31,7 @@ type Request struct {
 	Scenarios []*scenarios.Scenario
 	Trials    int           // overrides each scenario's trials when > 0
 	Duration  time.Duration // overrides each scenario's duration when > 0
-	Warmup    time.Duration // overrides each scenario's warmup when ≥ 0 and WarmupSet
+	Warmup    time.Duration // overrides each scenario's warmup when WarmupSet
 	WarmupSet bool
 	Target    result.Target
 	// Progress receives progress events; nil means none.
@@ -28,18 +41,271 @@ type Request struct {
 // Event is one step of progress.
 type Event struct {
 	Scenario string
-	Trial    int // 1-based; 0 while warming up
+	Index    int // 1-based index of the scenario in the request
+	Count    int // scenarios in the request
+	Trial    int // 1-based; 0 while attaching or warming up
 	Trials   int
 	Phase    string // "attach", "warmup", "trial", "done"
-	Elapsed  time.Duration
-	Total    time.Duration
+	// Detail says what a finished trial measured, for plain-line progress.
+	Detail string
 }
 
-// ErrNotImplemented is temporary.
-var ErrNotImplemented = errors.New("not implemented")
+// ErrPrivileges reports that tracers cannot be loaded for lack of privileges.
+var ErrPrivileges = tracing.ErrPrivileges
+
+// VerifierError is a tracer program the verifier rejected.
+type VerifierError = tracing.VerifierError
+
+// AttachError is a tracer that could not be loaded or attached: an
+// infrastructure failure, not a measurement.
+type AttachError struct {
+	Tracer string
+	Err    error
+}
+
+func (e *AttachError) Error() string { return fmt.Sprintf("attach %s tracer: %v", e.Tracer, e.Err) }
+func (e *AttachError) Unwrap() error { return e.Err }
+
+// Resolve applies the request's overrides to a scenario.
+func (req Request) Resolve(s *scenarios.Scenario) *scenarios.Scenario {
+	c := *s
+	if req.Trials > 0 {
+		c.Trials = req.Trials
+	}
+	if req.Duration > 0 {
+		c.Duration = req.Duration
+	}
+	if req.WarmupSet {
+		c.Warmup = req.Warmup
+	}
+	return &c
+}
+
+// NeedsBPF reports whether any scenario attaches a tracer.
+func (req Request) NeedsBPF() bool {
+	for _, s := range req.Scenarios {
+		if s.Tracers.Syscall != nil || s.Tracers.Sched != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // Run runs req. On error or cancellation it returns the Result measured so
-// far (Partial set) together with the error.
+// far, with Partial set, together with the error. Every tracer is detached
+// before Run returns, on every path.
 func Run(ctx context.Context, req Request) (*result.Result, error) {
-	return nil, ErrNotImplemented
+	res := &result.Result{
+		Schema:      result.SchemaVersion,
+		Tailgate:    version.Get(),
+		Started:     time.Now().UTC(),
+		Target:      req.Target,
+		Environment: Environment(),
+		Scenarios:   []result.Scenario{},
+	}
+	if res.Target.Name == "" {
+		res.Target = result.Target{Name: "host", Kind: "host"}
+	}
+	finish := func(err error) (*result.Result, error) {
+		res.Finished = time.Now().UTC()
+		if err != nil {
+			res.Partial = true
+			res.Error = err.Error()
+		}
+		return res, err
+	}
+	if req.NeedsBPF() {
+		if err := tracing.CheckPrivileges(); err != nil {
+			return finish(err)
+		}
+		if err := rlimit.RemoveMemlock(); err != nil {
+			return finish(fmt.Errorf("remove memlock limit: %w", err))
+		}
+		// Run-time statistics cost a little per program run; they stay on
+		// only while tailgate runs. Without them tracer cost reads 0.
+		if st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err == nil {
+			defer st.Close()
+		}
+	}
+	for i, s := range req.Scenarios {
+		s = req.Resolve(s)
+		sr, err := runScenario(ctx, s, i+1, len(req.Scenarios), req.Progress)
+		if sr != nil && sr.Trials > 0 {
+			res.Scenarios = append(res.Scenarios, *sr)
+		}
+		if err != nil {
+			return finish(fmt.Errorf("scenario %s: %w", s.Name, err))
+		}
+	}
+	return finish(nil)
 }
+
+type tracer interface {
+	Name() string
+	Variant() tracing.Variant
+	Metrics() []string
+	Reset() error
+	Read() (map[string]*hist.Histogram, error)
+	RunStats() (tracing.RunStats, error)
+	Close() error
+}
+
+func attachTracers(s *scenarios.Scenario) ([]tracer, error) {
+	tgid := uint32(os.Getpid())
+	var ts []tracer
+	fail := func(name string, err error) ([]tracer, error) {
+		for _, t := range ts {
+			t.Close()
+		}
+		if errors.Is(err, tracing.ErrPrivileges) {
+			return nil, err
+		}
+		return nil, &AttachError{Tracer: name, Err: err}
+	}
+	if c := s.Tracers.Syscall; c != nil {
+		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls})
+		if err != nil {
+			return fail("syscall", err)
+		}
+		ts = append(ts, t)
+	}
+	if s.Tracers.Sched != nil {
+		t, err := sched.New(sched.Options{TGID: tgid})
+		if err != nil {
+			return fail("sched", err)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+func runScenario(ctx context.Context, s *scenarios.Scenario, idx, count int, progress func(Event)) (*result.Scenario, error) {
+	emit := func(e Event) {
+		if progress != nil {
+			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
+			progress(e)
+		}
+	}
+	def, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	sr := &result.Scenario{
+		Name:       s.Name,
+		Definition: def,
+		Params:     scenarios.Params(s),
+		Metrics:    map[string]*result.Metric{},
+	}
+
+	wl, err := scenarios.NewWorkload(s.Workload)
+	if err != nil {
+		return sr, fmt.Errorf("workload: %w", err)
+	}
+	defer wl.Close()
+
+	emit(Event{Phase: "attach"})
+	tracers, err := attachTracers(s)
+	if err != nil {
+		return sr, err
+	}
+	defer func() {
+		for _, t := range tracers {
+			t.Close()
+		}
+	}()
+	for _, t := range tracers {
+		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant())})
+	}
+
+	if s.Warmup > 0 {
+		emit(Event{Phase: "warmup"})
+		if _, err := runFor(ctx, wl, s.Warmup); err != nil {
+			return sr, err
+		}
+	}
+	for trial := 1; trial <= s.Trials; trial++ {
+		emit(Event{Phase: "trial", Trial: trial})
+		before := make([]tracing.RunStats, len(tracers))
+		for i, t := range tracers {
+			if err := t.Reset(); err != nil {
+				return sr, err
+			}
+			before[i], _ = t.RunStats()
+		}
+		start := time.Now()
+		st, err := runFor(ctx, wl, s.Duration)
+		elapsed := time.Since(start)
+		if err != nil {
+			return sr, err // the cut trial is not kept
+		}
+		added := 0
+		for i, t := range tracers {
+			hs, err := t.Read()
+			if err != nil {
+				return sr, err
+			}
+			after, _ := t.RunStats()
+			cost := after.Sub(before[i]).PerRun()
+			for _, m := range t.Metrics() {
+				addTrial(sr, m, hs[m], cost, st.Ops, elapsed)
+				added++
+			}
+		}
+		for m, h := range st.Metrics {
+			addTrial(sr, m, h, 0, st.Ops, elapsed)
+			added++
+		}
+		sr.Trials = trial
+		emit(Event{Phase: "trial", Trial: trial, Detail: detail(sr, st.Ops, elapsed)})
+	}
+	emit(Event{Phase: "done", Trial: s.Trials})
+	return sr, nil
+}
+
+func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, ops uint64, d time.Duration) {
+	if h == nil {
+		h = hist.New()
+	}
+	m := sr.Metrics[metric]
+	if m == nil {
+		m = &result.Metric{Unit: "ns"}
+		sr.Metrics[metric] = m
+	}
+	m.Trials = append(m.Trials, result.Trial{
+		Histogram:    h,
+		Summary:      result.Summarize(h),
+		TracerCostNs: cost,
+		Ops:          ops,
+		Duration:     d.Seconds(),
+	})
+}
+
+func detail(sr *result.Scenario, ops uint64, d time.Duration) string {
+	names := make([]string, 0, len(sr.Metrics))
+	for n := range sr.Metrics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := fmt.Sprintf("%d ops in %.1fs", ops, d.Seconds())
+	for _, n := range names {
+		tr := sr.Metrics[n].Trials
+		out += fmt.Sprintf("; %s n=%d", n, tr[len(tr)-1].Summary.Count)
+	}
+	return out
+}
+
+// runFor runs the workload for d. A cancelled parent context is an error:
+// the run was interrupted, and what it measured is incomplete.
+func runFor(ctx context.Context, wl scenarios.Runner, d time.Duration) (scenarios.Stats, error) {
+	tctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	st, err := wl.Run(tctx)
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return st, fmt.Errorf("workload: %w", err)
+	}
+	return st, nil
+}
+

@@ -1,0 +1,45 @@
+# tailgate: the two commands a fresh machine needs are `make run` and
+# `make test` (both as root). They install what they need first.
+
+GO      ?= go
+BIN     := bin/tailgate
+GOFLAGS_BUILD := -trimpath
+export CGO_ENABLED := 0
+
+.PHONY: all build run test unit deps generate check-generate bench vet
+
+all: build
+
+# The binary is static (CGO_ENABLED=0): the same file is the guest's /init.
+build:
+	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/tailgate
+
+# Run every built-in scenario on the running kernel and write result.json.
+run: build
+	./$(BIN) run -o result.json
+
+# Install the system packages the tests use (QEMU, cpio), if missing.
+deps:
+	./scripts/install-deps.sh
+
+vet:
+	$(GO) vet ./...
+
+# Every test, privileged and VM ones included: run as root.
+test: deps build vet
+	TAILGATE_CI_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
+
+# Tests that need no root, no BPF and no VM.
+unit:
+	$(GO) test -count=1 ./internal/hist/ ./internal/result/ ./report/ ./scenarios/
+
+# Regenerate the bpf2go output (needs clang); CI fails on any diff.
+generate:
+	$(GO) generate ./bpf/...
+
+check-generate: generate
+	git diff --exit-code -- bpf/
+
+bench:
+	$(GO) test ./bpf/syscalls/ -run '^$$' -bench TracerCost -benchtime 20x
+	$(GO) test ./report/ -run '^$$' -bench . -benchtime 20x
