@@ -51,6 +51,9 @@ type Workload struct {
 
 	// pingpong
 	Channel string `json:"channel,omitempty"` // pipe, eventfd, futex
+	// Pairs is the number of ping-pong thread pairs, each with its own
+	// channel.
+	Pairs int `json:"pairs,omitempty"`
 
 	// timer
 	Interval time.Duration `json:"interval,omitempty"`
@@ -60,6 +63,27 @@ type Workload struct {
 	Mode string `json:"mode,omitempty"` // fork (fork+exit) or thread (clone+exit)
 
 	// Noise adds background CPU hogs to any workload: the number of hog
-	// threads (0 = none). The noise kind is hogs alone.
+	// threads (0 = none), or NoiseNumCPU for one per CPU of the machine that
+	// runs it. The noise kind is hogs alone.
 	Noise int `json:"noise,omitempty"`
 }
+
+// NoiseNumCPU as Workload.Noise asks for one hog per CPU (written "ncpu" in
+// YAML). It is resolved when the workload runs, not when it is parsed, so a
+// scenario means the same thing on a 2-vCPU guest and a 64-core host.
+const NoiseNumCPU = -1
+
+// Defaults filled in by Parse (and by NewWorkload for fields left zero).
+const (
+	DefaultTrials   = 5
+	DefaultWarmup   = time.Second
+	DefaultDuration = 5 * time.Second
+	DefaultSyscall  = "read"           // syscall workload
+	DefaultSize     = 4096             // bytes per read or write
+	DefaultThreads  = 1                // syscall, timer and fork threads
+	DefaultChannel  = "pipe"           // pingpong
+	DefaultPairs    = 1                // pingpong
+	DefaultInterval = time.Millisecond // timer
+	DefaultMode     = "fork"           // fork
+	// The noise kind defaults to NoiseNumCPU hogs; other kinds to none.
+)

@@ -1,0 +1,287 @@
+//go:build linux && amd64
+
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// kindLoad is one workload kind, prepared.
+type kindLoad interface {
+	run(ctx context.Context) (Stats, error)
+	// threads is how many threads of the run may be running Go code at
+	// once, for sizing GOMAXPROCS.
+	threads() int
+	close() error
+}
+
+type runner struct {
+	mu     sync.Mutex
+	w      Workload
+	load   kindLoad
+	hogs   *hogs // nil without noise
+	closed bool
+}
+
+func newRunner(w Workload) (Runner, error) {
+	pid := unix.Getpid()
+	r := &runner{w: w}
+	var err error
+	switch w.Kind {
+	case "syscall":
+		r.load, err = newSyscallLoad(w, pid)
+	case "pingpong":
+		r.load, err = newPingpongLoad(w)
+	case "timer":
+		r.load, err = newTimerLoad(w, pid)
+	case "fork":
+		r.load = &forkLoad{w: w}
+	case "noise":
+		r.load = &noiseLoad{}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Noise != 0 {
+		n := w.Noise
+		if n == NoiseNumCPU {
+			n = runtime.NumCPU()
+		}
+		if r.hogs, err = newHogs(n); err != nil {
+			r.load.close()
+			return nil, err
+		}
+		if nl, ok := r.load.(*noiseLoad); ok {
+			nl.hogs = r.hogs
+		}
+	}
+	return r, nil
+}
+
+func (r *runner) Run(ctx context.Context) (Stats, error) {
+	if !r.mu.TryLock() {
+		return Stats{}, errors.New("run already in progress")
+	}
+	defer r.mu.Unlock()
+	if r.closed {
+		return Stats{}, ErrClosed
+	}
+	// A measured thread that wakes in the kernel must find a free P, or it
+	// waits for the Go scheduler and the measurement includes that wait.
+	// The hogs are processes and take no P.
+	if need := r.load.threads() + 1; runtime.GOMAXPROCS(0) < need {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
+	}
+	if r.hogs != nil && r.w.Kind != "noise" {
+		stop, err := r.hogs.start()
+		if err != nil {
+			return Stats{}, err
+		}
+		st, err := r.load.run(ctx)
+		hs, herr := stop()
+		addCounts(st.Syscalls, hs.Syscalls)
+		return st, errors.Join(err, herr)
+	}
+	return r.load.run(ctx)
+}
+
+func (r *runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	err := r.load.close()
+	if r.hogs != nil {
+		err = errors.Join(err, r.hogs.close())
+	}
+	return err
+}
+
+func addCounts(dst, src map[string]uint64) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+// crew is the set of locked OS threads doing one run's work.
+type crew struct {
+	pid  int
+	stop atomic.Bool
+	// tids of members that sleep in the kernel and are woken by a signal
+	// when the run stops; 0 for the others.
+	tids []atomic.Int32
+}
+
+// member is what one thread of a crew did.
+type member struct {
+	ops   uint64
+	sys   map[string]uint64
+	hists map[string]*hist.Histogram
+	err   error
+	// exitThread ends the OS thread when the member returns, instead of
+	// handing it back to the Go runtime: its state was changed (e.g. its
+	// scheduling policy).
+	exitThread bool
+}
+
+// sleeper lets the stopper interrupt the member's sleeps: a signal makes
+// clock_nanosleep return EINTR, which a loop turns into a look at stop.
+func (c *crew) sleeper(i int, m *member) {
+	m.sys["gettid"]++
+	c.tids[i].Store(int32(unix.Gettid()))
+}
+
+// runCrew runs body on n locked OS threads until ctx is done or a body
+// fails. Then it sets c.stop and, every 2ms until all bodies have returned,
+// calls wake (to unblock members waiting on each other; it counts its
+// syscalls in the map it is given) and sends SIGURG to the sleepers. The
+// Go runtime takes SIGURG for its own preemption and ignores the extra
+// ones; it is the signal that disturbs nothing.
+func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *member), wake func(sys map[string]uint64)) (Stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &crew{pid: pid, tids: make([]atomic.Int32, n)}
+	ms := make([]member, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			m := &ms[i]
+			m.sys = map[string]uint64{}
+			body(i, c, m)
+			c.tids[i].Store(0)
+			if m.err != nil {
+				cancel()
+			}
+			if !m.exitThread {
+				runtime.UnlockOSThread()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	stopper := map[string]uint64{}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		c.stop.Store(true)
+		tick := time.NewTicker(2 * time.Millisecond)
+		for stopped := false; !stopped; {
+			if wake != nil {
+				wake(stopper)
+			}
+			for i := range c.tids {
+				if tid := c.tids[i].Load(); tid != 0 {
+					stopper["tgkill"]++
+					// ESRCH: the thread is gone, which is what we want.
+					_ = unix.Tgkill(c.pid, int(tid), unix.SIGURG)
+				}
+			}
+			select {
+			case <-done:
+				stopped = true
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+	}
+	st := Stats{Syscalls: stopper}
+	var errs []error
+	for i := range ms {
+		m := &ms[i]
+		st.Ops += m.ops
+		addCounts(st.Syscalls, m.sys)
+		for name, h := range m.hists {
+			if st.Metrics == nil {
+				st.Metrics = map[string]*hist.Histogram{}
+			}
+			if st.Metrics[name] == nil {
+				st.Metrics[name] = hist.New()
+			}
+			st.Metrics[name].Merge(h)
+		}
+		if m.err != nil {
+			errs = append(errs, m.err)
+		}
+	}
+	if len(errs) > 0 {
+		return st, errs[0] // the others are usually its echo
+	}
+	return st, nil
+}
+
+// monoClock maps Go's monotonic time onto CLOCK_MONOTONIC, which
+// clock_nanosleep(TIMER_ABSTIME) takes. Go reads that same clock through
+// the vDSO, so the offset is fixed: measuring it once costs one syscall
+// instead of a clock_gettime syscall per wakeup.
+type monoClock struct {
+	base   time.Time
+	baseNs int64
+}
+
+func newMonoClock() (monoClock, error) {
+	var best monoClock
+	bestSpan := time.Duration(1<<63 - 1)
+	// Bracket the syscall between two Go readings and keep the tightest
+	// bracket: its midpoint is within a few tens of ns of the truth.
+	for range 5 {
+		var ts unix.Timespec
+		t0 := time.Now()
+		if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+			return best, fmt.Errorf("clock_gettime: %w", err)
+		}
+		span := time.Since(t0)
+		if span < bestSpan {
+			bestSpan = span
+			best = monoClock{base: t0.Add(span / 2), baseNs: ts.Nano()}
+		}
+	}
+	return best, nil
+}
+
+// ns returns t on CLOCK_MONOTONIC, in ns.
+func (c monoClock) ns(t time.Time) int64 { return c.baseNs + int64(t.Sub(c.base)) }
+
+func (c monoClock) now() int64 { return c.ns(time.Now()) }
+
+// sleepUntil sleeps until deadline (CLOCK_MONOTONIC ns). EINTR is returned
+// for the caller's loop to look at stop and sleep again.
+func sleepUntil(deadline int64, m *member) error {
+	ts := unix.NsecToTimespec(deadline)
+	m.sys["clock_nanosleep"]++
+	return unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil)
+}
+
+// noiseLoad is the noise kind: the hogs alone.
+type noiseLoad struct {
+	hogs *hogs
+}
+
+func (l *noiseLoad) run(ctx context.Context) (Stats, error) {
+	stop, err := l.hogs.start()
+	if err != nil {
+		return Stats{}, err
+	}
+	<-ctx.Done()
+	return stop()
+}
+
+func (l *noiseLoad) threads() int { return 0 }
+func (l *noiseLoad) close() error { return nil }

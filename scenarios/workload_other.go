@@ -1,0 +1,5 @@
+//go:build !(linux && amd64)
+
+package scenarios
+
+func newRunner(Workload) (Runner, error) { return nil, ErrUnsupported }

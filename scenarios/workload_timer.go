@@ -1,0 +1,102 @@
+//go:build linux && amd64
+
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// timerLoad is the timer kind, in the manner of cyclictest: each thread
+// sleeps to absolute deadlines Interval apart with
+// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) and records how late it
+// woke. A deadline missed entirely is skipped, not caught up.
+type timerLoad struct {
+	w   Workload
+	pid int
+	clk monoClock
+}
+
+func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
+	clk, err := newMonoClock()
+	if err != nil {
+		return nil, err
+	}
+	if w.Priority > 0 {
+		// Fail now rather than after the tracers are attached.
+		errc := make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			// No unlock: the thread ends with the goroutine and takes
+			// its SCHED_FIFO policy with it.
+			errc <- setFIFO(w.Priority)
+		}()
+		if err := <-errc; err != nil {
+			return nil, err
+		}
+	}
+	return &timerLoad{w: w, pid: pid, clk: clk}, nil
+}
+
+// setFIFO makes the calling thread SCHED_FIFO at priority prio.
+func setFIFO(prio int) error {
+	param := struct{ priority int32 }{int32(prio)}
+	_, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, unix.SCHED_FIFO, uintptr(unsafe.Pointer(&param)))
+	if e == 0 {
+		return nil
+	}
+	if errors.Is(e, os.ErrPermission) {
+		return fmt.Errorf("timer priority %d: sched_setscheduler(SCHED_FIFO): %w; run as root (CAP_SYS_NICE) or set priority: 0", prio, e)
+	}
+	return fmt.Errorf("timer priority %d: sched_setscheduler(SCHED_FIFO): %w", prio, e)
+}
+
+func (l *timerLoad) threads() int { return l.w.Threads }
+
+func (l *timerLoad) close() error { return nil }
+
+func (l *timerLoad) run(ctx context.Context) (Stats, error) {
+	return runCrew(ctx, l.pid, l.w.Threads, l.thread, nil)
+}
+
+func (l *timerLoad) thread(i int, c *crew, m *member) {
+	if l.w.Priority > 0 {
+		m.exitThread = true // never hand a SCHED_FIFO thread back to Go
+		m.sys["sched_setscheduler"]++
+		if err := setFIFO(l.w.Priority); err != nil {
+			m.err = err
+			return
+		}
+	}
+	late := hist.New()
+	m.hists = map[string]*hist.Histogram{MetricTimerLateness: late}
+	c.sleeper(i, m)
+	interval := int64(l.w.Interval)
+	next := l.clk.now() + interval
+	for !c.stop.Load() {
+		if err := sleepUntil(next, m); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue // look at stop, then sleep to the same deadline
+			}
+			m.err = fmt.Errorf("clock_nanosleep: %w", err)
+			return
+		}
+		now := l.clk.now()
+		// The kernel never wakes a sleeper early; a negative reading is
+		// the few ns of error in the clock offset.
+		late.Record(uint64(max(now-next, 0)))
+		m.ops++
+		next += interval
+		if next <= now {
+			next += ((now-next)/interval + 1) * interval
+		}
+	}
+}
