@@ -127,3 +127,12 @@ func TestFormatNs(t *testing.T) {
 		}
 	}
 }
+
+func TestNoiseGolden(t *testing.T) {
+	r := sampleReport()
+	var b bytes.Buffer
+	if err := WriteNoiseText(&b, NoiseFloor(r)); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "noise", b.Bytes())
+}

@@ -3,10 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // WriteText writes r as plain-text tables for a terminal or a CI log.
@@ -22,16 +18,7 @@ func WriteText(w io.Writer, r *Report) error {
 		if ew.err != nil {
 			return ew.err
 		}
-		t := tablewriter.NewTable(ew,
-			tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-				Symbols: tw.NewSymbols(tw.StyleASCII),
-			})),
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-				tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
-			}}),
-		)
+		t := NewTable(ew, left, left, right, right, right, left, right, left)
 		t.Header([]string{"metric", "pctl", "baseline", "candidate", "delta", "95% CI", "threshold", "verdict"})
 		for _, v := range s.Verdicts {
 			if err := t.Append([]string{

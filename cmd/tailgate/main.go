@@ -76,6 +76,10 @@ func commands() []command {
 	return []command{
 		{"run", "run scenarios and write a Result", cmdRun},
 		{"list", "list scenarios, tracers and metrics", cmdList},
+		{"compare", "compare two Results and judge each percentile", cmdCompare},
+		{"gate", "run, compare with the stored baseline, report: what CI calls", cmdGate},
+		{"calibrate", "run a scenario twice and report the noise floor", cmdCalibrate},
+		{"baseline", "show or save stored baselines", cmdBaseline},
 	}
 }
 

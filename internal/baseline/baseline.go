@@ -16,8 +16,15 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
-// ErrNotFound reports that no baseline is stored for a scenario and target.
-var ErrNotFound = errors.New("no baseline stored")
+// Errors a caller can test for.
+var (
+	// ErrNotFound reports that no baseline is stored for a scenario and
+	// target.
+	ErrNotFound = errors.New("no baseline stored")
+	// ErrRefused reports a Result that is not stored as a baseline: partial,
+	// empty, or two scenarios that map to one file.
+	ErrRefused = errors.New("not stored as a baseline")
+)
 
 // Entry is one stored baseline.
 type Entry struct {
@@ -76,10 +83,10 @@ func Save(dir string, r *result.Result) ([]string, error) {
 // whole.
 func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if r.Partial {
-		return nil, fmt.Errorf("result is partial (%s): not stored as a baseline", r.Error)
+		return nil, fmt.Errorf("%w: the result is partial (%s)", ErrRefused, r.Error)
 	}
 	if len(r.Scenarios) == 0 {
-		return nil, fmt.Errorf("result has no scenarios: nothing to store")
+		return nil, fmt.Errorf("%w: the result has no scenarios", ErrRefused)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("baseline directory: %w", err)
@@ -94,11 +101,11 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 		one.Scenarios = []result.Scenario{s}
 		path := filepath.Join(dir, FileName(s.Name, r.Target.Name, r.Environment.KernelRelease))
 		if slices.ContainsFunc(jobs, func(j job) bool { return j.path == path }) {
-			return nil, fmt.Errorf("scenarios map to the same file %s: rename one", path)
+			return nil, fmt.Errorf("%w: two scenarios map to the file %s; rename one", ErrRefused, path)
 		}
 		if _, err := os.Stat(path); err == nil {
 			if _, err := result.Load(path); err != nil && !opt.ReplaceUnreadable {
-				return nil, fmt.Errorf("refusing to replace unreadable baseline: %w; move it away or pass the option to replace it", err)
+				return nil, fmt.Errorf("refusing to replace unreadable baseline: %w; move it away, or replace it deliberately (tailgate baseline save --replace-unreadable)", err)
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err

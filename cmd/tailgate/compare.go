@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// reportFlags are the flags compare and gate share: thresholds, outputs,
+// strictness.
+type reportFlags struct {
+	thresholds []report.Threshold
+	outputs    []reportOutput
+	output     string
+	strict     bool
+	force      bool
+	resamples  int
+}
+
+// reportOutput is one rendering and where it goes ("" is stdout).
+type reportOutput struct {
+	format report.Format
+	path   string
+}
+
+func (f *reportFlags) register(fs *flag.FlagSet) {
+	f.registerThresholds(fs)
+	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json or junit, to stdout or FILE (repeatable; default text)", func(s string) error {
+		name, path, _ := strings.Cut(s, "=")
+		format, err := report.ParseFormat(name)
+		if err != nil {
+			return err
+		}
+		if path == "" && strings.Contains(s, "=") {
+			return fmt.Errorf("%q: empty file name after '='", s)
+		}
+		f.outputs = append(f.outputs, reportOutput{format, path})
+		return nil
+	})
+	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE)")
+	fs.BoolVar(&f.strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
+	fs.BoolVar(&f.force, "force", false, "compare scenarios whose parameters differ")
+}
+
+// registerThresholds registers the flags that shape the statistics alone.
+func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
+	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", func(s string) error {
+		t, err := report.ParseThreshold(s)
+		if err != nil {
+			return err
+		}
+		f.thresholds = append(f.thresholds, t)
+		return nil
+	})
+	fs.IntVar(&f.resamples, "resamples", report.DefaultResamples, "bootstrap resamples per confidence interval")
+}
+
+// resolveOutputs applies --output and the default, and checks that at most
+// one rendering goes to stdout.
+func (f *reportFlags) resolveOutputs() ([]reportOutput, error) {
+	outs := append([]reportOutput(nil), f.outputs...)
+	if len(outs) == 0 {
+		outs = []reportOutput{{report.Text, ""}}
+	}
+	var toStdout []int
+	for i, o := range outs {
+		if o.path == "" {
+			toStdout = append(toStdout, i)
+		}
+	}
+	if f.output != "" {
+		if len(toStdout) != 1 {
+			return nil, usagef("--output names one file but %d formats have none; write --format FORMAT=FILE for each", len(toStdout))
+		}
+		outs[toStdout[0]].path = f.output
+		toStdout = nil
+	}
+	if len(toStdout) > 1 {
+		return nil, usagef("%d formats would go to stdout; give all but one a file: --format FORMAT=FILE", len(toStdout))
+	}
+	if f.resamples < 1 {
+		return nil, usagef("--resamples must be at least 1, got %d", f.resamples)
+	}
+	return outs, nil
+}
+
+func (f *reportFlags) options() report.Options {
+	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
+}
+
+// writeReports renders rep to every output; files are written atomically
+// so that CI never picks up half a report.
+func writeReports(rep *report.Report, outs []reportOutput, stdout, stderr io.Writer) error {
+	for _, o := range outs {
+		var b bytes.Buffer
+		if err := report.Write(&b, rep, o.format); err != nil {
+			return err
+		}
+		if o.path == "" {
+			if _, err := stdout.Write(b.Bytes()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := result.WriteFileAtomic(o.path, b.Bytes()); err != nil {
+			return infra(fmt.Errorf("write %s report: %w", o.format, err))
+		}
+		fmt.Fprintf(stderr, "%s report written to %s\n", o.format, o.path)
+	}
+	return nil
+}
+
+// verdictError turns a report into the command's outcome: errRegression
+// (exit 1) when the gate fails, after saying why on stderr when the report
+// might not be on a terminal.
+func verdictError(rep *report.Report, strict bool, name string, stderr io.Writer) error {
+	if !rep.Failed(strict) {
+		return nil
+	}
+	c := rep.Tally()
+	if c.Regressions > 0 {
+		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, rep.Headline())
+	} else {
+		fmt.Fprintf(stderr, "tailgate %s: %d inconclusive %s fail --strict\n", name, c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
+	}
+	return errRegression
+}
+
+func pluralS(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// loadInput reads a Result named on the command line; an unreadable one is
+// bad input (exit 2).
+func loadInput(path, what string) (*result.Result, error) {
+	r, err := result.Load(path)
+	if err != nil {
+		return nil, &usageError{fmt.Errorf("%s: %w", what, err)}
+	}
+	return r, nil
+}
+
+// baselinesFor gathers, from a baseline directory or file, the baseline of
+// every scenario of cand into one Result. Scenarios without a baseline are
+// returned by name; an unreadable baseline is an error (exit 2).
+func baselinesFor(path string, cand *result.Result) (*result.Result, []string, error) {
+	var base *result.Result
+	var missing []string
+	for _, s := range cand.Scenarios {
+		e, err := baseline.Load(path, s.Name, cand.Target.Name, cand.Environment.KernelRelease)
+		if errors.Is(err, baseline.ErrNotFound) {
+			missing = append(missing, s.Name)
+			continue
+		}
+		if err != nil {
+			return nil, nil, &usageError{fmt.Errorf("baseline: %w", err)}
+		}
+		if base == nil {
+			base = e.Result
+			continue
+		}
+		base.Scenarios = append(base.Scenarios, *e.Scenario())
+	}
+	return base, missing, nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tailgate compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f reportFlags
+	f.register(fs)
+	help := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprintf(w, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
+			"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
+			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		help(stdout)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want BASE and NEW, got %d arguments; see tailgate compare -h", len(pos))
+	}
+	outs, err := f.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	cand, err := loadInput(pos[1], "candidate")
+	if err != nil {
+		return err
+	}
+	var base *result.Result
+	if isDir(pos[0]) {
+		var missing []string
+		base, missing, err = baselinesFor(pos[0], cand)
+		if err != nil {
+			return err
+		}
+		for _, m := range missing {
+			fmt.Fprintf(stderr, "tailgate compare: no baseline for scenario %s on %s in %s; not compared\n", m, cand.Target.Name, pos[0])
+		}
+		if base == nil {
+			return usagef("no baseline in %s for any scenario of %s", pos[0], pos[1])
+		}
+	} else if base, err = loadInput(pos[0], "baseline"); err != nil {
+		return err
+	}
+	rep, err := report.Compare(base, cand, f.options())
+	if err != nil {
+		return &usageError{err}
+	}
+	if err := writeReports(rep, outs, stdout, stderr); err != nil {
+		return err
+	}
+	return verdictError(rep, f.strict, "compare", stderr)
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("compare a.json b.json --strict"), returning the positional ones. A bad
+// flag is one line, exit 2.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// runScenarios runs a request; tests replace it to gate without tracers.
+var runScenarios = runner.Run
+
+// hostTarget is the target name the runner gives runs on the running
+// kernel.
+const hostTarget = "host"
+
+func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tailgate gate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var rf runFlags
+	rf.register(fs)
+	var f reportFlags
+	f.register(fs)
+	var basePath string
+	var save bool
+	fs.StringVar(&basePath, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
+	fs.BoolVar(&save, "save-baseline", false, "store this run as the baseline where none exists, and refresh existing ones when the gate passes")
+	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--trials N] [--duration D]\n"+
+			"       [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-o RESULT]\n\n"+
+			"Runs the scenarios (none: every built-in), compares each with its stored baseline and reports.\n"+
+			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure\n\n")
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if basePath == "" {
+		return usagef("--baseline DIR|FILE is required; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
+	}
+	outs, err := f.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	ss, err := lookupScenarios(pos)
+	if err != nil {
+		return err
+	}
+
+	// Check the baselines before spending minutes on the run. The kernel
+	// release is not known yet: any stored for the target will do here.
+	target := hostTarget
+	var missing []string
+	for _, s := range ss {
+		_, err := baseline.Load(basePath, s.Name, target, "")
+		switch {
+		case errors.Is(err, baseline.ErrNotFound):
+			missing = append(missing, s.Name)
+		case err != nil:
+			return &usageError{fmt.Errorf("baseline: %w", err)}
+		}
+	}
+	if len(missing) > 0 && !save {
+		return usagef("no baseline for %s on %s in %s; create one with: tailgate gate %s--baseline %s --save-baseline",
+			strings.Join(missing, ", "), target, basePath, joinArgs(pos), basePath)
+	}
+
+	p := progress.New(stderr)
+	req, err := rf.request(ss, p)
+	if err != nil {
+		return err
+	}
+	res, runErr := runScenarios(ctx, req)
+	p.Done()
+	if errors.Is(runErr, context.Canceled) {
+		return infra(errors.New("interrupted; nothing compared"))
+	}
+	if runErr != nil {
+		return classify(runErr)
+	}
+	if rf.output != "" {
+		if err := result.Write(rf.output, res); err != nil {
+			return infra(fmt.Errorf("write result: %w", err))
+		}
+		fmt.Fprintf(stderr, "result written to %s\n", rf.output)
+	}
+
+	base, missing, err := baselinesFor(basePath, res)
+	if err != nil {
+		return err
+	}
+	var rep *report.Report
+	if base != nil {
+		cand := *res
+		cand.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
+			return slices.Contains(missing, s.Name)
+		})
+		if rep, err = report.Compare(base, &cand, f.options()); err != nil {
+			return &usageError{err}
+		}
+		if err := writeReports(rep, outs, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	failed := rep != nil && rep.Failed(f.strict)
+	if save {
+		if err := saveBaselines(basePath, res, missing, failed, stderr); err != nil {
+			return err
+		}
+	} else if len(missing) > 0 {
+		// Stored for another target only: found by the check above under the
+		// default target name, not under the one the run reported.
+		return usagef("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",
+			strings.Join(missing, ", "), res.Target.Name, res.Environment.KernelRelease, basePath)
+	}
+	if rep == nil {
+		fmt.Fprintf(stdout, "No baselines to compare with yet: this run is now the baseline. Pass.\n")
+		return nil
+	}
+	return verdictError(rep, f.strict, "gate", stderr)
+}
+
+// saveBaselines stores res as the baseline: every scenario when the gate
+// passed, only the scenarios that had none when it failed, so that a
+// regression never becomes the new normal.
+func saveBaselines(path string, res *result.Result, missing []string, failed bool, stderr io.Writer) error {
+	toSave := *res
+	if failed {
+		toSave.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
+			return !slices.Contains(missing, s.Name)
+		})
+		fmt.Fprintf(stderr, "gate failed: existing baselines not refreshed\n")
+	}
+	for _, m := range missing {
+		fmt.Fprintf(stderr, "no baseline for scenario %s on %s: this run is saved as its baseline\n", m, res.Target.Name)
+	}
+	if len(toSave.Scenarios) == 0 {
+		return nil
+	}
+	if singleFile(path) {
+		if failed {
+			// One file holds every scenario; rewriting it would refresh the
+			// ones that regressed.
+			fmt.Fprintf(stderr, "baseline %s not updated: it is a single file and the gate failed\n", path)
+			return nil
+		}
+		if _, err := os.Stat(path); err == nil {
+			if _, err := result.Load(path); err != nil {
+				return &usageError{fmt.Errorf("refusing to replace unreadable baseline: %w", err)}
+			}
+		}
+		if err := result.Write(path, res); err != nil {
+			return infra(fmt.Errorf("write baseline: %w", err))
+		}
+		fmt.Fprintf(stderr, "baseline written to %s\n", path)
+		return nil
+	}
+	paths, err := baseline.Save(path, &toSave)
+	for _, p := range paths {
+		fmt.Fprintf(stderr, "baseline written to %s\n", p)
+	}
+	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, baseline.ErrRefused) {
+		return &usageError{err}
+	}
+	if err != nil {
+		return infra(err)
+	}
+	return nil
+}
+
+// singleFile reports whether a --baseline path names one Result file: an
+// existing regular file, or a path ending in .json that does not exist yet.
+func singleFile(path string) bool {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return strings.HasSuffix(path, ".json")
+	}
+	return err == nil && !st.IsDir()
+}
+
+func joinArgs(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return strings.Join(args, " ") + " "
+}
+
+func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tailgate calibrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var rf runFlags
+	rf.register(fs)
+	var f reportFlags
+	f.registerThresholds(fs)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "usage: tailgate calibrate SCENARIO [--trials N] [--duration D] [--threshold [METRIC:]PCTL=T%%]...\n\n"+
+			"Runs the scenario twice on the same target (A/A) and reports, per metric and percentile,\n"+
+			"the noise floor and the smallest threshold the gate can enforce at this trial count.\n\n")
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("calibrate wants one SCENARIO, got %d", len(pos))
+	}
+	s, err := scenarios.Lookup(pos[0])
+	if err != nil {
+		return &usageError{err}
+	}
+	var runs [2]*result.Result
+	for i := range runs {
+		fmt.Fprintf(stderr, "calibrate %s: run %c of 2\n", s.Name, 'A'+i)
+		p := progress.New(stderr)
+		req, err := rf.request([]*scenarios.Scenario{s}, p)
+		if err != nil {
+			return err
+		}
+		res, runErr := runScenarios(ctx, req)
+		p.Done()
+		if errors.Is(runErr, context.Canceled) {
+			return infra(errors.New("interrupted"))
+		}
+		if runErr != nil {
+			return classify(runErr)
+		}
+		runs[i] = res
+	}
+	rep, err := report.Compare(runs[0], runs[1], f.options())
+	if err != nil {
+		return &usageError{err}
+	}
+	noise := report.NoiseFloor(rep)
+	fmt.Fprintf(stdout, "Noise floor of %s on %s (kernel %s): two runs, nothing changed.\n", s.Name, runs[0].Target.Name, runs[0].Environment.KernelRelease)
+	if err := report.WriteNoiseText(stdout, noise); err != nil {
+		return err
+	}
+	below := 0
+	for _, n := range noise {
+		if n.BelowFloor() {
+			below++
+		}
+	}
+	if below > 0 {
+		fmt.Fprintf(stdout, "%d gated %s below the noise floor: raise the threshold in the scenario's gate block or run more trials.\n", below, pluralS(below, "threshold is", "thresholds are"))
+	} else {
+		fmt.Fprintf(stdout, "Every gated threshold is above the noise floor.\n")
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+)
+
+// stubRunner replaces the runner for one test: each call returns the next
+// of runs, and counts the calls.
+func stubRunner(t *testing.T, runs ...fakeRun) *int {
+	t.Helper()
+	calls := new(int)
+	saved := runScenarios
+	t.Cleanup(func() { runScenarios = saved })
+	runScenarios = func(ctx context.Context, req runner.Request) (*result.Result, error) {
+		if *calls >= len(runs) {
+			t.Fatalf("runner called %d times, want %d", *calls+1, len(runs))
+		}
+		r := runs[*calls].result()
+		*calls++
+		return r, nil
+	}
+	return calls
+}
+
+func TestGate(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "baselines")
+	steadyRun := func(seed uint64) fakeRun { return fakeRun{scenario: "syscall-read", scales: steady, seed: seed} }
+	slowRun := fakeRun{scenario: "syscall-read", scales: []float64{1.4, 1.41, 1.39, 1.4, 1.4}, seed: 50}
+
+	t.Run("no baseline: how to make one, before running", func(t *testing.T) {
+		calls := stubRunner(t)
+		code, _, stderr := cli("gate", "syscall-read", "--baseline", store)
+		if code != 2 || !strings.Contains(stderr, "--save-baseline") || *calls != 0 {
+			t.Errorf("exit %d, %d runs, stderr:\n%s", code, *calls, stderr)
+		}
+	})
+	t.Run("no --baseline", func(t *testing.T) {
+		if code, _, stderr := cli("gate", "syscall-read"); code != 2 || !strings.Contains(stderr, "--baseline DIR|FILE is required") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("save the first baseline and pass", func(t *testing.T) {
+		stubRunner(t, steadyRun(1))
+		code, stdout, stderr := cli("gate", "syscall-read", "--baseline", store, "--save-baseline")
+		if code != 0 || !strings.Contains(stderr, "saved as its baseline") || !strings.Contains(stdout, "this run is now the baseline") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if _, err := baseline.Load(store, "syscall-read", "host", "6.1.0-test"); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("pass", func(t *testing.T) {
+		stubRunner(t, steadyRun(2))
+		code, stdout, stderr := cli("gate", "syscall-read", "--baseline", store, "--format", "markdown")
+		if code != 0 || !strings.HasPrefix(stdout, "No regressions in 4 gated percentiles") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("regression does not refresh the baseline", func(t *testing.T) {
+		path := filepath.Join(store, baseline.FileName("syscall-read", "host", "6.1.0-test"))
+		before := mustRead(t, path)
+		stubRunner(t, slowRun)
+		code, stdout, stderr := cli("gate", "syscall-read", "--baseline", store, "--save-baseline")
+		if code != 1 || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stderr, "not refreshed") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if mustRead(t, path) != before {
+			t.Error("a failing gate refreshed the baseline")
+		}
+	})
+	t.Run("a pass refreshes the baseline", func(t *testing.T) {
+		path := filepath.Join(store, baseline.FileName("syscall-read", "host", "6.1.0-test"))
+		before := mustRead(t, path)
+		stubRunner(t, steadyRun(3))
+		code, _, stderr := cli("gate", "syscall-read", "--baseline", store, "--save-baseline")
+		if code != 0 || !strings.Contains(stderr, "baseline written to "+path) {
+			t.Errorf("exit %d\nstderr:\n%s", code, stderr)
+		}
+		if mustRead(t, path) == before {
+			t.Error("a passing gate with --save-baseline did not refresh the baseline")
+		}
+	})
+	t.Run("corrupt baseline: exit 2 before running", func(t *testing.T) {
+		bad := t.TempDir()
+		path := filepath.Join(bad, baseline.FileName("syscall-read", "host", "6.1.0-test"))
+		os.WriteFile(path, []byte("{\"schema\":"), 0o644)
+		calls := stubRunner(t)
+		code, _, stderr := cli("gate", "syscall-read", "--baseline", bad, "--save-baseline")
+		if code != 2 || !strings.Contains(stderr, path) || *calls != 0 {
+			t.Errorf("exit %d, %d runs, stderr:\n%s", code, *calls, stderr)
+		}
+	})
+	t.Run("single baseline file", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "base.json")
+		stubRunner(t, steadyRun(4), slowRun)
+		if code, _, stderr := cli("gate", "syscall-read", "--baseline", file, "--save-baseline"); code != 0 {
+			t.Fatalf("first run: exit %d: %s", code, stderr)
+		}
+		if _, err := result.Load(file); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := cli("gate", "syscall-read", "--baseline", file); code != 1 {
+			t.Errorf("second run: exit %d, want 1: %s", code, stderr)
+		}
+	})
+}
+
+func TestCalibrate(t *testing.T) {
+	stubRunner(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}, fakeRun{scenario: "syscall-read", scales: steady, seed: 2})
+	code, stdout, stderr := cli("calibrate", "syscall-read", "--trials", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Noise floor of syscall-read", "min threshold", "p99.9", "run B of 2"} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("output lacks %q:\n%s\n%s", want, stdout, stderr)
+		}
+	}
+	if code, _, _ := cli("calibrate"); code != 2 {
+		t.Errorf("no scenario: exit %d, want 2", code)
+	}
+}
