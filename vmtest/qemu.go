@@ -12,7 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -142,7 +142,6 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		Name: vm.Name, Kind: "vm", Kernel: vm.Kernel.Spec, Accel: accel,
 		VCPUs: vm.VCPUs, MemMiB: vm.MemMiB, Cmdline: vm.Cmdline,
 	}
-	req.Target = target
 
 	work, err := os.MkdirTemp("", "tailgate-vm-")
 	if err != nil {
@@ -150,21 +149,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 	defer os.RemoveAll(work)
 	initrd := filepath.Join(work, "initramfs.cpio")
-	f, err := os.Create(initrd)
-	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
-	err = writeInitramfs(f, init, vm.Kernel.Modules, req)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("vm: initramfs: %w", err)
-	}
 	resultsPath := filepath.Join(work, "results")
-	if err := os.WriteFile(resultsPath, nil, 0o600); err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
 
 	consolePath := vm.ConsoleLog
 	keepConsole := consolePath != ""
@@ -186,48 +171,41 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		}
 	}()
 
-	cmdline := baseCmdline
-	if vm.Cmdline != "" {
-		cmdline += " " + vm.Cmdline
-	}
-	args := qemuArgs(vm, accel, initrd, resultsPath, cmdline)
-	qemu := vm.QEMU
-	if qemu == "" {
-		qemu = "qemu-system-x86_64"
-	}
-	progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
-
 	runCtx := ctx
 	var cancelDeadline context.CancelFunc = func() {}
 	if vm.Deadline > 0 {
 		runCtx, cancelDeadline = context.WithTimeout(ctx, vm.Deadline)
 	}
 	defer cancelDeadline()
-	cmd := exec.CommandContext(runCtx, qemu, args...)
-	cmd.Cancel = func() error { return cmd.Process.Kill() }
-	cmd.WaitDelay = 5 * time.Second
-	// QEMU dies with us even if we are killed without a chance to clean up.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
+
+	var b *boot
+	for {
+		target.Accel = accel
+		req.Target = target
+		if err := buildInitramfs(initrd, init, vm.Kernel.Modules, req); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(resultsPath, nil, 0o600); err != nil {
+			return nil, fmt.Errorf("vm: %w", err)
+		}
+		progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
+		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, console: console, progress: progress}
+		if err := b.run(runCtx); err != nil {
+			return nil, err
+		}
+		if !b.stalled {
+			break
+		}
+		stall := "KVM did not start the kernel: " + b.stallReason()
+		if vm.Accel == "kvm" {
+			return nil, &VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail(), ConsoleLog: consolePath}
+		}
+		kvmBroken.Store(stall)
+		fmt.Fprintf(console, "\ntailgate: %s; retrying with TCG\n", stall)
+		progress(stall + "; retrying with TCG")
+		accel, why = "tcg", "KVM is broken here; timings are emulated"
 	}
-	scan := &consoleScanner{log: console, progress: progress}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("vm: start qemu: %w", err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		scan.run(stdout)
-	}()
-	wg.Wait() // the console ends when QEMU exits (or is killed)
-	waitErr := cmd.Wait()
-	elapsed := time.Since(t0)
+	scan := b.scan
 
 	fail := func(err error) error {
 		return &VMError{Err: err, Lines: scan.bad, Tail: scan.tail(), ConsoleLog: consolePath}
@@ -245,8 +223,8 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return nil, fmt.Errorf("vm: %w", err)
 	}
 	if len(raw) == 0 {
-		if waitErr != nil {
-			return nil, fail(fmt.Errorf("qemu: %v: %s", waitErr, lastLine(stderr.String())))
+		if b.waitErr != nil {
+			return nil, fail(fmt.Errorf("qemu: %v: %s", b.waitErr, lastLine(b.stderr.String())))
 		}
 		return nil, fail(ErrNoResult)
 	}
@@ -271,8 +249,107 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 	res.Target = target
 	succeeded = true
-	progress(fmt.Sprintf("VM done in %.1fs", elapsed.Seconds()))
+	progress(fmt.Sprintf("VM done in %.1fs", b.elapsed.Seconds()))
 	return res, nil
+}
+
+// kernelStartTimeout is how long KVM may take to show the kernel's first
+// console line. Some nested KVM hosts accept /dev/kvm and then hang the
+// guest, or abort QEMU, before the kernel prints anything.
+const kernelStartTimeout = 10 * time.Second
+
+func buildInitramfs(path, init string, modules []string, req GuestRequest) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	err = writeInitramfs(f, init, modules, req)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("vm: initramfs: %w", err)
+	}
+	return nil
+}
+
+// boot is one QEMU process.
+type boot struct {
+	vm       VM
+	accel    string
+	initrd   string
+	results  string
+	console  io.Writer
+	progress func(string)
+
+	scan    *consoleScanner
+	stderr  bytes.Buffer
+	waitErr error
+	elapsed time.Duration
+	// stalled: under KVM, the kernel printed nothing before QEMU exited or
+	// kernelStartTimeout passed.
+	stalled bool
+}
+
+func (b *boot) stallReason() string {
+	if b.waitErr != nil && !b.stalledByTimer() {
+		return fmt.Sprintf("qemu: %v: %s", b.waitErr, lastLine(b.stderr.String()))
+	}
+	return fmt.Sprintf("no console output in %v", kernelStartTimeout)
+}
+
+func (b *boot) stalledByTimer() bool { return b.scan.timedOut.Load() }
+
+// run starts QEMU and waits for it to exit; it is killed when ctx ends.
+func (b *boot) run(ctx context.Context) error {
+	cmdline := baseCmdline
+	if b.vm.Cmdline != "" {
+		cmdline += " " + b.vm.Cmdline
+	}
+	qemu := b.vm.QEMU
+	if qemu == "" {
+		qemu = "qemu-system-x86_64"
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, qemu, qemuArgs(b.vm, b.accel, b.initrd, b.results, cmdline)...)
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	cmd.WaitDelay = 5 * time.Second
+	// QEMU dies with us even if we are killed without a chance to clean
+	// up; its own process group keeps a terminal's ^C for us to handle.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.Stderr = &limitedWriter{w: &b.stderr, n: 64 << 10}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	b.scan = &consoleScanner{log: b.console, progress: b.progress, started: make(chan struct{})}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("vm: start qemu: %w", err)
+	}
+	done := make(chan struct{})
+	if b.accel == "kvm" {
+		go func() {
+			t := time.NewTimer(kernelStartTimeout)
+			defer t.Stop()
+			select {
+			case <-b.scan.started:
+			case <-done:
+			case <-t.C:
+				b.scan.timedOut.Store(true)
+				cancel()
+			}
+		}()
+	}
+	b.scan.run(stdout) // returns when QEMU exits or is killed
+	b.waitErr = cmd.Wait()
+	close(done)
+	b.elapsed = time.Since(t0)
+	if b.accel == "kvm" && !b.scan.hasStarted() && ctx.Err() == nil || b.scan.timedOut.Load() {
+		b.stalled = true
+	}
+	return nil
 }
 
 // qemuArgs is QEMU's command line. The machine is "pc": measured here it
@@ -306,6 +383,9 @@ func chooseAccel(want string) (accel, why string, err error) {
 	kvmErr := kvmUsable()
 	switch want {
 	case "", "auto":
+		if s, ok := kvmBroken.Load().(string); ok {
+			return "tcg", s + " in an earlier VM; timings are emulated", nil
+		}
 		if kvmErr == nil {
 			return "kvm", "/dev/kvm is usable", nil
 		}
@@ -321,6 +401,10 @@ func chooseAccel(want string) (accel, why string, err error) {
 	return "", "", fmt.Errorf("vm: accel %q: want auto, kvm or tcg", want)
 }
 
+// kvmBroken remembers, for the life of the process, that KVM failed to
+// start a kernel, so that later VMs go straight to TCG.
+var kvmBroken atomic.Value
+
 func kvmUsable() error {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
 	if err != nil {
@@ -334,8 +418,10 @@ func kvmUsable() error {
 type consoleScanner struct {
 	log      io.Writer
 	progress func(string)
-	bad      []string // panic, oops and BUG lines (at most 20)
-	last     []string // ring of the last tailLines lines
+	bad      []string      // panic, oops and BUG lines (at most 20)
+	started  chan struct{} // closed at the kernel's first console line
+	timedOut atomic.Bool   // the kernel did not start in time
+	last     []string      // ring of the last tailLines lines
 	next     int
 }
 
@@ -357,7 +443,19 @@ func (s *consoleScanner) run(r io.Reader) {
 	}
 }
 
+func (s *consoleScanner) hasStarted() bool {
+	select {
+	case <-s.started:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *consoleScanner) line(l string) {
+	if !s.hasStarted() && (strings.Contains(l, "Linux version") || strings.HasPrefix(l, "[    0.")) {
+		close(s.started)
+	}
 	if len(s.last) < tailLines {
 		s.last = append(s.last, l)
 	} else {

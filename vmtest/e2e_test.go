@@ -1,0 +1,213 @@
+package vmtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests boot a real Debian cloud kernel (fetched with apt
+// into the user cache, so later runs reuse it) with the test guest as
+// /init. Each boot takes 2-4 s under TCG.
+
+// needQEMU skips without QEMU, except on CI, where it is a failure.
+func needQEMU(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots VMs; skipped with -short")
+	}
+	for _, tool := range []string{"qemu-system-x86_64", "apt-get", "dpkg-deb"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			msg := "needs " + tool + " (apt-get install -y --no-install-recommends qemu-system-x86 cpio)"
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+}
+
+var (
+	e2eKernelOnce sync.Once
+	e2eKernel     *Kernel
+	e2eKernelErr  error
+)
+
+// testKernel fetches the newest Debian 6.1 cloud kernel, once.
+func testKernel(t *testing.T) *Kernel {
+	t.Helper()
+	needQEMU(t)
+	e2eKernelOnce.Do(func() {
+		c, err := DefaultKernelCache()
+		if err != nil {
+			e2eKernelErr = err
+			return
+		}
+		c.Progress = func(s string) { t.Log(s) }
+		e2eKernel, e2eKernelErr = c.Resolve(context.Background(), "debian:6.1-cloud")
+	})
+	if e2eKernelErr != nil {
+		t.Fatal(e2eKernelErr)
+	}
+	return e2eKernel
+}
+
+// bootTest runs the test guest in mode (see testdata/guest) and checks that
+// no QEMU process outlives Run.
+func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Duration, progress func(string)) (*VMError, error) {
+	t.Helper()
+	k := testKernel(t)
+	guest := buildStaticBinary(t)
+	// QEMU's command line names Run's work directory, made in TMPDIR: a
+	// directory of our own tells our QEMU from anyone else's.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	vm := VM{Name: "e2e", Kernel: k, Init: guest, VCPUs: 2, MemMiB: 512, Cmdline: "tgtest=" + mode, Deadline: deadline}
+	if progress == nil {
+		progress = func(string) {}
+	}
+	res, err := Run(ctx, vm, GuestRequest{}, func(s string) { t.Log(s); progress(s) })
+	if pids := qemuProcesses(t, tmp); len(pids) > 0 {
+		t.Errorf("QEMU still running after Run returned: pids %v", pids)
+	}
+	if mode == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.TrimPrefix(k.Spec, "debian:"); res.Environment.KernelRelease != want {
+			t.Errorf("guest kernel release %q, want %q", res.Environment.KernelRelease, want)
+		}
+		tg := res.Target
+		if tg.Name != "e2e" || tg.Kind != "vm" || tg.Kernel != k.Spec || tg.VCPUs != 2 || tg.MemMiB != 512 || tg.Cmdline != "tgtest=" || (tg.Accel != "kvm" && tg.Accel != "tcg") {
+			t.Errorf("target = %+v", tg)
+		}
+		return nil, nil
+	}
+	var ve *VMError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Run = %v, want a *VMError", err)
+	}
+	if ve.ConsoleLog == "" {
+		t.Error("no console log named")
+	} else if b, rerr := os.ReadFile(ve.ConsoleLog); rerr != nil || !strings.Contains(string(b), "Linux version") {
+		t.Errorf("console log %s: %v, %d bytes", ve.ConsoleLog, rerr, len(b))
+	} else {
+		os.Remove(ve.ConsoleLog)
+	}
+	return ve, err
+}
+
+// qemuProcesses lists QEMU processes that are our children or whose command
+// line mentions dir.
+func qemuProcesses(t *testing.T, dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if !strings.Contains(string(cmdline), "qemu") {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		ppid := -1
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 {
+				ppid, _ = strconv.Atoi(f[1])
+			}
+		}
+		if ppid == os.Getpid() || strings.Contains(string(cmdline), dir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestE2EBoot(t *testing.T) {
+	k := testKernel(t)
+	if k.Vmlinux == "" {
+		t.Error("no vmlinux extracted from " + k.Image)
+	}
+	// 6.1 cloud kernels have the virtio stack as modules.
+	names := map[string]int{}
+	for i, m := range k.Modules {
+		names[moduleName(m)] = i + 1
+	}
+	for _, pair := range [][2]string{{"virtio_ring", "virtio"}, {"virtio", "virtio_pci"}, {"virtio", "virtio_console"}} {
+		if names[pair[0]] == 0 || names[pair[1]] == 0 || names[pair[0]] > names[pair[1]] {
+			t.Errorf("modules %v: want %s before %s", k.Modules, pair[0], pair[1])
+		}
+	}
+	bootTest(t, context.Background(), "", time.Minute, nil)
+}
+
+func TestE2EGuestPanic(t *testing.T) {
+	for _, tc := range []struct{ mode, text string }{
+		{"panic", "sysrq triggered crash"},
+		{"exit", "Attempted to kill init"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			ve, err := bootTest(t, context.Background(), tc.mode, time.Minute, nil)
+			if !errors.Is(err, ErrGuestPanic) {
+				t.Fatalf("err = %v, want ErrGuestPanic", err)
+			}
+			if len(ve.Lines) == 0 || !strings.Contains(ve.Lines[0], tc.text) || !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("error does not show %q: %v", tc.text, err)
+			}
+		})
+	}
+}
+
+func TestE2EDeadline(t *testing.T) {
+	t0 := time.Now()
+	_, err := bootTest(t, context.Background(), "sleep", 8*time.Second, nil)
+	if !errors.Is(err, ErrDeadline) {
+		t.Fatalf("err = %v, want ErrDeadline", err)
+	}
+	if d := time.Since(t0); d > 15*time.Second {
+		t.Errorf("Run took %v with an 8s deadline", d)
+	}
+}
+
+func TestE2ECancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	_, err := bootTest(t, ctx, "sleep", time.Minute, func(s string) {
+		if strings.Contains(s, "test guest mode") {
+			once.Do(cancel) // as SIGINT would
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestE2EGuestError(t *testing.T) {
+	_, err := bootTest(t, context.Background(), "error", time.Minute, nil)
+	var ge *GuestError
+	if !errors.As(err, &ge) || ge.Msg != "the workload failed on purpose" {
+		t.Fatalf("err = %v, want the guest's error", err)
+	}
+}
+
+func TestE2EUnknownKernel(t *testing.T) {
+	needQEMU(t)
+	c := &KernelCache{Dir: t.TempDir()}
+	_, err := c.Resolve(context.Background(), "debian:6.1.0-9999-cloud-amd64")
+	if !errors.Is(err, ErrUnknownKernel) || !strings.Contains(err.Error(), "debian:6.1.0-9999-cloud-amd64") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line naming the spec", err)
+	}
+	if ents, _ := os.ReadDir(c.Dir); len(ents) != 0 {
+		t.Errorf("cache has leftovers: %v", ents)
+	}
+}
