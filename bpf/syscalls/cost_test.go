@@ -34,7 +34,7 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		return float64(time.Since(start).Nanoseconds()) / calls
 	}
-	attachEmpty := func() func() {
+	attachEmpty := func() (func(), []*ebpf.Program) {
 		var objs emptyObjects
 		if err := loadEmptyObjects(&objs, nil); err != nil {
 			b.Fatal(err)
@@ -47,15 +47,16 @@ func BenchmarkTracerCost(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return func() { l1.Close(); l2.Close(); objs.Close() }
+		return func() { l1.Close(); l2.Close(); objs.Close() }, []*ebpf.Program{objs.EmptyEnter, objs.EmptyExit}
 	}
 	var none, empty, traced []float64
-	var bpfTracer []float64
+	var bpfEmpty, bpfTracer []float64
 	for range b.N {
 		none = append(none, loop())
 
-		detach := attachEmpty()
+		detach, progs := attachEmpty()
 		empty = append(empty, loop())
+		bpfEmpty = append(bpfEmpty, runStats(progs, loop))
 		detach()
 
 		tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}})
@@ -88,5 +89,34 @@ func BenchmarkTracerCost(b *testing.B) {
 	b.ReportMetric(med(traced), "ns/syscall-tracer")
 	b.ReportMetric(med(traced)/med(empty), "tracer/empty")
 	b.ReportMetric(med(traced)/med(none), "tracer/none")
-	b.ReportMetric(med(bpfTracer), "bpf-ns/run")
+	b.ReportMetric(med(bpfTracer), "bpf-ns/run-tracer")
+	b.ReportMetric(med(bpfEmpty), "bpf-ns/run-empty")
+}
+
+// runStats runs f with BPF run-time statistics on and returns the mean run
+// time per program run of progs.
+func runStats(progs []*ebpf.Program, f func() float64) float64 {
+	st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+	if err != nil {
+		return 0
+	}
+	defer st.Close()
+	sum := func() (time.Duration, uint64) {
+		var d time.Duration
+		var n uint64
+		for _, p := range progs {
+			if s, err := p.Stats(); err == nil {
+				d += s.Runtime
+				n += s.RunCount
+			}
+		}
+		return d, n
+	}
+	d0, n0 := sum()
+	f()
+	d1, n1 := sum()
+	if n1 == n0 {
+		return 0
+	}
+	return float64((d1 - d0).Nanoseconds()) / float64(n1-n0)
 }
