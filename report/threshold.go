@@ -70,8 +70,8 @@ func ParseThreshold(s string) (Threshold, error) {
 	} else if f > 1 {
 		return Threshold{}, fmt.Errorf("threshold %q: %s as a fraction is more than 100%%; did you mean %s%%?", s, val, val)
 	}
-	if f <= 0 || f != f {
-		return Threshold{}, fmt.Errorf("threshold %q: must be more than 0 (use off to disable)", s)
+	if f < 0 || f != f {
+		return Threshold{}, fmt.Errorf("threshold %q: must not be negative (0%% flags any confirmed change; off disables)", s)
 	}
 	t.Value = f
 	return t, nil
@@ -96,10 +96,7 @@ func ResolveThreshold(metric, percentile string, gate map[string]map[string]floa
 	}
 	for _, m := range []string{metric, "*"} {
 		if v, ok := gate[m][percentile]; ok {
-			if v <= 0 {
-				return 0, false
-			}
-			return v, true
+			return max(v, 0), true
 		}
 	}
 	v, ok := DefaultThresholds[percentile]

@@ -23,8 +23,8 @@ func TestParseThreshold(t *testing.T) {
 		{in: "p95=10%", wantErr: `unknown percentile "p95"`},
 		{in: "p99=ten%", wantErr: "not a number"},
 		{in: "p99=10", wantErr: "did you mean 10%"},
-		{in: "p99=0%", wantErr: "more than 0"},
-		{in: "p99=-5%", wantErr: "more than 0"},
+		{in: "p99=0%", want: Threshold{Percentile: "p99", Value: 0}},
+		{in: "p99=-5%", wantErr: "must not be negative"},
 		{in: ":p99=5%", wantErr: "empty metric"},
 	} {
 		t.Run(c.in, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestResolveThreshold(t *testing.T) {
 		{"scenario star", "m", "p99", gate, nil, 0.20, true},
 		{"scenario star gates max", "m", "max", gate, nil, 0.5, true},
 		{"scenario metric beats star", "syscall.read", "p99", gate, nil, 0.15, true},
-		{"scenario zero disables", "syscall.read", "p50", gate, nil, 0, false},
+		{"scenario zero gates any confirmed change", "syscall.read", "p50", gate, nil, 0, true},
 		{"cli percentile beats scenario metric", "syscall.write", "p99", gate, cli, 0.08, true},
 		{"cli metric beats cli percentile", "syscall.read", "p99", gate, cli, 0.05, true},
 		{"cli off", "m", "p90", gate, cli, 0, false},

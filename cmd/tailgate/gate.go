@@ -139,7 +139,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // saveBaselines stores res as the baseline: every scenario when the gate
 // passed, only the scenarios that had none when it failed, so that a
 // regression never becomes the new normal.
-func saveBaselines(path string, res *result.Result, missing []string, failed bool, stderr io.Writer) error {
+func saveBaselines(path string, res *result.Result, missing []string, failed bool, stderr io.Writer) (err error) {
 	toSave := *res
 	if failed {
 		toSave.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
@@ -147,12 +147,16 @@ func saveBaselines(path string, res *result.Result, missing []string, failed boo
 		})
 		fmt.Fprintf(stderr, "gate failed: existing baselines not refreshed\n")
 	}
-	for _, m := range missing {
-		fmt.Fprintf(stderr, "no baseline for scenario %s on %s: this run is saved as its baseline\n", m, res.Target.Name)
-	}
 	if len(toSave.Scenarios) == 0 {
 		return nil
 	}
+	defer func() {
+		if err == nil {
+			for _, m := range missing {
+				fmt.Fprintf(stderr, "no baseline for scenario %s on %s: this run is saved as its baseline\n", m, res.Target.Name)
+			}
+		}
+	}()
 	if singleFile(path) {
 		if failed {
 			// One file holds every scenario; rewriting it would refresh the
@@ -161,8 +165,20 @@ func saveBaselines(path string, res *result.Result, missing []string, failed boo
 			return nil
 		}
 		if _, err := os.Stat(path); err == nil {
-			if _, err := result.Load(path); err != nil {
+			old, err := result.Load(path)
+			if err != nil {
 				return &usageError{fmt.Errorf("refusing to replace unreadable baseline: %w", err)}
+			}
+			// One file has one environment: scenarios of another run cannot
+			// be kept beside this one's, and dropping them would lose them.
+			var lost []string
+			for _, s := range old.Scenarios {
+				if res.Find(s.Name) == nil {
+					lost = append(lost, s.Name)
+				}
+			}
+			if len(lost) > 0 {
+				return usagef("baseline %s also holds %s, which this run did not measure; not replaced. Use a baseline directory to keep scenarios apart", path, strings.Join(lost, ", "))
 			}
 		}
 		if err := result.Write(path, res); err != nil {

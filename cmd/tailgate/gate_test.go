@@ -111,6 +111,21 @@ func TestGate(t *testing.T) {
 			t.Errorf("second run: exit %d, want 1: %s", code, stderr)
 		}
 	})
+	t.Run("single file keeps scenarios the run did not measure", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "base.json")
+		if err := result.Write(file, steadyRun(5).result()); err != nil {
+			t.Fatal(err)
+		}
+		before := mustRead(t, file)
+		stubRunner(t, fakeRun{scenario: "pipe-pingpong", scales: steady, seed: 6})
+		code, _, stderr := cli("gate", "pipe-pingpong", "--baseline", file, "--save-baseline")
+		if code != 2 || !strings.Contains(stderr, "also holds syscall-read") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+		if mustRead(t, file) != before {
+			t.Error("the baseline file was replaced")
+		}
+	})
 }
 
 func TestCalibrate(t *testing.T) {
