@@ -67,6 +67,16 @@ var guestModules = []struct{ config, module string }{
 // ErrUnknownKernel means a spec names no kernel that can be found.
 var ErrUnknownKernel = errors.New("unknown kernel")
 
+// unknownKernelError is an ErrUnknownKernel with its own one-line message.
+type unknownKernelError struct{ msg string }
+
+func (e *unknownKernelError) Error() string        { return e.msg }
+func (e *unknownKernelError) Is(target error) bool { return target == ErrUnknownKernel }
+
+func unknownKernel(format string, a ...any) error {
+	return &unknownKernelError{fmt.Sprintf(format, a...)}
+}
+
 // KernelCache fetches Debian kernels and keeps them unpacked, one directory
 // per ABI:
 //
@@ -129,7 +139,7 @@ func (c *KernelCache) Resolve(ctx context.Context, spec string) (*Kernel, error)
 			return nil, err
 		}
 	} else if !validABI(rest) {
-		return nil, fmt.Errorf("%w: kernel %q: %q is not a Debian kernel ABI like 6.1.0-57-cloud-amd64; %s", ErrUnknownKernel, spec, rest, listHint)
+		return nil, unknownKernel("kernel %q: %q is not a Debian kernel ABI like 6.1.0-57-cloud-amd64; %s", spec, rest, listHint)
 	}
 	if k, err := c.cached(abi); err == nil {
 		return k, nil
@@ -237,9 +247,9 @@ func (c *KernelCache) resolveAlias(ctx context.Context, spec string, q kernelQue
 		return abi, nil
 	}
 	if aptErr != nil {
-		return "", fmt.Errorf("%w: kernel %q: cannot list Debian kernels: %v", ErrUnknownKernel, spec, aptErr)
+		return "", fmt.Errorf("kernel %q: cannot list Debian kernels: %w", spec, aptErr)
 	}
-	return "", fmt.Errorf("%w: kernel %q: no such kernel in the apt sources (run apt-get update?); %s", ErrUnknownKernel, spec, listHint)
+	return "", unknownKernel("kernel %q: no such kernel in the apt sources (run apt-get update?); %s", spec, listHint)
 }
 
 // AvailableDebianKernels lists the ABIs of the amd64 kernel packages
@@ -359,7 +369,7 @@ func (c *KernelCache) fetch(ctx context.Context, abi string) (*Kernel, error) {
 		}
 		msg := strings.TrimSpace(string(out))
 		if strings.Contains(msg, "Unable to locate package") || strings.Contains(msg, "Couldn't find any package") || strings.Contains(msg, "has no installation candidate") {
-			return nil, fmt.Errorf("%w: kernel %q: apt knows no package %s; %s", ErrUnknownKernel, spec, pkg, listHint)
+			return nil, unknownKernel("kernel %q: apt knows no package %s; %s", spec, pkg, listHint)
 		}
 		return nil, fmt.Errorf("kernel %q: apt-get download %s: %w: %s", spec, pkg, err, lastLine(msg))
 	}
@@ -616,7 +626,7 @@ func readModule(path string) ([]byte, error) {
 func (c *KernelCache) local(path string) (*Kernel, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: kernel %q: no such file; give a bzImage path or debian:ABI (%s)", ErrUnknownKernel, path, listHint)
+		return nil, unknownKernel("kernel %q: no such file; give a bzImage path or debian:ABI (%s)", path, listHint)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kernel %q: %w", path, err)

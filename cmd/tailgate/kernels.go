@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+const kernelsUsage = `usage: tailgate kernels list [--cache DIR]
+       tailgate kernels fetch SPEC [--cache DIR]
+
+list shows the kernels in the cache and the Debian kernels apt offers.
+fetch downloads and unpacks a kernel into the cache (a no-op if it is
+there) and prints its spec, release and boot image.
+
+SPEC is a bzImage path, debian:ABI (debian:6.1.0-57-cloud-amd64), or the
+newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
+debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
+`
+
+func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("want a subcommand: list or fetch; see tailgate kernels -h")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, kernelsUsage)
+		return nil
+	case "list":
+		return kernelsList(ctx, args[1:], stdout, stderr)
+	case "fetch":
+		return kernelsFetch(ctx, args[1:], stdout, stderr)
+	}
+	return usagef("unknown subcommand %q: want list or fetch", args[0])
+}
+
+// kernelCacheFlags parses the flags both subcommands share.
+func kernelCacheFlags(args []string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, help bool, err error) {
+	fs := flag.NewFlagSet("tailgate kernels", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("cache", "", "kernel cache directory (default: the user cache dir's tailgate/kernels)")
+	pos, err = parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, kernelsUsage)
+		return nil, nil, true, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if *dir != "" {
+		return &vmtest.KernelCache{Dir: *dir}, pos, false, nil
+	}
+	cache, err = vmtest.DefaultKernelCache()
+	if err != nil {
+		return nil, nil, false, infra(err)
+	}
+	return cache, pos, false, nil
+}
+
+func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cache, pos, help, err := kernelCacheFlags(args, stdout)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("kernels list takes no arguments, got %q", pos)
+	}
+	cached, err := cache.Cached()
+	if err != nil {
+		return infra(err)
+	}
+	fmt.Fprintf(stdout, "cached in %s:\n", cache.Dir)
+	if len(cached) == 0 {
+		fmt.Fprintf(stdout, "  none\n")
+	}
+	have := map[string]bool{}
+	for _, k := range cached {
+		have[k.Spec] = true
+		boot := "bzImage"
+		if k.Vmlinux != "" {
+			boot = "vmlinux"
+		}
+		fmt.Fprintf(stdout, "  %-42s %-22s boots %s, %d modules\n", k.Spec, k.Version, boot, len(k.Modules))
+	}
+	avail, err := vmtest.AvailableDebianKernels(ctx)
+	if err != nil {
+		// The cache is still worth showing; say why the rest is missing.
+		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", err)
+		return nil
+	}
+	fmt.Fprintf(stdout, "available from apt (tailgate kernels fetch SPEC):\n")
+	if len(avail) == 0 {
+		fmt.Fprintf(stdout, "  none (run apt-get update?)\n")
+	}
+	for _, abi := range avail {
+		spec := "debian:" + abi
+		mark := ""
+		if have[spec] {
+			mark = "  (cached)"
+		}
+		fmt.Fprintf(stdout, "  %s%s\n", spec, mark)
+	}
+	if len(avail) > 0 {
+		fmt.Fprintf(stdout, "aliases: debian:latest-cloud (the default), debian:6.1-cloud, debian:6.12-rt, ... name the newest ABI of their kind\n")
+	}
+	return nil
+}
+
+func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cache, pos, help, err := kernelCacheFlags(args, stdout)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("kernels fetch wants one SPEC, got %d arguments; see tailgate kernels -h", len(pos))
+	}
+	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
+	k, err := cache.Resolve(ctx, pos[0])
+	if errors.Is(err, vmtest.ErrUnknownKernel) {
+		return &usageError{err}
+	}
+	if err != nil {
+		return infra(err)
+	}
+	release := k.Release
+	if release == "" {
+		release = "unknown-release"
+	}
+	fmt.Fprintf(stdout, "%s %s %s\n", k.Spec, release, k.BootImage())
+	if len(k.Modules) > 0 {
+		names := make([]string, len(k.Modules))
+		for i, m := range k.Modules {
+			names[i] = m[strings.LastIndexByte(m, '/')+1:]
+		}
+		fmt.Fprintf(stderr, "guest modules: %s\n", strings.Join(names, " "))
+	}
+	return nil
+}
