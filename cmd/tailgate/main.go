@@ -80,6 +80,7 @@ func commands() []command {
 		{"gate", "run, compare with the stored baseline, report: what CI calls", cmdGate},
 		{"calibrate", "run a scenario twice and report the noise floor", cmdCalibrate},
 		{"baseline", "show or save stored baselines", cmdBaseline},
+		{"kernels", "list cached and available kernels, fetch one", cmdKernels},
 	}
 }
 
