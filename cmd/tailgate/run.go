@@ -14,6 +14,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -130,8 +131,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var f runFlags
 	f.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`")
+	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenarios (for a CI matrix; merge the Results with tailgate merge)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: tailgate run [SCENARIO...] [--trials N] [--duration D] [--warmup D] [-o FILE]\n\nSCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n\n")
+		fmt.Fprintf(stderr, "usage: tailgate run [SCENARIO...] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\nSCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n\n")
 		fs.PrintDefaults()
 	}
 	names, err := parseFlags(fs, args)
@@ -144,6 +146,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	ss, err := lookupScenarios(names)
 	if err != nil {
 		return err
+	}
+	if *shardFlag != "" {
+		sh, err := shard.Parse(*shardFlag)
+		if err != nil {
+			return &usageError{err}
+		}
+		keys := make([]string, len(ss))
+		for i, s := range ss {
+			keys[i] = s.Name + "@host"
+		}
+		var mine []*scenarios.Scenario
+		for _, i := range sh.Select(keys) {
+			mine = append(mine, ss[i])
+		}
+		if len(mine) == 0 {
+			fmt.Fprintf(stderr, "shard %s has no work (%d scenarios over %d shards)\n", sh, len(ss), sh.N)
+		}
+		ss = mine
 	}
 	p := progress.New(stderr)
 	req, err := f.request(ss, p)
@@ -159,6 +179,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	// What was measured is kept even when the run was cut short.
 	if f.output != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
+		// An empty shard writes an empty Result too, so a merge step finds
+		// every file it expects.
 		if err := result.Write(f.output, res); err != nil {
 			return infra(fmt.Errorf("write result: %w", err))
 		}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/tailgate-ci/tailgate/bpf/sched"
+	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// check is one line of tailgate doctor.
+type check struct {
+	name   string
+	ok     bool
+	detail string
+	// need says what the check is needed for; a failed check of a host run
+	// need fails doctor, a VM one only warns when VMs are not asked for.
+	need string
+}
+
+func doctorChecks() []check {
+	var cs []check
+	add := func(name string, err error, okDetail, need string) {
+		c := check{name: name, ok: err == nil, detail: okDetail, need: need}
+		if err != nil {
+			c.detail = err.Error()
+		}
+		cs = append(cs, c)
+	}
+
+	env := runner.Environment()
+	cs = append(cs, check{name: "kernel", ok: true, detail: env.KernelRelease, need: "host runs"})
+
+	add("privileges", tracing.CheckPrivileges(), "may load and attach BPF programs", "host runs")
+
+	_, err := os.Stat("/sys/kernel/btf/vmlinux")
+	add("kernel BTF", err, "/sys/kernel/btf/vmlinux present", "host runs")
+
+	if err := rlimit.RemoveMemlock(); err != nil {
+		add("memlock", err, "", "host runs")
+	}
+	pid := uint32(os.Getpid())
+	if t, err := syscalls.New(syscalls.Options{TGID: pid, Syscalls: []string{"getppid"}}); err != nil {
+		add("syscall tracer", err, "", "host runs")
+	} else {
+		add("syscall tracer", nil, "loads and attaches ("+string(t.Variant())+")", "host runs")
+		t.Close()
+	}
+	if t, err := sched.New(sched.Options{TGID: pid}); err != nil {
+		add("sched tracer", err, "", "host runs")
+	} else {
+		add("sched tracer", nil, "loads and attaches ("+string(t.Variant())+")", "host runs")
+		t.Close()
+	}
+
+	q, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		err = errors.New("qemu-system-x86_64 not found; install Debian's qemu-system-x86 (make deps)")
+	}
+	add("qemu", err, q, "VM runs")
+
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err == nil {
+		f.Close()
+		add("kvm", nil, "/dev/kvm usable: VMs run with -accel kvm", "fast VM runs")
+	} else {
+		cs = append(cs, check{name: "kvm", ok: false, detail: fmt.Sprintf("%v: VMs fall back to TCG (emulated timings)", err), need: "fast VM runs"})
+	}
+
+	_, err = exec.LookPath("apt-get")
+	if err != nil {
+		err = errors.New("apt-get not found: debian: kernel specs cannot be fetched; use a local bzImage path")
+	}
+	add("apt-get", err, "debian:<abi> kernels can be fetched", "VM runs")
+	return cs
+}
+
+func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("doctor", stderr)
+	if _, err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	cs := doctorChecks()
+	t := report.NewTable(stdout)
+	t.Header([]string{"check", "status", "needed for", "detail"})
+	failed := 0
+	for _, c := range cs {
+		status := "ok"
+		if !c.ok {
+			status = "FAIL"
+			if c.need == "host runs" {
+				failed++
+			} else {
+				status = "warn"
+			}
+		}
+		if err := t.Append([]string{c.name, status, c.need, c.detail}); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return infra(fmt.Errorf("%d checks failed: host runs will not work here", failed))
+	}
+	return nil
+}

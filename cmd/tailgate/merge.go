@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("merge", stderr)
+	out := fs.String("o", "", "write the merged Result to `FILE` (default: standard output)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
+		fs.PrintDefaults()
+	}
+	files, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usagef("merge: name the Result files to merge")
+	}
+	var in []result.Input
+	for _, f := range files {
+		r, err := result.Load(f)
+		if err != nil {
+			return &usageError{err}
+		}
+		in = append(in, result.Input{Path: f, Result: r})
+	}
+	m, err := result.Merge(in)
+	if err != nil {
+		return &usageError{err}
+	}
+	if *out == "" {
+		b, err := result.Marshal(m)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := result.Write(*out, m); err != nil {
+		return infra(fmt.Errorf("write %s: %w", *out, err))
+	}
+	fmt.Fprintf(stderr, "merged %d results (%d scenarios) into %s\n", len(files), len(m.Scenarios), *out)
+	return nil
+}

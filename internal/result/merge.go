@@ -1,0 +1,131 @@
+package result
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Input is a Result with the file it came from, for errors that name it.
+type Input struct {
+	Path   string
+	Result *Result
+}
+
+// ErrMismatch reports Results that cannot be merged.
+var ErrMismatch = errors.New("results do not match")
+
+// Merge combines Results of the same target and environment, e.g. the shards
+// of a CI matrix or repeated runs: scenarios are united and the trials of a
+// scenario present in several inputs concatenate. Inputs of different
+// schemas, targets or environments, or of a scenario run with different
+// parameters, are an error naming both files.
+func Merge(in []Input) (*Result, error) {
+	if len(in) == 0 {
+		return nil, errors.New("nothing to merge")
+	}
+	first := in[0]
+	out := &Result{
+		Schema:      first.Result.Schema,
+		Tailgate:    first.Result.Tailgate,
+		Started:     first.Result.Started,
+		Finished:    first.Result.Finished,
+		Target:      first.Result.Target,
+		Environment: first.Result.Environment,
+		Scenarios:   []Scenario{},
+	}
+	from := map[string]string{} // scenario → file it first came from
+	for _, x := range in {
+		r := x.Result
+		if r.Schema != out.Schema {
+			return nil, fmt.Errorf("%w: %s has schema %d, %s has %d", ErrMismatch, first.Path, out.Schema, x.Path, r.Schema)
+		}
+		if r.Target != out.Target {
+			return nil, fmt.Errorf("%w: %s is target %s, %s is target %s; merge the runs of one target at a time",
+				ErrMismatch, first.Path, describeTarget(out.Target), x.Path, describeTarget(r.Target))
+		}
+		if f, a, b := envDiff(out.Environment, r.Environment); f != "" {
+			return nil, fmt.Errorf("%w: environments differ in %s: %s has %q, %s has %q",
+				ErrMismatch, f, first.Path, a, x.Path, b)
+		}
+		if r.Started.Before(out.Started) {
+			out.Started = r.Started
+		}
+		if r.Finished.After(out.Finished) {
+			out.Finished = r.Finished
+		}
+		if r.Partial {
+			out.Partial = true
+			if out.Error == "" {
+				out.Error = x.Path + ": " + r.Error
+			}
+		}
+		for _, s := range r.Scenarios {
+			have := out.Find(s.Name)
+			if have == nil {
+				out.Scenarios = append(out.Scenarios, cloneScenario(s))
+				from[s.Name] = x.Path
+				continue
+			}
+			if have.Params != s.Params {
+				return nil, fmt.Errorf("%w: scenario %s was run with different parameters in %s and %s",
+					ErrMismatch, s.Name, from[s.Name], x.Path)
+			}
+			for name, m := range s.Metrics {
+				hm := have.Metrics[name]
+				if hm == nil {
+					hm = &Metric{Unit: m.Unit}
+					have.Metrics[name] = hm
+				}
+				hm.Trials = append(hm.Trials, m.Trials...)
+			}
+			have.Trials += s.Trials
+		}
+	}
+	slices.SortStableFunc(out.Scenarios, func(a, b Scenario) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func cloneScenario(s Scenario) Scenario {
+	c := s
+	c.Metrics = make(map[string]*Metric, len(s.Metrics))
+	for k, m := range maps.All(s.Metrics) {
+		mc := *m
+		mc.Trials = slices.Clone(m.Trials)
+		c.Metrics[k] = &mc
+	}
+	return c
+}
+
+func describeTarget(t Target) string {
+	s := t.Name
+	if t.Kernel != "" {
+		s += " (" + t.Kernel + ")"
+	}
+	return s
+}
+
+// envDiff returns the first field in which two environments differ for the
+// purpose of comparing measurements, or "".
+func envDiff(a, b Environment) (field, va, vb string) {
+	switch {
+	case a.KernelRelease != b.KernelRelease:
+		return "kernel_release", a.KernelRelease, b.KernelRelease
+	case a.ConfigHash != b.ConfigHash:
+		return "config_hash", a.ConfigHash, b.ConfigHash
+	case a.CPUModel != b.CPUModel:
+		return "cpu_model", a.CPUModel, b.CPUModel
+	case a.CPUs != b.CPUs:
+		return "cpus", fmt.Sprint(a.CPUs), fmt.Sprint(b.CPUs)
+	}
+	return "", "", ""
+}
