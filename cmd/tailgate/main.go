@@ -81,6 +81,8 @@ func commands() []command {
 		{"calibrate", "run a scenario twice and report the noise floor", cmdCalibrate},
 		{"baseline", "show or save stored baselines", cmdBaseline},
 		{"kernels", "list cached and available kernels, fetch one", cmdKernels},
+		{"merge", "combine Results of one target (CI matrix shards)", cmdMerge},
+		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
 	}
 }
 

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// TestShardRunsMerge runs the built-ins as three shards and merges them:
+// every scenario exactly once.
+func TestShardRunsMerge(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := 1; i <= 3; i++ {
+		out := filepath.Join(dir, "shard"+string(rune('0'+i))+".json")
+		code, _, stderr := runInProcess(t, "run", "--shard", string(rune('0'+i))+"/3", "--trials", "1", "--duration", "100ms", "--warmup", "0s", "-o", out)
+		if code != 0 {
+			t.Fatalf("shard %d/3: exit %d: %s", i, code, stderr)
+		}
+		files = append(files, out)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	code, _, stderr := runInProcess(t, append([]string{"merge", "-o", merged}, files...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	r, err := result.Load(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, s := range r.Scenarios {
+		got = append(got, s.Name)
+	}
+	for _, s := range scenarios.Builtin() {
+		want = append(want, s.Name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("merged scenarios %v, want each built-in once: %v", got, want)
+	}
+}
+
+func TestMergeRefusesOtherKernel(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	r := &result.Result{Schema: result.SchemaVersion, Target: result.Target{Name: "host", Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0"}}
+	result.Write(a, r)
+	r.Environment.KernelRelease = "6.12.0"
+	result.Write(b, r)
+	code, _, stderr := runInProcess(t, "merge", a, b)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	for _, s := range []string{a, b, "kernel_release"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("error does not name %q: %s", s, stderr)
+		}
+	}
+}
+
+func TestDoctorOnThisMachine(t *testing.T) {
+	code, stdout, stderr := runInProcess(t, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, s := range []string{"syscall tracer", "sched tracer", "loads and attaches"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("doctor output lacks %q:\n%s", s, stdout)
+		}
+	}
+}
