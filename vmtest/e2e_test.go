@@ -92,7 +92,7 @@ func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Dura
 	}
 	var ve *VMError
 	if !errors.As(err, &ve) {
-		t.Fatalf("Run = %v, want a *VMError", err)
+		return nil, err
 	}
 	if ve.ConsoleLog == "" {
 		t.Error("no console log named")
@@ -157,7 +157,7 @@ func TestE2EGuestPanic(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			ve, err := bootTest(t, context.Background(), tc.mode, time.Minute, nil)
-			if !errors.Is(err, ErrGuestPanic) {
+			if !errors.Is(err, ErrGuestPanic) || ve == nil {
 				t.Fatalf("err = %v, want ErrGuestPanic", err)
 			}
 			if len(ve.Lines) == 0 || !strings.Contains(ve.Lines[0], tc.text) || !strings.Contains(err.Error(), tc.text) {
@@ -169,8 +169,8 @@ func TestE2EGuestPanic(t *testing.T) {
 
 func TestE2EDeadline(t *testing.T) {
 	t0 := time.Now()
-	_, err := bootTest(t, context.Background(), "sleep", 8*time.Second, nil)
-	if !errors.Is(err, ErrDeadline) {
+	ve, err := bootTest(t, context.Background(), "sleep", 8*time.Second, nil)
+	if !errors.Is(err, ErrDeadline) || ve == nil {
 		t.Fatalf("err = %v, want ErrDeadline", err)
 	}
 	if d := time.Since(t0); d > 15*time.Second {
@@ -187,8 +187,8 @@ func TestE2ECancel(t *testing.T) {
 			once.Do(cancel) // as SIGINT would
 		}
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %q, want one line wrapping context.Canceled", err)
 	}
 }
 

@@ -200,7 +200,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		if vm.Accel == "kvm" {
 			return nil, &VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail(), ConsoleLog: consolePath}
 		}
-		kvmBroken.Store(stall)
+		kvmBroken.Store(true)
 		fmt.Fprintf(console, "\ntailgate: %s; retrying with TCG\n", stall)
 		progress(stall + "; retrying with TCG")
 		accel, why = "tcg", "KVM is broken here; timings are emulated"
@@ -216,7 +216,8 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return nil, fail(fmt.Errorf("%w: killed after %v", ErrDeadline, vm.Deadline))
 	case ctx.Err() != nil:
-		return nil, fail(ctx.Err())
+		// Interrupted by the user: the console is not news.
+		return nil, fmt.Errorf("vm %s: %w", vm.Name, context.Cause(ctx))
 	}
 	raw, err := os.ReadFile(resultsPath)
 	if err != nil {
@@ -383,8 +384,8 @@ func chooseAccel(want string) (accel, why string, err error) {
 	kvmErr := kvmUsable()
 	switch want {
 	case "", "auto":
-		if s, ok := kvmBroken.Load().(string); ok {
-			return "tcg", s + " in an earlier VM; timings are emulated", nil
+		if kvmBroken.Load() {
+			return "tcg", "KVM failed to start an earlier VM's kernel; timings are emulated", nil
 		}
 		if kvmErr == nil {
 			return "kvm", "/dev/kvm is usable", nil
@@ -403,7 +404,7 @@ func chooseAccel(want string) (accel, why string, err error) {
 
 // kvmBroken remembers, for the life of the process, that KVM failed to
 // start a kernel, so that later VMs go straight to TCG.
-var kvmBroken atomic.Value
+var kvmBroken atomic.Bool
 
 func kvmUsable() error {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
