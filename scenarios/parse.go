@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	gotoken "github.com/goccy/go-yaml/token"
 )
 
 // ParseError is a bad scenario file: where and what.
@@ -133,16 +134,29 @@ func position(n ast.Node) (line, col int) {
 	case *ast.MappingValueNode:
 		return position(m.Key)
 	}
-	tk := n.GetToken()
+	tk := token(n)
 	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
 		return 1, 1
 	}
 	return tk.Position.Line, max(tk.Position.Column, 1)
 }
 
+// token returns n's token, or nil. Some nodes of a tree built from odd
+// input have no token and panic in GetToken (a document without a
+// "---"), so this asks only the node types known to be safe.
+func token(n ast.Node) *gotoken.Token {
+	switch d := n.(type) {
+	case nil:
+		return nil
+	case *ast.DocumentNode:
+		return d.Start
+	}
+	return n.GetToken()
+}
+
 // text is the source text of a scalar node.
 func text(n ast.Node) string {
-	if tk := n.GetToken(); tk != nil {
+	if tk := token(n); tk != nil {
 		return tk.Value
 	}
 	return ""

@@ -263,8 +263,12 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", good + "---\nname: b\n", `x.yaml:18:1: a second YAML document`},
 		{"alias", strings.Replace(good, "trials: 5", "trials: &n 5", 1),
 			`x.yaml:11:9: anchors and aliases are not supported`},
-		{"workload not a mapping", strings.Replace(good, "workload:\n", "workload: syscall\nx:\n", 1),
-			`x.yaml:4:1: unknown key "x" in scenario`},
+		{"workload not a mapping", "name: w\nworkload: syscall\n",
+			`x.yaml:2:11: workload must be a mapping, got a string`},
+		{"unterminated quote", strings.Replace(good, "description: read", `description: "read`, 1),
+			`x.yaml:2:14: bad YAML: could not find end character of double-quoted text`},
+		{"tab indentation", strings.Replace(good, "  kind: syscall", "\tkind: syscall", 1),
+			`x.yaml:4:`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,7 +329,14 @@ func TestParams(t *testing.T) {
 	if len(p) != 64 {
 		t.Fatalf("Params = %q; want 64 hex digits", p)
 	}
-	same := func(s *Scenario) { s.Trials = 9; s.Warmup = 0; s.Gate = nil; s.Description = "x"; s.Name = "other"; s.Source = "b" }
+	same := func(s *Scenario) {
+		s.Trials = 9
+		s.Warmup = 0
+		s.Gate = nil
+		s.Description = "x"
+		s.Name = "other"
+		s.Source = "b"
+	}
 	tests := []struct {
 		name   string
 		change func(s *Scenario)

@@ -1,5 +1,31 @@
 // Package scenarios holds the scenario model, its strict YAML parser, the
 // built-in scenarios (embedded) and the workloads that generate events.
+//
+// A scenario file:
+//
+//	name: syscall-read            # [a-z0-9-]+
+//	description: read(2) of 4 KiB from /dev/zero
+//	workload:
+//	  kind: syscall               # syscall, pingpong, timer, fork, noise
+//	  syscall: read               # syscall: read, write, getppid
+//	  size: 4096                  # syscall read/write: bytes per call
+//	  threads: 1                  # syscall, timer, fork
+//	  rate: 0                     # syscall: calls/s per thread; 0 = closed loop
+//	  noise: 0                    # any kind: CPU hogs, a number or ncpu
+//	  # pingpong: channel (pipe, eventfd, futex), pairs
+//	  # timer: interval (1ms), priority (SCHED_FIFO 1-99; 0 = SCHED_OTHER)
+//	  # fork: mode (fork, thread)
+//	tracers:
+//	  syscall: {syscalls: [read]} # names from SyscallNumbers
+//	  sched: {}
+//	trials: 5
+//	warmup: 1s
+//	duration: 5s
+//	gate:                         # metric or "*": percentile: threshold
+//	  syscall.read: {p99: 10%}    # p50, p90, p99, p99.9, max; 10% or 0.10
+//
+// Unknown keys, and keys of another workload kind, are errors. Parse
+// documents the defaults.
 package scenarios
 
 import "time"

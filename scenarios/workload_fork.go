@@ -211,10 +211,13 @@ func (h *hogs) start() (stop func() (Stats, error), err error) {
 		if err == nil {
 			<-stopc
 		}
-		var reapErr error
+		// Kill them all before reaping any, so they die in parallel.
 		for _, pid := range pids {
 			m.sys["kill"]++
 			_ = unix.Kill(pid, unix.SIGKILL) // fails only if it is gone already
+		}
+		var reapErr error
+		for _, pid := range pids {
 			if err := reap(pid, m); err != nil && reapErr == nil {
 				reapErr = err
 			}

@@ -107,7 +107,7 @@ func (l *pingpongLoad) run(ctx context.Context) (Stats, error) {
 // each direction, or the futex word set to stopped.
 func (l *pingpongLoad) wake(sys map[string]uint64) {
 	m := &member{sys: sys}
-	buf := token()
+	buf := newToken()
 	for _, p := range l.pairs {
 		if l.w.Channel == "futex" {
 			p.word.Store(turnStopped)
@@ -120,7 +120,7 @@ func (l *pingpongLoad) wake(sys map[string]uint64) {
 	}
 }
 
-func token() []byte {
+func newToken() []byte {
 	b := make([]byte, 8)
 	binary.NativeEndian.PutUint64(b, 1) // an eventfd adds this to its counter
 	return b
@@ -132,7 +132,7 @@ func (l *pingpongLoad) thread(i int, c *crew, m *member) {
 		p.futexThread(side, c, m)
 		return
 	}
-	buf := token()[:p.msg]
+	buf := newToken()[:p.msg]
 	in, out := p.rd[1], p.wr[0] // A: send on 0, receive on 1
 	if side == 1 {
 		in, out = p.rd[0], p.wr[1]
