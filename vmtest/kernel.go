@@ -352,6 +352,14 @@ func (c *KernelCache) fetch(ctx context.Context, abi string) (*Kernel, error) {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
 	}
+	// Fetches killed part way leave their temporary directories behind.
+	if old, _ := filepath.Glob(filepath.Join(c.Dir, ".fetch-"+abi+"-*")); len(old) > 0 {
+		for _, d := range old {
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.RemoveAll(d)
+			}
+		}
+	}
 	tmp, err := os.MkdirTemp(c.Dir, ".fetch-"+abi+"-")
 	if err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
@@ -634,6 +642,9 @@ func (c *KernelCache) local(path string) (*Kernel, error) {
 	abs, _ := filepath.Abs(path)
 	k := &Kernel{Spec: path, Image: abs}
 	if bytes.HasPrefix(b, []byte("\x7fELF")) {
+		if err := checkPVH(b); err != nil {
+			return nil, fmt.Errorf("kernel %q: %w; give the bzImage instead", path, err)
+		}
 		k.Vmlinux = abs
 		return k, nil
 	}

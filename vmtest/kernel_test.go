@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -105,12 +106,47 @@ func fakeBzImage(payload []byte) []byte {
 	return b
 }
 
+// testELF returns a minimal x86-64 ELF with one PT_NOTE segment holding
+// the Xen PVH entry note (or another note), padded to at least size bytes.
+func testELF(pvh bool, size int) []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 64+56)
+	copy(b, "\x7fELF\x02\x01\x01")
+	le.PutUint16(b[16:], 2)  // ET_EXEC
+	le.PutUint16(b[18:], 62) // EM_X86_64
+	le.PutUint32(b[20:], 1)  // version
+	le.PutUint64(b[32:], 64) // phoff
+	le.PutUint16(b[52:], 64) // ehsize
+	le.PutUint16(b[54:], 56) // phentsize
+	le.PutUint16(b[56:], 1)  // phnum
+	le.PutUint16(b[58:], 64) // shentsize
+	typ := uint32(18)        // XEN_ELFNOTE_PHYS32_ENTRY
+	if !pvh {
+		typ = 1
+	}
+	note := le.AppendUint32(nil, 4)
+	note = le.AppendUint32(note, 4)
+	note = le.AppendUint32(note, typ)
+	note = append(note, "Xen\x00"...)
+	note = le.AppendUint32(note, 0x1000000)
+	ph := b[64:]
+	le.PutUint32(ph[0:], uint32(elf.PT_NOTE))
+	le.PutUint64(ph[8:], uint64(len(b)))     // offset
+	le.PutUint64(ph[32:], uint64(len(note))) // filesz
+	le.PutUint64(ph[40:], uint64(len(note))) // memsz
+	b = append(b, note...)
+	for len(b) < size {
+		b = append(b, "kernel text "...)
+	}
+	return b
+}
+
 func sizeAppended(b []byte, n int) []byte {
 	return binary.LittleEndian.AppendUint32(b, uint32(n))
 }
 
 func TestExtractVmlinux(t *testing.T) {
-	elf := append([]byte("\x7fELF"), bytes.Repeat([]byte("kernel text "), 5000)...)
+	elf := testELF(true, 60000)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(elf)
@@ -147,6 +183,15 @@ func TestExtractVmlinux(t *testing.T) {
 	t.Run("wrong size", func(t *testing.T) {
 		if _, err := extractVmlinux(fakeBzImage(sizeAppended(zst, len(elf)+1))); err == nil {
 			t.Error("a wrong appended size was accepted")
+		}
+	})
+	t.Run("no PVH note", func(t *testing.T) {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(testELF(false, 100))
+		zw.Close()
+		if _, err := extractVmlinux(fakeBzImage(gz.Bytes())); err == nil || !strings.Contains(err.Error(), "PVH") {
+			t.Errorf("err = %v, want no PVH note", err)
 		}
 	})
 	t.Run("not bzImage", func(t *testing.T) {

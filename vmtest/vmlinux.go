@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,7 +33,46 @@ func extractVmlinux(bz []byte) ([]byte, error) {
 	if !bytes.HasPrefix(elf, []byte("\x7fELF")) {
 		return nil, errors.New("payload does not decompress to an ELF")
 	}
+	if err := checkPVH(elf); err != nil {
+		return nil, err
+	}
 	return elf, nil
+}
+
+// checkPVH checks that an ELF kernel has the PVH entry point QEMU needs
+// to boot it (the Xen PHYS32_ENTRY note, from CONFIG_PVH).
+func checkPVH(b []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("kernel ELF: %w", err)
+	}
+	defer f.Close()
+	const xenElfnotePhys32Entry = 18
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		notes, err := io.ReadAll(io.LimitReader(p.Open(), 1<<20))
+		if err != nil {
+			continue
+		}
+		for len(notes) >= 12 {
+			namesz := binary.LittleEndian.Uint32(notes[0:])
+			descsz := binary.LittleEndian.Uint32(notes[4:])
+			typ := binary.LittleEndian.Uint32(notes[8:])
+			nameEnd := 12 + (uint64(namesz)+3)&^3
+			end := nameEnd + (uint64(descsz)+3)&^3
+			if end > uint64(len(notes)) {
+				break
+			}
+			name := notes[12 : 12+namesz]
+			if typ == xenElfnotePhys32Entry && string(bytes.TrimRight(name, "\x00")) == "Xen" {
+				return nil
+			}
+			notes = notes[end:]
+		}
+	}
+	return errors.New("kernel ELF has no PVH entry note (built without CONFIG_PVH)")
 }
 
 // bzPayload returns the compressed kernel of a bzImage, found through the
