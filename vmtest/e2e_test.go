@@ -1,8 +1,10 @@
 package vmtest
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,5 +211,71 @@ func TestE2EUnknownKernel(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(c.Dir); len(ents) != 0 {
 		t.Errorf("cache has leftovers: %v", ents)
+	}
+}
+
+// TestMain doubles as the helper process of TestE2EParentKilled.
+func TestMain(m *testing.M) {
+	if os.Getenv("VMTEST_HELPER_KERNEL") != "" {
+		helperRunVM()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// helperRunVM boots a sleeping guest and prints its progress; the test
+// kills this process while the guest sleeps.
+func helperRunVM() {
+	c, _ := DefaultKernelCache()
+	k, err := c.Resolve(context.Background(), os.Getenv("VMTEST_HELPER_KERNEL"))
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	vm := VM{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), MemMiB: 512, Cmdline: "tgtest=sleep", Deadline: time.Minute}
+	_, err = Run(context.Background(), vm, GuestRequest{}, func(s string) { fmt.Println(s) })
+	fmt.Println("error:", err)
+	os.Exit(1)
+}
+
+// TestE2EParentKilled kills the process running the VM without warning:
+// QEMU must die with it.
+func TestE2EParentKilled(t *testing.T) {
+	k := testKernel(t)
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "VMTEST_HELPER_KERNEL="+k.Spec, "VMTEST_HELPER_INIT="+buildStaticBinary(t))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		t.Log("helper: " + sc.Text())
+		if strings.Contains(sc.Text(), "test guest mode sleep") {
+			break
+		}
+		if strings.HasPrefix(sc.Text(), "error:") {
+			t.Fatal("helper failed")
+		}
+	}
+	if pids := qemuProcesses(t, tmp); len(pids) != 1 {
+		t.Fatalf("want the helper's QEMU running, found pids %v", pids)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for i := 0; ; i++ {
+		pids := qemuProcesses(t, tmp)
+		if len(pids) == 0 {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("QEMU %v outlived its killed parent", pids)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
