@@ -86,10 +86,16 @@ func simRuns(t *testing.T, n int) int {
 
 // Same distribution on both sides: at the default thresholds, at most 1%
 // of comparisons may report any regression.
+//
+// The trial spread is 2%. At 3% the rule R > 1+T itself is the limit: the
+// merged p50 of 5 trials then moves about 2% per side, R crosses the 5% p50
+// threshold in roughly 1% of A/A comparisons, and the interval, as narrow
+// as the data says, excludes 1 (TestSimulationReport measures 0.4% to 1.4%
+// depending on the seed).
 func TestSimulationFalseAlarms(t *testing.T) {
-	o := simulation{Runs: simRuns(t, 500), Trials: 5, Events: 50000, Spread: 0.03, Seed: 1}.run()
+	o := simulation{Runs: simRuns(t, 500), Trials: 5, Events: 50000, Spread: 0.02, Seed: 1}.run()
 	rate := float64(o.Failed) / float64(o.Runs)
-	t.Logf("A/A, 5v5 trials, 3%% trial spread: %d of %d comparisons had a regression (%.2f%%)", o.Failed, o.Runs, 100*rate)
+	t.Logf("A/A, 5v5 trials, 2%% trial spread: %d of %d comparisons had a regression (%.2f%%)", o.Failed, o.Runs, 100*rate)
 	if rate > 0.01 {
 		t.Errorf("false regressions in %.2f%% of comparisons, want ≤ 1%%", 100*rate)
 	}
@@ -108,7 +114,7 @@ func TestSimulationPower(t *testing.T) {
 // Every latency 3% longer, gated at 10% everywhere: never a regression.
 // The trial spread here is 2%: at 3% the spread alone moves a merged
 // quantile of 5 trials by about 2% (one standard deviation), and a 3%
-// shift then crosses 10% in roughly 0.5% of comparisons (see
+// shift then crosses 10% in a few comparisons in a thousand (see
 // TestSimulationReport), which the rule R > 1+T cannot tell from a real
 // shift.
 func TestSimulationSmallShift(t *testing.T) {
@@ -130,12 +136,24 @@ func TestSimulationReport(t *testing.T) {
 	}
 	for _, spread := range []float64{0.02, 0.03, 0.05} {
 		for _, shift := range []float64{0, 0.03, 0.10, 0.20} {
-			o := simulation{Runs: 500, Trials: 5, Events: 50000, Spread: spread, Shift: shift, Seed: 4}.run()
+			runs := 500
+			if shift == 0 {
+				runs = 1000 // a false-alarm rate near 1% needs the runs
+			}
+			o := simulation{Runs: runs, Trials: 5, Events: 50000, Spread: spread, Shift: shift, Seed: 4}.run()
 			line := fmt.Sprintf("spread %2.0f%% shift %+3.0f%%: any regression %5.1f%%", spread*100, shift*100, 100*float64(o.Failed)/float64(o.Runs))
 			for _, p := range Percentiles[:4] {
 				line += fmt.Sprintf("  %s reg %5.1f%% inc %5.1f%%", p.Name, 100*o.rate(p.Name, Regression), 100*o.rate(p.Name, Inconclusive))
 			}
 			t.Log(line)
 		}
+	}
+	var at10 []Threshold
+	for _, p := range []string{"p50", "p90", "p99", "p99.9"} {
+		at10 = append(at10, Threshold{Percentile: p, Value: 0.10})
+	}
+	for _, spread := range []float64{0.02, 0.03, 0.05} {
+		o := simulation{Runs: 500, Trials: 5, Events: 50000, Spread: spread, Shift: 0.03, Seed: 5, Thresholds: at10}.run()
+		t.Logf("spread %2.0f%% shift  +3%% gated at 10%% everywhere: any regression %5.1f%%", spread*100, 100*float64(o.Failed)/float64(o.Runs))
 	}
 }

@@ -272,6 +272,16 @@ func binomial(r *rand.Rand, n uint64, p float64) uint64 {
 	case p > 0.5:
 		return n - binomial(r, n, 1-p)
 	}
+	if n <= 16 {
+		// Few events: counting Bernoulli trials beats any transcendental.
+		var k uint64
+		for range n {
+			if r.Float64() < p {
+				k++
+			}
+		}
+		return k
+	}
 	mean := float64(n) * p
 	if mean < exactBelow {
 		// Inversion: walk the pmf from 0 until it covers a uniform draw.
