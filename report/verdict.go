@@ -143,6 +143,9 @@ func environmentWarnings(base, cand *result.Result) []string {
 		name string
 		r    *result.Result
 	}{{"baseline", base}, {"candidate", cand}} {
+		if s.r.Partial {
+			w = append(w, fmt.Sprintf("the %s run is partial (%s): trials are missing", s.name, s.r.Error))
+		}
 		if s.r.Target.Accel == "tcg" {
 			w = append(w, fmt.Sprintf("the %s ran under TCG: timings are emulated and say little about real hardware", s.name))
 		}

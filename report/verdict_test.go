@@ -164,12 +164,13 @@ func TestCompare(t *testing.T) {
 		c := synthResult(t, 2, "abc", "tcg", 0, 1)
 		c.Environment.CPUs = 4
 		c.Environment.KernelRelease = "6.12.0"
+		c.Partial, c.Error = true, "interrupted"
 		rep, err := Compare(base, c, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		all := strings.Join(rep.Warnings, "\n")
-		for _, want := range []string{`kernel release is "6.1.0" in the baseline, "6.12.0" in the candidate`, `CPU count is "2" in the baseline, "4"`, `target accel is "" in the baseline, "tcg"`, "candidate ran under TCG"} {
+		for _, want := range []string{`kernel release is "6.1.0" in the baseline, "6.12.0" in the candidate`, `CPU count is "2" in the baseline, "4"`, `target accel is "" in the baseline, "tcg"`, "candidate ran under TCG", "candidate run is partial (interrupted)"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("warnings lack %q:\n%s", want, all)
 			}
