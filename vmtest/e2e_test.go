@@ -196,10 +196,17 @@ func TestE2ECancel(t *testing.T) {
 }
 
 func TestE2EGuestError(t *testing.T) {
-	_, err := bootTest(t, context.Background(), "error", time.Minute, nil)
-	var ge *GuestError
-	if !errors.As(err, &ge) || ge.Msg != "the workload failed on purpose" {
-		t.Fatalf("err = %v, want the guest's error", err)
+	for _, tc := range []struct{ mode, want string }{
+		{"error", "the workload failed on purpose"},
+		{"gopanic", "guest panic: the workload panicked on purpose"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, err := bootTest(t, context.Background(), tc.mode, time.Minute, nil)
+			var ge *GuestError
+			if !errors.As(err, &ge) || !strings.HasPrefix(ge.Msg, tc.want) {
+				t.Fatalf("err = %v, want the guest's error %q", err, tc.want)
+			}
+		})
 	}
 }
 

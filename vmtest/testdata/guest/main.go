@@ -2,7 +2,7 @@
 // reports the kernel release, or misbehaves as the kernel command line's
 // tgtest= option asks: panic (the kernel crashes through sysrq), exit (init
 // exits, so the kernel panics), sleep (never answers), error (the run
-// fails).
+// fails), gopanic (the run panics).
 package main
 
 import (
@@ -49,6 +49,8 @@ func run(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*
 		time.Sleep(time.Hour)
 	case "error":
 		return nil, errors.New("the workload failed on purpose")
+	case "gopanic":
+		panic("the workload panicked on purpose")
 	}
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
