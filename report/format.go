@@ -14,10 +14,11 @@ const (
 	Markdown Format = "markdown"
 	JSON     Format = "json"
 	JUnit    Format = "junit"
+	GitHub   Format = "github" // GitHub Actions workflow commands (annotations)
 )
 
 // Formats lists the formats Write knows.
-var Formats = []Format{Text, Markdown, JSON, JUnit}
+var Formats = []Format{Text, Markdown, JSON, JUnit, GitHub}
 
 // ParseFormat checks a format name.
 func ParseFormat(s string) (Format, error) {
@@ -26,7 +27,7 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q (want text, markdown, json or junit)", s)
+	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit or github)", s)
 }
 
 // Write renders r in format f.
@@ -40,6 +41,8 @@ func Write(w io.Writer, r *Report, f Format) error {
 		return WriteJSON(w, r)
 	case JUnit:
 		return WriteJUnit(w, r)
+	case GitHub:
+		return WriteGitHub(w, r)
 	}
 	return fmt.Errorf("unknown format %q", f)
 }
