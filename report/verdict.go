@@ -193,6 +193,10 @@ func CompareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	slices.Sort(names)
 	slices.Sort(sr.Warnings)
 	for _, name := range names {
+		if base.Metrics[name].Merged().Count() == 0 && cand.Metrics[name].Merged().Count() == 0 {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("metric %s has no events on either side; not compared", name))
+			continue
+		}
 		th := func(p Percentile) (float64, bool) { return ResolveThreshold(name, p.Name, gate, opt.Thresholds) }
 		sr.Verdicts = append(sr.Verdicts, CompareMetric(name, trialsOf(base.Metrics[name]), trialsOf(cand.Metrics[name]), th, opt.Resamples)...)
 	}

@@ -190,6 +190,24 @@ func TestCompare(t *testing.T) {
 			t.Error(d)
 		}
 	})
+	t.Run("no events on either side", func(t *testing.T) {
+		b, c := synthResult(t, 1, "abc", "", 0, 5), synthResult(t, 2, "abc", "", 0, 5)
+		empty := func() *result.Metric { return &result.Metric{Trials: []result.Trial{{Histogram: hist.New()}}} }
+		b.Scenarios[0].Metrics["sched.wakeup_new"] = empty()
+		c.Scenarios[0].Metrics["sched.wakeup_new"] = empty()
+		rep, err := Compare(b, c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range rep.Scenarios[0].Verdicts {
+			if v.Metric == "sched.wakeup_new" {
+				t.Fatalf("verdict for a metric with no events: %+v", v)
+			}
+		}
+		if d := cmp.Diff([]string{"metric sched.wakeup_new has no events on either side; not compared"}, rep.Scenarios[0].Warnings); d != "" {
+			t.Error(d)
+		}
+	})
 	t.Run("no scenario in common", func(t *testing.T) {
 		c := synthResult(t, 2, "abc", "", 0, 5)
 		c.Scenarios[0].Name = "other"
