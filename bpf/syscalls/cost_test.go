@@ -15,7 +15,8 @@ import (
 
 // BenchmarkTracerCost measures what tracing costs a traced syscall: getppid
 // in a loop with no BPF attached, with empty programs on sys_enter/sys_exit,
-// and with the syscall tracer counting it. The three interleave in rounds so
+// with programs that only read the clock there (the floor of any latency
+// tracer), and with the syscall tracer counting it. The three interleave in rounds so
 // that drift on a shared machine hits all alike; the reported figures are
 // medians over rounds and their ratios.
 //
@@ -34,29 +35,34 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		return float64(time.Since(start).Nanoseconds()) / calls
 	}
-	attachEmpty := func() (func(), []*ebpf.Program) {
-		var objs emptyObjects
-		if err := loadEmptyObjects(&objs, nil); err != nil {
-			b.Fatal(err)
-		}
-		l1, err := link.AttachTracing(link.TracingOptions{Program: objs.EmptyEnter})
-		if err != nil {
-			b.Fatal(err)
-		}
-		l2, err := link.AttachTracing(link.TracingOptions{Program: objs.EmptyExit})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return func() { l1.Close(); l2.Close(); objs.Close() }, []*ebpf.Program{objs.EmptyEnter, objs.EmptyExit}
+	var objs emptyObjects
+	if err := loadEmptyObjects(&objs, nil); err != nil {
+		b.Fatal(err)
 	}
-	var none, empty, traced []float64
+	defer objs.Close()
+	attach := func(enter, exit *ebpf.Program) (func(), []*ebpf.Program) {
+		l1, err := link.AttachTracing(link.TracingOptions{Program: enter})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l2, err := link.AttachTracing(link.TracingOptions{Program: exit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() { l1.Close(); l2.Close() }, []*ebpf.Program{enter, exit}
+	}
+	var none, empty, clock, traced []float64
 	var bpfEmpty, bpfTracer []float64
 	for range b.N {
 		none = append(none, loop())
 
-		detach, progs := attachEmpty()
+		detach, progs := attach(objs.EmptyEnter, objs.EmptyExit)
 		empty = append(empty, loop())
 		bpfEmpty = append(bpfEmpty, runStats(progs, loop))
+		detach()
+
+		detach, _ = attach(objs.ClockEnter, objs.ClockExit)
+		clock = append(clock, loop())
 		detach()
 
 		tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}})
@@ -86,7 +92,10 @@ func BenchmarkTracerCost(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(med(none), "ns/syscall-none")
 	b.ReportMetric(med(empty), "ns/syscall-empty")
+	b.ReportMetric(med(clock), "ns/syscall-clock")
 	b.ReportMetric(med(traced), "ns/syscall-tracer")
+	b.ReportMetric(med(clock)/med(empty), "clock/empty")
+	b.ReportMetric(med(traced)/med(clock), "tracer/clock")
 	b.ReportMetric(med(traced)/med(empty), "tracer/empty")
 	b.ReportMetric(med(traced)/med(none), "tracer/none")
 	b.ReportMetric(med(bpfTracer), "bpf-ns/run-tracer")

@@ -16,8 +16,11 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	emptyProgClockEnter = "clock_enter"
+	emptyProgClockExit  = "clock_exit"
 	emptyProgEmptyEnter = "empty_enter"
 	emptyProgEmptyExit  = "empty_exit"
+	emptyVarSink        = "sink"
 )
 
 // loadEmpty returns the embedded CollectionSpec for empty.
@@ -62,6 +65,8 @@ type emptySpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type emptyProgramSpecs struct {
+	ClockEnter *ebpf.ProgramSpec `ebpf:"clock_enter"`
+	ClockExit  *ebpf.ProgramSpec `ebpf:"clock_exit"`
 	EmptyEnter *ebpf.ProgramSpec `ebpf:"empty_enter"`
 	EmptyExit  *ebpf.ProgramSpec `ebpf:"empty_exit"`
 }
@@ -76,6 +81,7 @@ type emptyMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type emptyVariableSpecs struct {
+	Sink *ebpf.VariableSpec `ebpf:"sink"`
 }
 
 // emptyObjects contains all objects after they have been loaded into the kernel.
@@ -108,18 +114,23 @@ func (m *emptyMaps) Close() error {
 //
 // It can be passed to loadEmptyObjects or ebpf.CollectionSpec.LoadAndAssign.
 type emptyVariables struct {
+	Sink *ebpf.Variable `ebpf:"sink"`
 }
 
 // emptyPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadEmptyObjects or ebpf.CollectionSpec.LoadAndAssign.
 type emptyPrograms struct {
+	ClockEnter *ebpf.Program `ebpf:"clock_enter"`
+	ClockExit  *ebpf.Program `ebpf:"clock_exit"`
 	EmptyEnter *ebpf.Program `ebpf:"empty_enter"`
 	EmptyExit  *ebpf.Program `ebpf:"empty_exit"`
 }
 
 func (p *emptyPrograms) Close() error {
 	return _EmptyClose(
+		p.ClockEnter,
+		p.ClockExit,
 		p.EmptyEnter,
 		p.EmptyExit,
 	)
