@@ -55,7 +55,10 @@ func verdictLabel(v Verdict) string {
 		s := "inconclusive"
 		if dir != "" {
 			s += " (" + dir
-			if v.TrialsToSettle > 0 {
+			switch {
+			case v.TrialsToSettle >= maxTrialsToSettle:
+				s += fmt.Sprintf(" >%d trials", maxTrialsToSettle)
+			case v.TrialsToSettle > 0:
 				s += fmt.Sprintf(" ~%d trials", v.TrialsToSettle)
 			}
 			s += ")"
