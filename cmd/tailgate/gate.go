@@ -38,12 +38,16 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&basePath, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
 	fs.BoolVar(&save, "save-baseline", false, "store this run as the baseline where none exists, and refresh existing ones when the gate passes")
 	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
+	var candPath string
+	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--trials N] [--duration D]\n"+
-			"       [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-o RESULT]\n\n"+
+			"       [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-o RESULT]\n"+
+			"       tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]\n\n"+
 			"Runs the scenarios (none: every built-in), compares each with its stored baseline and reports.\n"+
+			"With --candidate, gates a Result made earlier (merged CI shards) instead of running.\n"+
 			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure\n\n")
 		fs.PrintDefaults()
 		return nil
@@ -58,47 +62,14 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	ss, err := lookupScenarios(pos)
+	var res *result.Result
+	if candPath != "" {
+		res, err = gateCandidate(fs, pos, candPath)
+	} else {
+		res, err = gateRun(ctx, &rf, pos, basePath, save, stderr)
+	}
 	if err != nil {
 		return err
-	}
-
-	// Check the baselines before spending minutes on the run. The kernel
-	// release is not known yet: any stored for the target will do here.
-	target := hostTarget
-	var missing []string
-	for _, s := range ss {
-		_, err := baseline.Load(basePath, s.Name, target, "")
-		switch {
-		case errors.Is(err, baseline.ErrNotFound):
-			missing = append(missing, s.Name)
-		case err != nil:
-			return &usageError{fmt.Errorf("baseline: %w", err)}
-		}
-	}
-	if len(missing) > 0 && !save {
-		return usagef("no baseline for %s on %s in %s; create one with: tailgate gate %s--baseline %s --save-baseline",
-			strings.Join(missing, ", "), target, basePath, joinArgs(pos), basePath)
-	}
-
-	p := progress.New(stderr)
-	req, err := rf.request(ss, p)
-	if err != nil {
-		return err
-	}
-	res, runErr := runScenarios(ctx, req)
-	p.Done()
-	if errors.Is(runErr, context.Canceled) {
-		return infra(errors.New("interrupted; nothing compared"))
-	}
-	if runErr != nil {
-		return classify(runErr)
-	}
-	if rf.output != "" {
-		if err := result.Write(rf.output, res); err != nil {
-			return infra(fmt.Errorf("write result: %w", err))
-		}
-		fmt.Fprintf(stderr, "result written to %s\n", rf.output)
 	}
 
 	base, missing, err := baselinesFor(basePath, res)
@@ -134,6 +105,73 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	return verdictError(rep, f.strict, "gate", stderr)
+}
+
+// gateCandidate loads the Result that --candidate names. The run's own
+// flags would be silently ignored, so they are refused.
+func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result, error) {
+	if len(pos) > 0 {
+		return nil, usagef("--candidate gates a Result made earlier: name no scenarios (got %s)", strings.Join(pos, " "))
+	}
+	var runOnly []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "trials", "duration", "warmup", "o":
+			runOnly = append(runOnly, "-"+fl.Name)
+		}
+	})
+	if len(runOnly) > 0 {
+		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
+	}
+	return loadInput(path, "candidate")
+}
+
+// gateRun checks that the scenarios have baselines, runs them and writes
+// the Result where -o says.
+func gateRun(ctx context.Context, rf *runFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
+	ss, err := lookupScenarios(pos)
+	if err != nil {
+		return nil, err
+	}
+
+	// Check the baselines before spending minutes on the run. The kernel
+	// release is not known yet: any stored for the target will do here.
+	target := hostTarget
+	var missing []string
+	for _, s := range ss {
+		_, err := baseline.Load(basePath, s.Name, target, "")
+		switch {
+		case errors.Is(err, baseline.ErrNotFound):
+			missing = append(missing, s.Name)
+		case err != nil:
+			return nil, &usageError{fmt.Errorf("baseline: %w", err)}
+		}
+	}
+	if len(missing) > 0 && !save {
+		return nil, usagef("no baseline for %s on %s in %s; create one with: tailgate gate %s--baseline %s --save-baseline",
+			strings.Join(missing, ", "), target, basePath, joinArgs(pos), basePath)
+	}
+
+	p := progress.New(stderr)
+	req, err := rf.request(ss, p)
+	if err != nil {
+		return nil, err
+	}
+	res, runErr := runScenarios(ctx, req)
+	p.Done()
+	if errors.Is(runErr, context.Canceled) {
+		return nil, infra(errors.New("interrupted; nothing compared"))
+	}
+	if runErr != nil {
+		return nil, classify(runErr)
+	}
+	if rf.output != "" {
+		if err := result.Write(rf.output, res); err != nil {
+			return nil, infra(fmt.Errorf("write result: %w", err))
+		}
+		fmt.Fprintf(stderr, "result written to %s\n", rf.output)
+	}
+	return res, nil
 }
 
 // saveBaselines stores res as the baseline: every scenario when the gate

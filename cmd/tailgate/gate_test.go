@@ -143,3 +143,64 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("no scenario: exit %d, want 2", code)
 	}
 }
+
+func TestGateCandidate(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "baselines")
+	steady2 := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "steady.json")
+	slow := fakeRun{scenario: "syscall-read", scales: []float64{1.4, 1.41, 1.39, 1.4, 1.4}, seed: 50}.write(t, dir, "slow.json")
+	calls := stubRunner(t) // --candidate never runs
+
+	t.Run("no baseline yet", func(t *testing.T) {
+		if code, _, stderr := cli("gate", "--candidate", steady2, "--baseline", store); code != 2 || !strings.Contains(stderr, "--save-baseline") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("save the first baseline", func(t *testing.T) {
+		code, stdout, stderr := cli("gate", "--candidate", steady2, "--baseline", store, "--save-baseline")
+		if code != 0 || !strings.Contains(stdout, "this run is now the baseline") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("pass", func(t *testing.T) {
+		same := fakeRun{scenario: "syscall-read", scales: steady, seed: 3}.write(t, dir, "same.json")
+		if code, stdout, stderr := cli("gate", "--candidate", same, "--baseline", store); code != 0 || !strings.HasPrefix(stdout, "No regressions") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+	t.Run("regression, annotations", func(t *testing.T) {
+		md := filepath.Join(dir, "report.md")
+		code, stdout, stderr := cli("gate", "--candidate", slow, "--baseline", store, "--format", "github", "--format", "markdown="+md)
+		if code != 1 || !strings.Contains(stdout, "::error title=tailgate%3A syscall-read syscall.read p99 regression::") {
+			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if first, _, _ := strings.Cut(mustRead(t, md), "\n"); !strings.HasSuffix(first, "regressions in 4 gated percentiles.") {
+			t.Errorf("markdown first line %q", first)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"scenarios too", []string{"syscall-read"}, "name no scenarios"},
+		{"run flags", []string{"--trials", "3", "-o", filepath.Join(dir, "x.json")}, "-o, -trials only apply to a run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"gate", "--candidate", slow, "--baseline", store}, c.args...)
+			if code, _, stderr := cli(args...); code != 2 || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d: %s", code, stderr)
+			}
+		})
+	}
+	t.Run("unreadable candidate", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.json")
+		os.WriteFile(bad, []byte("{"), 0o644)
+		if code, _, stderr := cli("gate", "--candidate", bad, "--baseline", store); code != 2 || !strings.Contains(stderr, "candidate") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	if *calls != 0 {
+		t.Errorf("--candidate ran the scenarios %d times", *calls)
+	}
+}
