@@ -158,7 +158,10 @@ func TestWriteInitramfs(t *testing.T) {
 	mod := t.TempDir() + "/virtio.ko"
 	os.WriteFile(mod, []byte("module"), 0o644)
 	var buf bytes.Buffer
-	if err := writeInitramfs(&buf, init, []string{mod}, GuestRequest{Trials: 3}); err != nil {
+	config := t.TempDir() + "/config"
+	os.WriteFile(config, []byte("CONFIG_BPF=y\n"), 0o644)
+	k := &Kernel{Release: "6.1.0-99-test-amd64", Config: config, Modules: []string{mod}}
+	if err := writeInitramfs(&buf, init, k, GuestRequest{Trials: 3}); err != nil {
 		t.Fatal(err)
 	}
 	ents, err := readCPIO(buf.Bytes())
@@ -174,6 +177,9 @@ func TestWriteInitramfs(t *testing.T) {
 	}
 	if e := files["init"]; e.Mode != 0o100755 || !strings.HasPrefix(e.Data, "\x7fELF") {
 		t.Errorf("init: mode %o, %d bytes", e.Mode, len(e.Data))
+	}
+	if e := files["boot/config-6.1.0-99-test-amd64"]; e.Data != "CONFIG_BPF=y\n" {
+		t.Errorf("config = %q", e.Data)
 	}
 	if e := files["tailgate/modules/virtio.ko"]; e.Data != "module" {
 		t.Errorf("module = %q", e.Data)

@@ -51,9 +51,11 @@ func CheckStatic(path string) error {
 
 // writeInitramfs writes the guest's initramfs: init as /init, a
 // /dev/console node (devtmpfs is not mounted before /init runs, and the
-// kernel opens the console for it), the modules and the request.
-// req.Modules is set to where the modules are in the guest.
-func writeInitramfs(w io.Writer, init string, modules []string, req GuestRequest) error {
+// kernel opens the console for it), the kernel's modules, its config as
+// /boot/config-RELEASE (where tools look when there is no
+// /proc/config.gz) and the request. req.Modules is set to where the
+// modules are in the guest.
+func writeInitramfs(w io.Writer, init string, k *Kernel, req GuestRequest) error {
 	if err := CheckStatic(init); err != nil {
 		return err
 	}
@@ -74,8 +76,20 @@ func writeInitramfs(w io.Writer, init string, modules []string, req GuestRequest
 	if err := cw.File("init", 0o755, bin); err != nil {
 		return err
 	}
+	if k.Config != "" && k.Release != "" {
+		b, err := os.ReadFile(k.Config)
+		if err != nil {
+			return fmt.Errorf("kernel config: %w", err)
+		}
+		if err := cw.Dir("boot", 0o755); err != nil {
+			return err
+		}
+		if err := cw.File("boot/config-"+k.Release, 0o644, b); err != nil {
+			return err
+		}
+	}
 	req.Modules = nil
-	for _, m := range modules {
+	for _, m := range k.Modules {
 		b, err := os.ReadFile(m)
 		if err != nil {
 			return fmt.Errorf("module: %w", err)

@@ -163,13 +163,18 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return nil, fmt.Errorf("vm: console log: %w", err)
 	}
 	consolePath = console.Name()
-	succeeded := false
+	// A temporary console log is kept only when an error names it.
 	defer func() {
 		console.Close()
-		if succeeded && !keepConsole {
+		if !keepConsole {
 			os.Remove(consolePath)
 		}
 	}()
+	vmError := func(e *VMError) error {
+		keepConsole = true
+		e.ConsoleLog = consolePath
+		return e
+	}
 
 	runCtx := ctx
 	var cancelDeadline context.CancelFunc = func() {}
@@ -182,7 +187,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	for {
 		target.Accel = accel
 		req.Target = target
-		if err := buildInitramfs(initrd, init, vm.Kernel.Modules, req); err != nil {
+		if err := buildInitramfs(initrd, init, vm.Kernel, req); err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(resultsPath, nil, 0o600); err != nil {
@@ -198,7 +203,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		}
 		stall := "KVM did not start the kernel: " + b.stallReason()
 		if vm.Accel == "kvm" {
-			return nil, &VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail(), ConsoleLog: consolePath}
+			return nil, vmError(&VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail()})
 		}
 		kvmBroken.Store(true)
 		fmt.Fprintf(console, "\ntailgate: %s; retrying with TCG\n", stall)
@@ -208,7 +213,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	scan := b.scan
 
 	fail := func(err error) error {
-		return &VMError{Err: err, Lines: scan.bad, Tail: scan.tail(), ConsoleLog: consolePath}
+		return vmError(&VMError{Err: err, Lines: scan.bad, Tail: scan.tail()})
 	}
 	switch {
 	case len(scan.bad) > 0:
@@ -249,7 +254,6 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return nil, fail(err)
 	}
 	res.Target = target
-	succeeded = true
 	progress(fmt.Sprintf("VM done in %.1fs", b.elapsed.Seconds()))
 	return res, nil
 }
@@ -259,12 +263,12 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 // guest, or abort QEMU, before the kernel prints anything.
 const kernelStartTimeout = 10 * time.Second
 
-func buildInitramfs(path, init string, modules []string, req GuestRequest) error {
+func buildInitramfs(path, init string, k *Kernel, req GuestRequest) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("vm: %w", err)
 	}
-	err = writeInitramfs(f, init, modules, req)
+	err = writeInitramfs(f, init, k, req)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -56,8 +56,9 @@ func run(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*
 	if err := unix.Uname(&u); err != nil {
 		return nil, err
 	}
-	// Show that the mounts the tracers need are there.
-	for _, p := range []string{"/sys/kernel/tracing/trace_pipe", "/sys/fs/cgroup/cgroup.controllers", "/sys/fs/bpf"} {
+	release := unix.ByteSliceToString(u.Release[:])
+	// Show that the mounts the tracers need are there, and the config.
+	for _, p := range []string{"/sys/kernel/tracing/trace_pipe", "/sys/fs/cgroup/cgroup.controllers", "/sys/fs/bpf", "/boot/config-" + release} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, err
 		}
@@ -66,7 +67,7 @@ func run(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*
 		Schema:      result.SchemaVersion,
 		Started:     time.Now(),
 		Finished:    time.Now(),
-		Environment: result.Environment{KernelRelease: unix.ByteSliceToString(u.Release[:])},
+		Environment: result.Environment{KernelRelease: release},
 		Scenarios:   []result.Scenario{},
 	}, nil
 }
