@@ -83,6 +83,7 @@ func commands() []command {
 		{"kernels", "list cached and available kernels, fetch one", cmdKernels},
 		{"merge", "combine Results of one target (CI matrix shards)", cmdMerge},
 		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
+		{"github", "post the report as the pull request's comment (GitHub Actions)", cmdGitHub},
 	}
 }
 

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tailgate-ci/tailgate/internal/github"
+)
+
+// cmdGitHub holds what the GitHub Action needs beyond the gate itself.
+func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(stdout, "usage: tailgate github comment --body FILE [--marker TEXT] [--pr N] [--repo OWNER/NAME]\n\n"+
+			"Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per\n"+
+			"pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL,\n"+
+			"GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them.\n")
+		if len(args) == 0 {
+			return usagef("github: name a subcommand: comment")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "comment":
+		return cmdGitHubComment(ctx, args[1:], stdout, stderr)
+	}
+	return usagef("github: unknown subcommand %q; want comment", args[0])
+}
+
+func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("github comment", stderr)
+	bodyPath := fs.String("body", "", "Markdown `FILE` to post (- for standard input)")
+	marker := fs.String("marker", github.DefaultMarker, "hidden `TEXT` that marks the comment to update")
+	pr := fs.Int("pr", 0, "pull request `N` (default: pull_request.number of $GITHUB_EVENT_PATH)")
+	repo := fs.String("repo", os.Getenv("GITHUB_REPOSITORY"), "repository `OWNER/NAME`")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("github comment: unexpected argument %q; the body comes from --body FILE", pos[0])
+	}
+	if *bodyPath == "" {
+		return usagef("github comment: --body FILE is required")
+	}
+	var body []byte
+	if *bodyPath == "-" {
+		body, err = io.ReadAll(os.Stdin)
+	} else {
+		body, err = os.ReadFile(*bodyPath)
+	}
+	if err != nil {
+		return usagef("github comment: body: %v", err)
+	}
+	n := *pr
+	if n == 0 {
+		if n, err = github.PullRequestNumber(os.Getenv("GITHUB_EVENT_PATH")); err != nil {
+			return &usageError{err}
+		}
+	}
+	c, err := github.New(os.Getenv("GITHUB_API_URL"), *repo, os.Getenv("GITHUB_TOKEN"))
+	if err != nil {
+		return &usageError{err}
+	}
+	cm, created, err := c.Upsert(ctx, n, *marker, string(body))
+	if err != nil {
+		return infra(fmt.Errorf("comment on #%d: %w", n, err))
+	}
+	verb := "updated"
+	if created {
+		verb = "created"
+	}
+	fmt.Fprintf(stdout, "%s comment %d on %s#%d %s\n", verb, cm.ID, *repo, n, cm.URL)
+	return nil
+}

@@ -1,0 +1,172 @@
+// Package githubtest is a stand-in for the GitHub issues-comments API on
+// 127.0.0.1, for tests of the client, the command and the action.
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// Server serves the comments of one repository's issues.
+type Server struct {
+	*httptest.Server
+	Repo  string
+	Token string
+	// PageSize caps comments per page whatever per_page asks, so that a
+	// test can make pagination happen with a few comments.
+	PageSize int
+
+	mu       sync.Mutex
+	comments map[int][]Comment
+	nextID   int64
+	requests []string
+	fail     map[string]failure
+}
+
+// Comment is a stored comment.
+type Comment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+	URL  string `json:"html_url"`
+}
+
+type failure struct {
+	status int
+	msg    string
+}
+
+var (
+	listPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$`)
+	patchPath = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$`)
+)
+
+// New starts a server for repo that accepts token; it stops when the test
+// ends.
+func New(t testing.TB, repo, token string) *Server {
+	s := &Server{Repo: repo, Token: token, PageSize: 100, comments: map[int][]Comment{}, nextID: 1000, fail: map[string]failure{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Seed adds n comments with the given bodies to issue number.
+func (s *Server) Seed(number int, bodies ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range bodies {
+		s.add(number, b)
+	}
+}
+
+// Fail makes requests of method answer status with message.
+func (s *Server) Fail(method string, status int, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[method] = failure{status, message}
+}
+
+// Comments returns issue number's comments.
+func (s *Server) Comments(number int) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Comment(nil), s.comments[number]...)
+}
+
+// Requests returns "METHOD path?query" of every request so far.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+func (s *Server) add(number int, body string) Comment {
+	s.nextID++
+	c := Comment{ID: s.nextID, Body: body, URL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", s.URL, s.Repo, number, s.nextID)}
+	s.comments[number] = append(s.comments[number], c)
+	return c
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
+	w.Header().Set("Content-Type", "application/json")
+	reply := func(status int, v any) {
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(v)
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.Token {
+		reply(http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	if f, ok := s.fail[r.Method]; ok {
+		reply(f.status, map[string]string{"message": f.msg})
+		return
+	}
+	var body struct {
+		Body *string `json:"body"`
+	}
+	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Body == nil {
+			reply(http.StatusUnprocessableEntity, map[string]string{"message": "body is missing"})
+			return
+		}
+	}
+	if m := listPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo {
+		n, _ := strconv.Atoi(m[2])
+		switch r.Method {
+		case http.MethodGet:
+			s.list(w, r, n)
+		case http.MethodPost:
+			reply(http.StatusCreated, s.add(n, *body.Body))
+		default:
+			reply(http.StatusMethodNotAllowed, map[string]string{"message": "method not allowed"})
+		}
+		return
+	}
+	if m := patchPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo && r.Method == http.MethodPatch {
+		id, _ := strconv.ParseInt(m[2], 10, 64)
+		for n, cs := range s.comments {
+			for i := range cs {
+				if cs[i].ID == id {
+					cs[i].Body = *body.Body
+					s.comments[n] = cs
+					reply(http.StatusOK, cs[i])
+					return
+				}
+			}
+		}
+	}
+	reply(http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, n int) {
+	per := 30
+	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
+		per = min(v, 100)
+	}
+	per = min(per, s.PageSize)
+	page := 1
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
+		page = v
+	}
+	cs := s.comments[n]
+	lo := min((page-1)*per, len(cs))
+	hi := min(lo+per, len(cs))
+	if hi < len(cs) {
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="next", <%s%s?per_page=%d&page=%d>; rel="last"`,
+			s.URL, r.URL.Path, per, page+1, s.URL, r.URL.Path, per, (len(cs)+per-1)/per))
+	}
+	w.WriteHeader(http.StatusOK)
+	out := cs[lo:hi]
+	if out == nil {
+		out = []Comment{}
+	}
+	json.NewEncoder(w).Encode(out)
+}
