@@ -11,7 +11,6 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
 )
 
 // maxVmlinux bounds what a decompressor may produce, so that a corrupt
@@ -142,13 +141,7 @@ func decompressKernel(p []byte) ([]byte, error) {
 		zr.Multistream(false)
 		return readLimited("gzip", zr)
 	case bytes.HasPrefix(p, []byte("\xfd7zXZ\x00")):
-		return sized("xz", func(b []byte) ([]byte, error) {
-			zr, err := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(b))
-			if err != nil {
-				return nil, err
-			}
-			return readLimited("xz", zr)
-		})
+		return sized("xz", decodeXZKernel)
 	case bytes.HasPrefix(p, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		return sized("zstd", func(b []byte) ([]byte, error) {
 			d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxVmlinux), zstd.WithDecoderConcurrency(1))
