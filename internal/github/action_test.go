@@ -87,7 +87,6 @@ func actionEnv(t *testing.T, srv *githubtest.Server, pr int) (map[string]string,
 	return gh, env
 }
 
-
 func TestActionSteps(t *testing.T) {
 	if _, err := os.Stat("/bin/bash"); err != nil {
 		t.Skip("needs bash")
