@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/cilium/ebpf/rlimit"
-
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/runner"
@@ -46,7 +44,7 @@ func doctorChecks() []check {
 	_, err := os.Stat("/sys/kernel/btf/vmlinux")
 	add("kernel BTF", err, "/sys/kernel/btf/vmlinux present", "host runs")
 
-	if err := rlimit.RemoveMemlock(); err != nil {
+	if err := tracing.RemoveMemlock(); err != nil {
 		add("memlock", err, "", "host runs")
 	}
 	pid := uint32(os.Getpid())

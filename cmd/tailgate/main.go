@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
 // Exit codes: CI must be able to tell "slower" from "broken".
@@ -121,6 +123,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	// In a VM, tailgate is PID 1: it runs the request the host put in the
+	// initramfs and powers off.
+	if vmtest.IsGuest() {
+		os.Exit(vmtest.GuestMain(guestRun))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -130,10 +130,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run", stderr)
 	var f runFlags
 	f.register(fs)
-	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`")
-	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenarios (for a CI matrix; merge the Results with tailgate merge)")
+	var tf targetFlags
+	tf.register(fs)
+	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE` (with several targets: FILE-TARGET.json each)")
+	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: tailgate run [SCENARIO...] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\nSCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n\n")
+		fmt.Fprintf(stderr, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\n"+
+			"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
+			"Without --kernel, --target or --vm the scenarios run on this kernel.\n\n")
 		fs.PrintDefaults()
 	}
 	names, err := parseFlags(fs, args)
@@ -147,53 +151,94 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	targets, err := tf.targets()
+	if err != nil {
+		return err
+	}
+	work := make([][]*scenarios.Scenario, len(targets))
+	for i := range targets {
+		work[i] = ss
+	}
 	if *shardFlag != "" {
 		sh, err := shard.Parse(*shardFlag)
 		if err != nil {
 			return &usageError{err}
 		}
-		keys := make([]string, len(ss))
-		for i, s := range ss {
-			keys[i] = s.Name + "@host"
+		work = shardWork(sh, ss, targets)
+		n := 0
+		for _, w := range work {
+			n += len(w)
 		}
-		var mine []*scenarios.Scenario
-		for _, i := range sh.Select(keys) {
-			mine = append(mine, ss[i])
+		if n == 0 {
+			fmt.Fprintf(stderr, "shard %s has no work (%d scenarios × %d targets over %d shards)\n", sh, len(ss), len(targets), sh.N)
 		}
-		if len(mine) == 0 {
-			fmt.Fprintf(stderr, "shard %s has no work (%d scenarios over %d shards)\n", sh, len(ss), sh.N)
-		}
-		ss = mine
 	}
 	p := progress.New(stderr)
-	req, err := f.request(ss, p)
-	if err != nil {
-		return err
-	}
-	res, runErr := runner.Run(ctx, req)
-	p.Done()
-	if res != nil && len(res.Scenarios) > 0 {
-		if err := report.RenderRun(stdout, res); err != nil {
+	var firstErr error
+	for i, t := range targets {
+		if len(work[i]) == 0 && len(targets) > 1 {
+			continue
+		}
+		req, err := f.request(work[i], p)
+		if err != nil {
 			return err
 		}
-	}
-	// What was measured is kept even when the run was cut short.
-	if f.output != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
-		// An empty shard writes an empty Result too, so a merge step finds
-		// every file it expects.
-		if err := result.Write(f.output, res); err != nil {
-			return infra(fmt.Errorf("write result: %w", err))
+		req.Target = result.Target{Name: t.name, Kind: "host"}
+		res, runErr := execute(ctx, t, &tf, req, p)
+		p.Done()
+		if res != nil && len(res.Scenarios) > 0 {
+			if err := report.RenderRun(stdout, res); err != nil {
+				return err
+			}
+		}
+		// What was measured is kept even when the run was cut short; an
+		// empty shard writes an empty Result, so a merge finds every file.
+		out := outputPath(f.output, t, len(targets))
+		if out != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
+			if err := result.Write(out, res); err != nil {
+				return infra(fmt.Errorf("write result: %w", err))
+			}
+			if runErr != nil {
+				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", out)
+			} else {
+				fmt.Fprintf(stderr, "result written to %s\n", out)
+			}
+		}
+		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
+			return infra(errors.New("interrupted; tracers detached, no VM left running"))
 		}
 		if runErr != nil {
-			fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", f.output)
-		} else {
-			fmt.Fprintf(stderr, "result written to %s\n", f.output)
+			runErr = classify(runErr)
+			if len(targets) == 1 {
+				return runErr
+			}
+			// One broken target does not stop the others.
+			fmt.Fprintf(stderr, "tailgate run: target %s: %v\n", t.name, runErr)
+			if firstErr == nil {
+				firstErr = runErr
+			}
 		}
 	}
-	if errors.Is(runErr, context.Canceled) {
-		return infra(errors.New("interrupted; tracers detached"))
+	return firstErr
+}
+
+// shardWork deals the scenario × target units of shard sh.
+func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []execTarget) [][]*scenarios.Scenario {
+	type unit struct{ s, t int }
+	var keys []string
+	var units []unit
+	for ti, t := range targets {
+		for si, s := range ss {
+			keys = append(keys, s.Name+"@"+t.name)
+			units = append(units, unit{si, ti})
+		}
 	}
-	return classify(runErr)
+	work := make([][]*scenarios.Scenario, len(targets))
+	for _, k := range sh.Select(keys) {
+		u := units[k]
+		work[u.t] = append(work[u.t], ss[u.s])
+	}
+	return work
 }
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {

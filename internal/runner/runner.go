@@ -14,14 +14,13 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -118,8 +117,8 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if err := tracing.CheckPrivileges(); err != nil {
 			return finish(err)
 		}
-		if err := rlimit.RemoveMemlock(); err != nil {
-			return finish(fmt.Errorf("remove memlock limit: %w", err))
+		if err := tracing.RemoveMemlock(); err != nil {
+			return finish(err)
 		}
 		// Run-time statistics cost a little per program run; they stay on
 		// only while tailgate runs. Without them tracer cost reads 0.
@@ -308,4 +307,3 @@ func runFor(ctx context.Context, wl scenarios.Runner, d time.Duration) (scenario
 	}
 	return st, nil
 }
-

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Capability bits (linux/capability.h).
@@ -50,4 +52,17 @@ func effectiveCaps() (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no CapEff in /proc/self/status")
+}
+
+// RemoveMemlock lifts RLIMIT_MEMLOCK, which kernels before 5.11 charge BPF
+// maps and programs to. It is set directly rather than through
+// cilium/ebpf/rlimit: that package probes the kernel when the process
+// starts, and tailgate as a VM's init starts before /proc is mounted, where
+// the failed probe would stay cached and fail every later load.
+func RemoveMemlock() error {
+	inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &inf); err != nil {
+		return fmt.Errorf("remove memlock limit: %w", err)
+	}
+	return nil
 }

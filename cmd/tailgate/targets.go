@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+// targetFlags choose where scenarios run: the host (default), VMs booting
+// the given kernels, or named targets from a targets file.
+type targetFlags struct {
+	kernels  []string
+	names    []string
+	file     string
+	vm       bool
+	cmdline  string
+	vcpus    int
+	memMiB   int
+	accel    string
+	deadline time.Duration
+	cache    string
+}
+
+func (f *targetFlags) register(fs *flag.FlagSet) {
+	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", func(s string) error {
+		f.kernels = append(f.kernels, s)
+		return nil
+	})
+	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", func(s string) error {
+		f.names = append(f.names, s)
+		return nil
+	})
+	fs.StringVar(&f.file, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
+	fs.BoolVar(&f.vm, "vm", false, "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")")
+	fs.StringVar(&f.cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
+	fs.IntVar(&f.vcpus, "vcpus", 2, "guest vCPUs for --kernel/--vm")
+	fs.IntVar(&f.memMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
+	fs.StringVar(&f.accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
+	fs.DurationVar(&f.deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
+	fs.StringVar(&f.cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
+}
+
+// execTarget is one place to run: the host (vm nil) or a VM target.
+type execTarget struct {
+	name string
+	vm   *vmtest.Target
+}
+
+// targets resolves the flags; no VM flag means the host alone.
+func (f *targetFlags) targets() ([]execTarget, error) {
+	var out []execTarget
+	for _, k := range f.kernels {
+		out = append(out, f.adhoc(k))
+	}
+	if f.vm && len(f.kernels) == 0 {
+		out = append(out, f.adhoc(vmtest.DefaultKernelSpec))
+	}
+	if len(f.names) > 0 {
+		ts := vmtest.DefaultTargets()
+		if f.file != "" {
+			var err error
+			if ts, err = vmtest.LoadTargets(f.file); err != nil {
+				return nil, &usageError{err}
+			}
+		}
+		for _, n := range f.names {
+			t, err := ts.Find(n)
+			if err != nil {
+				return nil, &usageError{err}
+			}
+			if f.deadline > 0 {
+				t.Deadline = f.deadline
+			}
+			out = append(out, execTarget{name: t.Name, vm: &t})
+		}
+	} else if f.file != "" {
+		return nil, usagef("--targets names a file but no --target NAME picks from it")
+	}
+	seen := map[string]bool{}
+	for _, t := range out {
+		if seen[t.name] {
+			return nil, usagef("target %s given twice", t.name)
+		}
+		seen[t.name] = true
+	}
+	if len(out) == 0 {
+		return []execTarget{{name: hostTarget}}, nil
+	}
+	return out, nil
+}
+
+// adhoc is the target of a --kernel flag, named after the kernel.
+func (f *targetFlags) adhoc(spec string) execTarget {
+	name := strings.TrimPrefix(spec, "debian:")
+	if !strings.HasPrefix(spec, "debian:") {
+		name = filepath.Base(spec)
+	}
+	if f.cmdline != "" {
+		name += "+" + strings.ReplaceAll(strings.Fields(f.cmdline)[0], "=", "-")
+	}
+	return execTarget{name: name, vm: &vmtest.Target{
+		Name: name, Kernel: spec, VCPUs: f.vcpus, MemMiB: f.memMiB,
+		Cmdline: f.cmdline, Accel: f.accel, Deadline: f.deadline,
+	}}
+}
+
+// deadline is how long a VM may take for req: the scenarios' own time,
+// doubled for emulation, plus room for boot and attach.
+func deadline(req runner.Request) time.Duration {
+	var d time.Duration
+	for _, s := range req.Scenarios {
+		r := req.Resolve(s)
+		d += r.Warmup + time.Duration(r.Trials)*r.Duration
+	}
+	return 2*d + 90*time.Second
+}
+
+// execute runs req on t. Host runs go straight to the runner; VM runs boot
+// the kernel with tailgate itself as init and the request inside.
+func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	if t.vm == nil {
+		return runScenarios(ctx, req)
+	}
+	var cache *vmtest.KernelCache
+	var err error
+	if f.cache != "" {
+		cache = &vmtest.KernelCache{Dir: f.cache}
+	} else if cache, err = vmtest.DefaultKernelCache(); err != nil {
+		return nil, infra(err)
+	}
+	cache.Progress = func(s string) { p.Line(t.name + ": " + s) }
+	k, err := cache.Resolve(ctx, t.vm.Kernel)
+	if errors.Is(err, vmtest.ErrUnknownKernel) {
+		return nil, &usageError{err}
+	}
+	if err != nil {
+		return nil, infra(err)
+	}
+	vm := t.vm.VM(k)
+	if vm.Deadline == 0 {
+		vm.Deadline = deadline(req)
+	}
+	vm.ConsoleLog = filepath.Join(os.TempDir(), "tailgate-"+t.name+".console.log")
+	gr := vmtest.GuestRequest{}
+	for _, s := range req.Scenarios {
+		b, err := json.Marshal(req.Resolve(s))
+		if err != nil {
+			return nil, err
+		}
+		gr.Scenarios = append(gr.Scenarios, b)
+	}
+	res, err := vmtest.Run(ctx, vm, gr, func(s string) { p.Line(t.name + ": " + s) })
+	if res != nil {
+		res.Target.Name = t.name
+	}
+	if err != nil {
+		return res, infra(err)
+	}
+	return res, nil
+}
+
+// guestRun is what tailgate does as PID 1 of a VM: the host's request, with
+// the same runner as a host run.
+func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*result.Result, error) {
+	req := runner.Request{
+		Trials: gr.Trials, Duration: gr.Duration, Warmup: gr.Warmup, WarmupSet: gr.WarmupSet,
+		Target: gr.Target,
+	}
+	for i, raw := range gr.Scenarios {
+		var s scenarios.Scenario
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("scenario %d of the request: %w", i, err)
+		}
+		req.Scenarios = append(req.Scenarios, &s)
+	}
+	req.Progress = func(e runner.Event) {
+		switch {
+		case e.Phase == "trial" && e.Detail != "":
+			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Detail))
+		case e.Phase == "attach" || e.Phase == "warmup":
+			line(fmt.Sprintf("%s: %s", e.Scenario, e.Phase))
+		}
+	}
+	return runner.Run(ctx, req)
+}
+
+// outputPath is where the Result of target t goes when -o names path: the
+// path itself for a single target, else path with the target's name
+// before the extension.
+func outputPath(path string, t execTarget, n int) string {
+	if n <= 1 || path == "" {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + t.name + ext
+}
