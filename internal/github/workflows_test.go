@@ -1,0 +1,306 @@
+package github_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/rhysd/actionlint"
+)
+
+// lint runs actionlint over files (paths inside the repository, so that
+// `uses: ./` is checked against action.yml's inputs) and returns its
+// findings, one line each.
+func lint(t *testing.T, paths ...string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	l, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.LintFiles(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %s [%s]", filepath.Base(e.Filepath), e.Line, e.Column, e.Message, e.Kind))
+	}
+	return msgs
+}
+
+// lintBytes lints one workflow held in memory.
+func lintBytes(t *testing.T, name string, content []byte) []string {
+	t.Helper()
+	l, err := actionlint.NewLinter(&bytes.Buffer{}, &actionlint.LinterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.Lint(name, content, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %s [%s]", name, e.Line, e.Column, e.Message, e.Kind))
+	}
+	return msgs
+}
+
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, ".github", "workflows", "*.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ci.yml", "latency-gate.yml"} {
+		if !slices.Contains(files, filepath.Join(repoRoot, ".github", "workflows", want)) {
+			t.Errorf("no .github/workflows/%s", want)
+		}
+	}
+	return files
+}
+
+func TestWorkflowsLint(t *testing.T) {
+	for _, msg := range lint(t, workflowFiles(t)...) {
+		t.Error(msg)
+	}
+}
+
+// actionAsWorkflow wraps the action's steps in a reusable workflow whose
+// inputs are the action's, so that actionlint checks the steps as it
+// checks a job: expressions, contexts, inputs, step ids and outputs, and
+// the `with:` of the actions they use.
+func actionAsWorkflow(t *testing.T, a *actionFile) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs struct {
+			Steps []map[string]any `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]any{}
+	for name := range a.Inputs {
+		inputs[name] = map[string]any{"type": "string", "required": false}
+	}
+	wf := map[string]any{
+		"name": "action.yml as a workflow",
+		"on":   map[string]any{"workflow_call": map[string]any{"inputs": inputs}},
+		"jobs": map[string]any{"action": map[string]any{"runs-on": "ubuntu-24.04", "steps": doc.Runs.Steps}},
+	}
+	b, err := yaml.Marshal(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestActionLint(t *testing.T) {
+	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
+	for _, msg := range lintBytes(t, "action.yml steps as a workflow", actionAsWorkflow(t, a)) {
+		t.Error(msg)
+	}
+}
+
+// TestLintCatches makes sure the checks above can fail.
+func TestLintCatches(t *testing.T) {
+	bad := []byte(`on:
+  workflow_call:
+    inputs:
+      baseline: {type: string}
+jobs:
+  j:
+    runs-on: ubuntu-24.04
+    steps:
+      - run: echo ${{ inputs.baselin }}
+      - uses: actions/upload-artifact@v4
+        with:
+          nmae: x
+`)
+	msgs := strings.Join(lintBytes(t, "bad.yml", bad), "\n")
+	for _, want := range []string{`"baselin"`, `"nmae"`} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("actionlint did not flag %s:\n%s", want, msgs)
+		}
+	}
+	a := &actionFile{Inputs: map[string]actionInput{"baseline": {Required: true}, "candidate": {}}}
+	problems := checkActionUses(a, "bad.yml", []byte(`jobs:
+  j:
+    steps:
+      - uses: tailgate-ci/tailgate@v1
+        with:
+          candidate: merged.json
+          threshold: p99=5%
+`))
+	if len(problems) != 2 || !strings.Contains(problems[0]+problems[1], `"threshold"`) || !strings.Contains(problems[0]+problems[1], `"baseline"`) {
+		t.Errorf("checkActionUses: %q", problems)
+	}
+}
+
+var inputRef = regexp.MustCompile(`\binputs\.([A-Za-z0-9_-]+)`)
+
+// TestActionInputs: every inputs.X the action refers to is declared, every
+// declared input is used, and the outputs name steps that exist.
+func TestActionInputs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
+	used := map[string]bool{}
+	for _, m := range inputRef.FindAllStringSubmatch(string(raw), -1) {
+		used[m[1]] = true
+		if _, ok := a.Inputs[m[1]]; !ok {
+			t.Errorf("action.yml uses inputs.%s, which is not declared", m[1])
+		}
+	}
+	for name, in := range a.Inputs {
+		if !used[name] {
+			t.Errorf("input %s is declared but never used", name)
+		}
+		if in.Description == "" {
+			t.Errorf("input %s has no description", name)
+		}
+	}
+	ids := map[string]bool{}
+	for _, s := range a.Runs.Steps {
+		ids[s.ID] = true
+	}
+	stepRef := regexp.MustCompile(`\bsteps\.([A-Za-z0-9_-]+)\.outputs\.`)
+	for name, o := range a.Outputs {
+		for _, m := range stepRef.FindAllStringSubmatch(o.Value, -1) {
+			if !ids[m[1]] {
+				t.Errorf("output %s refers to step %s, which does not exist", name, m[1])
+			}
+		}
+	}
+}
+
+// checkActionUses returns a line for every step of a workflow that uses
+// this action (as ./ or tailgate-ci/tailgate@REF) with an input the action
+// does not declare, or without a required one.
+func checkActionUses(a *actionFile, name string, content []byte) []string {
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Name string         `yaml:"name"`
+				Uses string         `yaml:"uses"`
+				With map[string]any `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(content, &wf); err != nil {
+		return []string{fmt.Sprintf("%s: %v", name, err)}
+	}
+	var problems []string
+	jobs := make([]string, 0, len(wf.Jobs))
+	for j := range wf.Jobs {
+		jobs = append(jobs, j)
+	}
+	sort.Strings(jobs)
+	for _, j := range jobs {
+		for i, s := range wf.Jobs[j].Steps {
+			if s.Uses != "./" && !strings.HasPrefix(s.Uses, "tailgate-ci/tailgate@") {
+				continue
+			}
+			where := fmt.Sprintf("%s: job %s step %d (%s)", name, j, i+1, s.Uses)
+			var keys []string
+			for k := range s.With {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if _, ok := a.Inputs[k]; !ok {
+					problems = append(problems, fmt.Sprintf("%s: with %q is not an input of action.yml", where, k))
+				}
+			}
+			var req []string
+			for k, in := range a.Inputs {
+				if _, ok := s.With[k]; in.Required && !ok {
+					req = append(req, k)
+				}
+			}
+			sort.Strings(req)
+			for _, k := range req {
+				problems = append(problems, fmt.Sprintf("%s: required input %q is missing", where, k))
+			}
+		}
+	}
+	return problems
+}
+
+// readmeWorkflows returns the YAML blocks of the README's "Gate your CI"
+// section that are whole workflows.
+func readmeWorkflows(t *testing.T) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Gate your CI\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Gate your CI" section`)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	var blocks [][]byte
+	for {
+		_, rest, ok := strings.Cut(section, "```yaml\n")
+		if !ok {
+			break
+		}
+		block, after, _ := strings.Cut(rest, "```\n")
+		if strings.Contains(block, "\njobs:\n") {
+			blocks = append(blocks, []byte(block))
+		}
+		section = after
+	}
+	if len(blocks) == 0 {
+		t.Fatal(`the README's "Gate your CI" has no workflow to copy`)
+	}
+	return blocks
+}
+
+func TestWorkflowsUseDeclaredInputs(t *testing.T) {
+	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
+	uses := 0
+	check := func(name string, content []byte) {
+		for _, p := range checkActionUses(a, name, content) {
+			t.Error(p)
+		}
+		if bytes.Contains(content, []byte("uses: ./\n")) || bytes.Contains(content, []byte("uses: tailgate-ci/tailgate@")) {
+			uses++
+		}
+	}
+	for _, f := range workflowFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(filepath.Base(f), b)
+	}
+	for i, b := range readmeWorkflows(t) {
+		name := fmt.Sprintf("README.md workflow %d", i+1)
+		check(name, b)
+		for _, msg := range lintBytes(t, name, b) {
+			t.Error(msg)
+		}
+	}
+	if uses < 2 {
+		t.Errorf("the action is used in %d workflows; want the example and the README's", uses)
+	}
+}
