@@ -259,15 +259,23 @@ func Judge(metric string, p Percentile, e Estimate, threshold float64, gated boo
 	case e.BaseEvents == 0 || e.CandEvents == 0 || math.IsNaN(e.Ratio) || math.IsInf(e.Ratio, 0):
 		v.Kind = Inconclusive
 	case e.Ratio > 1+threshold:
-		if e.Lo > 1 {
+		if e.Lo > 1 && !tailShort(p, e) {
 			v.Kind = Regression
+		} else if e.Lo > 1 {
+			// The interval cannot be trusted on a handful of events past
+			// the quantile: a gate says "regression" only when it knows.
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(p, e, baseTrials, candTrials)
 		} else {
 			v.Kind = Inconclusive
 			v.TrialsToSettle = trialsToSettle(e.Ratio-1, e.Ratio-e.Lo, baseTrials, candTrials)
 		}
 	case e.Ratio < 1-threshold:
-		if e.Hi < 1 {
+		if e.Hi < 1 && !tailShort(p, e) {
 			v.Kind = Improvement
+		} else if e.Hi < 1 {
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(p, e, baseTrials, candTrials)
 		} else {
 			v.Kind = Inconclusive
 			v.TrialsToSettle = trialsToSettle(1-e.Ratio, e.Hi-e.Ratio, baseTrials, candTrials)
@@ -276,6 +284,29 @@ func Judge(metric string, p Percentile, e Estimate, threshold float64, gated boo
 		v.Kind = NoChange
 	}
 	return v
+}
+
+// tailShort reports whether either side has fewer than MinTailEvents events
+// beyond the quantile.
+func tailShort(p Percentile, e Estimate) bool {
+	return float64(e.BaseEvents)*(1-p.Q) < MinTailEvents || float64(e.CandEvents)*(1-p.Q) < MinTailEvents
+}
+
+// trialsForTail estimates the trials per side that would give both sides
+// MinTailEvents events beyond the quantile, at the events per trial seen.
+func trialsForTail(p Percentile, e Estimate, baseTrials, candTrials int) int {
+	need := 0
+	for _, side := range []struct {
+		events uint64
+		trials int
+	}{{e.BaseEvents, baseTrials}, {e.CandEvents, candTrials}} {
+		if side.trials == 0 || side.events == 0 {
+			continue
+		}
+		perTrial := float64(side.events) / float64(side.trials) * (1 - p.Q)
+		need = max(need, int(math.Ceil(MinTailEvents/perTrial)))
+	}
+	return min(max(need, 1), maxTrialsToSettle)
 }
 
 // trialsToSettle estimates the trials per side at which the interval's

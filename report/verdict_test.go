@@ -36,6 +36,8 @@ func TestJudge(t *testing.T) {
 		{"improvement needs the CI below 1", est(0.8, 0.6, 1.01), true, Inconclusive, true},
 		{"no change", est(1.0, 0.95, 1.05), true, NoChange, false},
 		{"not gated", est(2, 1.5, 2.5), false, NotGated, false},
+		{"few events past p99 cannot make a regression", func() Estimate { e := est(1.5, 1.2, 1.8); e.CandEvents = 600; return e }(), true, Inconclusive, true},
+		{"few events past p99 cannot make an improvement", func() Estimate { e := est(0.5, 0.4, 0.6); e.BaseEvents = 1500; return e }(), true, Inconclusive, true},
 		{"no events", Estimate{Base: math.NaN(), Cand: 5, Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), CandEvents: 10}, true, Inconclusive, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
