@@ -215,14 +215,52 @@ func TestActionSteps(t *testing.T) {
 		}
 	})
 
-	t.Run("KVM", func(t *testing.T) {
-		// sudo and udevadm are stand-ins that log their arguments, so the
-		// step runs without touching /etc.
-		fake := t.TempDir()
-		log := filepath.Join(fake, "calls.log")
-		for _, name := range []string{"sudo", "udevadm"} {
-			os.WriteFile(filepath.Join(fake, name), []byte("#!/bin/sh\necho \""+name+" $*\" >> "+log+"\n[ \"$1\" != tee ] || cat >> "+log+"\n"), 0o755)
+	t.Run("kernel: run in the VM, then gate the Result", func(t *testing.T) {
+		// A stand-in tailgate: "run" logs its arguments and writes the slow
+		// Result where -o says; "gate" is the real one.
+		fake, log := fakeSudo(t)
+		wrapper := filepath.Join(fake, "tailgate")
+		os.WriteFile(wrapper, []byte(`#!/bin/bash
+echo "$*" >> `+log+`
+if [ "$1" = run ]; then
+  while [ $# -gt 0 ]; do [ "$1" != -o ] || cp `+slow+` "$2"; shift; done
+  exit 0
+fi
+exec `+bin+` "$@"
+`), 0o755)
+		gh, env := actionEnv(t, srv, 9)
+		env = append(env, "PATH="+fake+":"+os.Getenv("PATH"))
+		w := clone(with)
+		w["tailgate"], w["candidate"], w["comment"] = wrapper, "", "false"
+		w["kernel"], w["scenarios"], w["trials"], w["thresholds"] = "debian:6.1-cloud", "syscall-read\npipe-pingpong", "2", "p99=10%\np50=off"
+		run := runAction(t, a, w, gh, env)
+		if run.Outputs["exit-code"] != "1" || run.step(t, "Enable KVM").Outcome != "success" {
+			t.Fatalf("outputs %v\n%s", run.Outputs, run.Log)
 		}
+		calls := strings.Split(strings.TrimSpace(mustRead(t, log)), "\n")
+		var tg []string
+		for _, c := range calls {
+			if strings.HasPrefix(c, "run ") || strings.HasPrefix(c, "gate ") {
+				tg = append(tg, c)
+			}
+		}
+		result := filepath.Join(runnerTemp(env), "tailgate", "result.json")
+		if len(tg) != 2 ||
+			tg[0] != "run syscall-read pipe-pingpong --kernel debian:6.1-cloud --trials 2 -o "+result ||
+			!strings.HasPrefix(tg[1], "gate --baseline "+base+" --format github") ||
+			!strings.HasSuffix(tg[1], "--candidate "+result+" --threshold p99=10% --threshold p50=off") {
+			t.Errorf("tailgate calls:\n%s", strings.Join(tg, "\n"))
+		}
+		if slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "sudo -E") }) {
+			t.Errorf("a VM run went through sudo:\n%s", strings.Join(calls, "\n"))
+		}
+		if up := usesStep(t, run, "actions/upload-artifact@"); !strings.Contains(up.With["path"], result) {
+			t.Errorf("artifact path %q lacks the VM run's Result", up.With["path"])
+		}
+	})
+
+	t.Run("KVM", func(t *testing.T) {
+		fake, log := fakeSudo(t)
 		gh, env := actionEnv(t, srv, 9)
 		env = append(env, "PATH="+fake+":"+os.Getenv("PATH"))
 		w := clone(with)
@@ -248,6 +286,30 @@ func TestActionSteps(t *testing.T) {
 			t.Errorf("no /dev/kvm: want a notice and no sudo:\n%s\n%s", out.Steps[0].Log, calls)
 		}
 	})
+}
+
+// fakeSudo makes stand-ins for sudo and udevadm that log their arguments
+// (and what sudo tee is fed), so the KVM step runs without touching /etc.
+func fakeSudo(t *testing.T) (dir, log string) {
+	t.Helper()
+	dir = t.TempDir()
+	log = filepath.Join(dir, "calls.log")
+	for _, name := range []string{"sudo", "udevadm"} {
+		script := "#!/bin/sh\necho \"" + name + " $*\" >> " + log + "\n[ \"$1\" != tee ] || cat >> " + log + "\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, log
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func runnerTemp(env []string) string {
