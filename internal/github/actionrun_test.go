@@ -216,6 +216,7 @@ func (r *runner) runStep(s actionStep, out *actionRun) {
 	outFile := filepath.Join(dir, "output")
 	os.WriteFile(outFile, nil, 0o644)
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", script)
+	cmd.Dir = r.github["workspace"] // where composite run steps start
 	cmd.Env = append(append([]string(nil), r.env...), "GITHUB_OUTPUT="+outFile)
 	for k, v := range s.Env {
 		cmd.Env = append(cmd.Env, k+"="+r.interpolate(v))
