@@ -25,9 +25,10 @@ deps:
 vet:
 	$(GO) vet ./...
 
-# Every test, privileged and VM ones included: run as root.
+# Every test, privileged and VM ones included: run as root. Packages run one
+# at a time (-p 1): tests that measure latency must not compete for the CPUs.
 test: deps build vet
-	TAILGATE_CI_STRICT=1 $(GO) test -count=1 -timeout 45m ./...
+	TAILGATE_CI_STRICT=1 $(GO) test -p 1 -count=1 -timeout 45m ./...
 
 # Tests that need no root, no BPF and no VM.
 unit:

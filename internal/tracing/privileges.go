@@ -54,15 +54,32 @@ func effectiveCaps() (uint64, error) {
 	return 0, fmt.Errorf("no CapEff in /proc/self/status")
 }
 
-// RemoveMemlock lifts RLIMIT_MEMLOCK, which kernels before 5.11 charge BPF
-// maps and programs to. It is set directly rather than through
-// cilium/ebpf/rlimit: that package probes the kernel when the process
-// starts, and tailgate as a VM's init starts before /proc is mounted, where
-// the failed probe would stay cached and fail every later load.
+// RemoveMemlock lifts RLIMIT_MEMLOCK where the kernel charges BPF memory
+// to it (before 5.11; later kernels charge the memory cgroup). It is done
+// here rather than with cilium/ebpf/rlimit: that package probes the kernel
+// when the process starts, and tailgate as a VM's init starts before /proc
+// is mounted, where the failed probe would stay cached and fail every later
+// load.
 func RemoveMemlock() error {
+	if memcgAccounting() {
+		return nil
+	}
 	inf := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
 	if err := unix.Setrlimit(unix.RLIMIT_MEMLOCK, &inf); err != nil {
 		return fmt.Errorf("remove memlock limit: %w", err)
 	}
 	return nil
+}
+
+// memcgAccounting reports whether the running kernel is 5.11 or later.
+func memcgAccounting() bool {
+	var uts unix.Utsname
+	if unix.Uname(&uts) != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(uts.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || (major == 5 && minor >= 11)
 }

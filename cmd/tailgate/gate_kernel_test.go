@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// These tests measure this kernel for real: no runner is swapped out.
+
+const getppidScenario = `name: aa-getppid
+description: getppid in a closed loop, syscall tracer only
+workload:
+  kind: syscall
+  syscall: getppid
+tracers:
+  syscall:
+    syscalls: [getppid]
+trials: 5
+warmup: 200ms
+duration: 400ms
+`
+
+// TestGateSameScenarioTwicePasses runs a scenario, saves it as the
+// baseline, runs it again and gates: the same kernel and workload must pass.
+func TestGateSameScenarioTwicePasses(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "aa-getppid.yaml")
+	if err := os.WriteFile(sc, []byte(getppidScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "baselines")
+	code, stdout, stderr := runInProcess(t, "gate", sc, "--baseline", base, "--save-baseline")
+	if code != 0 {
+		t.Fatalf("first gate (saves the baseline): exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if ents, _ := os.ReadDir(base); len(ents) != 1 {
+		t.Fatalf("baseline store has %d files, want 1", len(ents))
+	}
+	code, stdout, stderr = runInProcess(t, "gate", sc, "--baseline", base, "--format", "markdown")
+	if code != 0 {
+		t.Fatalf("A/A gate: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "syscall.getppid") {
+		t.Errorf("report does not name syscall.getppid:\n%s", stdout)
+	}
+}
+
+// TestCompareNoiseIsRegression measures futex ping-pong alone, then with a
+// CPU hog per CPU competing for the run queues: sched.runq's tail must be
+// called a regression, exit 1, and the Markdown must name it.
+func TestCompareNoiseIsRegression(t *testing.T) {
+	dir := t.TempDir()
+	quiet := filepath.Join(dir, "quiet.yaml")
+	noisy := filepath.Join(dir, "noisy.yaml")
+	const body = `name: pp
+workload:
+  kind: pingpong
+  channel: futex
+%s
+tracers:
+  sched: {}
+trials: 5
+warmup: 200ms
+duration: 500ms
+gate:
+  sched.runq:
+    p99: 10%%
+`
+	if err := os.WriteFile(quiet, []byte(fmt.Sprintf(body, "  noise: 0")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noisy, []byte(fmt.Sprintf(body, "  noise: ncpu")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, run := range []struct{ sc, out string }{{quiet, a}, {noisy, b}} {
+		if code, _, stderr := runInProcess(t, "run", run.sc, "-o", run.out); code != 0 {
+			t.Fatalf("run %s: exit %d: %s", run.sc, code, stderr)
+		}
+	}
+	// The scenarios differ in parameters (the noise): compare refuses
+	// without --force.
+	if code, _, stderr := runInProcess(t, "compare", a, b); code != exitUsage {
+		t.Errorf("compare of different parameters without --force: exit %d, want %d: %s", code, exitUsage, stderr)
+	}
+	code, stdout, stderr := runInProcess(t, "compare", a, b, "--force", "--format", "markdown")
+	if code != exitRegression {
+		t.Fatalf("quiet vs noisy: exit %d, want %d\n%s\n%s", code, exitRegression, stdout, stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.Contains(first, "regression") {
+		t.Errorf("first line %q does not say regression", first)
+	}
+	if !strings.Contains(stdout, "sched.runq") {
+		t.Errorf("markdown does not name sched.runq:\n%s", stdout)
+	}
+}
