@@ -1,0 +1,174 @@
+package sysctl
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeRoot makes a /proc/sys look-alike holding the given key=value files.
+func fakeRoot(t *testing.T, kv map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for k, v := range kv {
+		p, err := Path(root, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func value(t *testing.T, root, key string) string {
+	t.Helper()
+	v, err := Read(root, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Setting
+		err      string
+	}{
+		{name: "dotted", in: "vm.swappiness=10", want: Setting{"vm.swappiness", "10"}},
+		{name: "spaces", in: " net.ipv4.ip_local_port_range = 32768 60999 ", want: Setting{"net.ipv4.ip_local_port_range", "32768 60999"}},
+		{name: "slashed", in: "net/ipv4/conf/eth0.1/rp_filter=0", want: Setting{"net/ipv4/conf/eth0.1/rp_filter", "0"}},
+		{name: "no value", in: "vm.swappiness", err: "want KEY=VALUE"},
+		{name: "empty value", in: "vm.swappiness=", err: "empty value"},
+		{name: "escape", in: "../../etc/passwd=x", err: "not a sysctl name"},
+		{name: "empty component", in: "vm..swappiness=1", err: "not a sysctl name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.in)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Parse(%q) = %v, %v; want error containing %q", tc.in, got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("Parse(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyRestore(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"vm.swappiness": "60", "kernel.timer_migration": "1"})
+	a, err := Apply(root, []Setting{{"vm.swappiness", "10"}, {"kernel.timer_migration", "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "10" {
+		t.Errorf("applied vm.swappiness = %q, want 10", v)
+	}
+	if v := value(t, root, "kernel.timer_migration"); v != "0" {
+		t.Errorf("applied kernel.timer_migration = %q, want 0", v)
+	}
+	if err := a.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "60" {
+		t.Errorf("restored vm.swappiness = %q, want 60", v)
+	}
+	if v := value(t, root, "kernel.timer_migration"); v != "1" {
+		t.Errorf("restored kernel.timer_migration = %q, want 1", v)
+	}
+	if err := a.Restore(); err != nil {
+		t.Errorf("second Restore: %v", err)
+	}
+}
+
+// A write that fails part way through puts back what was already written.
+func TestApplyRestoresAfterLaterFailure(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"vm.swappiness": "60"})
+	// A directory where the file should be: opening it for writing fails.
+	if err := os.MkdirAll(filepath.Join(root, "kernel", "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Apply(root, []Setting{{"vm.swappiness", "10"}, {"kernel.broken", "1"}})
+	if err == nil || !strings.Contains(err.Error(), "kernel.broken") {
+		t.Fatalf("Apply = %v, want an error naming kernel.broken", err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "60" {
+		t.Errorf("vm.swappiness = %q after a failed Apply, want 60 restored", v)
+	}
+	_, err = Apply(root, []Setting{{"vm.swappiness", "10"}, {"kernel.missing", "1"}})
+	if err == nil || !strings.Contains(err.Error(), "no such parameter") {
+		t.Fatalf("Apply = %v, want no such parameter", err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "60" {
+		t.Errorf("vm.swappiness = %q after a failed Apply, want 60 restored", v)
+	}
+}
+
+func TestRestoreFailureNamesKeyAndValue(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"vm.swappiness": "60", "kernel.timer_migration": "1"})
+	a, err := Apply(root, []Setting{{"vm.swappiness", "10"}, {"kernel.timer_migration", "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Path(root, "vm.swappiness")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = a.Restore()
+	var re *RestoreError
+	if !errors.As(err, &re) {
+		t.Fatalf("Restore = %v, want a *RestoreError", err)
+	}
+	if len(re.Failed) != 1 || re.Failed[0].Setting != (Setting{"vm.swappiness", "60"}) {
+		t.Fatalf("failed = %+v, want vm.swappiness=60 alone", re.Failed)
+	}
+	if !strings.Contains(err.Error(), "sysctl -w vm.swappiness=60") {
+		t.Errorf("error %q does not say how to set it by hand", err)
+	}
+	// The others are restored all the same.
+	if v := value(t, root, "kernel.timer_migration"); v != "1" {
+		t.Errorf("kernel.timer_migration = %q, want 1 restored", v)
+	}
+}
+
+// The real thing, on a harmless parameter.
+func TestProcSys(t *testing.T) {
+	const key = "vm.swappiness"
+	old, err := Read(Root, key)
+	if err != nil {
+		t.Skipf("needs %s: %v", key, err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to write /proc/sys")
+	}
+	want := "61"
+	if old == want {
+		want = "59"
+	}
+	a, err := Apply(Root, []Setting{{key, want}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, Root, key); v != want {
+		t.Errorf("%s = %q while applied, want %q", key, v, want)
+	}
+	if err := a.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, Root, key); v != old {
+		t.Errorf("%s = %q after Restore, want %q", key, v, old)
+	}
+}
