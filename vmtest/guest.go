@@ -118,6 +118,7 @@ func GuestMain(run GuestRunFunc) int {
 		fail(err, nil)
 		return 3
 	}
+	say(fmt.Sprintf("guest ready at %s since boot (mounts, %d modules, results port)", uptime(), len(req.Modules)))
 	res, err := run(context.Background(), req, say)
 	if err != nil {
 		fail(err, res)
@@ -137,6 +138,17 @@ func GuestMain(run GuestRunFunc) int {
 		return 3
 	}
 	return 0
+}
+
+// uptime reads /proc/uptime, for progress lines that say where a boot's
+// time goes.
+func uptime() string {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return "?"
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	return f + "s"
 }
 
 // mountGuestFS mounts what the runner and the tracers need.

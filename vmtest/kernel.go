@@ -230,7 +230,7 @@ func newest(abis []string, q kernelQuery) string {
 // resolveAlias asks apt for the newest matching ABI. Offline, the newest
 // matching cached kernel will do.
 func (c *KernelCache) resolveAlias(ctx context.Context, spec string, q kernelQuery) (string, error) {
-	avail, aptErr := AvailableDebianKernels(ctx)
+	avail, aptErr := c.available(ctx)
 	if abi := newest(avail, q); abi != "" {
 		return abi, nil
 	}
@@ -250,6 +250,38 @@ func (c *KernelCache) resolveAlias(ctx context.Context, spec string, q kernelQue
 		return "", fmt.Errorf("kernel %q: cannot list Debian kernels: %w", spec, aptErr)
 	}
 	return "", unknownKernel("kernel %q: no such kernel in the apt sources (run apt-get update?); %s", spec, listHint)
+}
+
+// aptLists is where apt keeps the package lists; they change only with
+// apt-get update.
+const aptLists = "/var/lib/apt/lists"
+
+// available is AvailableDebianKernels, remembered in the cache directory
+// for as long as apt's package lists are unchanged: apt-cache takes most of
+// a second, which every run naming a kernel alias would otherwise pay.
+func (c *KernelCache) available(ctx context.Context) ([]string, error) {
+	type memo struct {
+		Lists time.Time `json:"lists"`
+		ABIs  []string  `json:"abis"`
+	}
+	path := filepath.Join(c.Dir, "available.json")
+	fi, statErr := os.Stat(aptLists)
+	if statErr == nil {
+		var m memo
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &m) == nil && m.Lists.Equal(fi.ModTime()) && len(m.ABIs) > 0 {
+			return m.ABIs, nil
+		}
+	}
+	abis, err := AvailableDebianKernels(ctx)
+	if err != nil || statErr != nil {
+		return abis, err
+	}
+	if b, err := json.Marshal(memo{Lists: fi.ModTime(), ABIs: abis}); err == nil {
+		if os.MkdirAll(c.Dir, 0o755) == nil {
+			writeFileAtomic(path, b)
+		}
+	}
+	return abis, nil
 }
 
 // AvailableDebianKernels lists the ABIs of the amd64 kernel packages

@@ -16,6 +16,7 @@ __u64 followed = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* rarely written; cheap to load */
 	__uint(max_entries, FOLLOW_MAX_TGIDS);
 	__type(key, __u32);
 	__type(value, __u8);

@@ -30,8 +30,11 @@ struct {
 	__type(value, struct enqueued);
 } start SEC(".maps");
 
+/* Not preallocated: only the raw_tp fallback uses it, and 64k preallocated
+ * entries cost tens of ms at load (seconds under TCG). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct enqueued);

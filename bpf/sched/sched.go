@@ -6,6 +6,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -18,6 +19,7 @@ var Metrics = []string{"sched.runq", "sched.runq_preempted", "sched.wakeup_new"}
 type Options struct {
 	TGID    uint32
 	Variant tracing.Variant
+	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
 }
 
 // New loads and attaches the tracer.
@@ -31,5 +33,6 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics: Metrics,
 		TGID:    opts.TGID,
 		Variant: opts.Variant,
+		BTF:     opts.BTF,
 	})
 }

@@ -5,6 +5,7 @@ package syscalls
 
 import (
 	"fmt"
+	"github.com/cilium/ebpf/btf"
 	"slices"
 
 	"github.com/cilium/ebpf"
@@ -33,6 +34,7 @@ type Options struct {
 	TGID     uint32
 	Syscalls []string // names, see Names
 	Variant  tracing.Variant
+	BTF      *btf.Cache // shared decoded kernel BTF; nil decodes it anew
 }
 
 // New loads and attaches the tracer.
@@ -65,6 +67,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics: metrics,
 		TGID:    opts.TGID,
 		Variant: opts.Variant,
+		BTF:     opts.BTF,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)
 		},

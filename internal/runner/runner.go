@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/sched"
@@ -126,9 +127,11 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 			defer st.Close()
 		}
 	}
+	// Every tracer of every scenario relocates against the same kernel BTF.
+	cache := btf.NewCache()
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
-		sr, err := runScenario(ctx, s, i+1, len(req.Scenarios), req.Progress)
+		sr, err := runScenario(ctx, s, cache, i+1, len(req.Scenarios), req.Progress)
 		if sr != nil && sr.Trials > 0 {
 			res.Scenarios = append(res.Scenarios, *sr)
 		}
@@ -149,7 +152,7 @@ type tracer interface {
 	Close() error
 }
 
-func attachTracers(s *scenarios.Scenario) ([]tracer, error) {
+func attachTracers(s *scenarios.Scenario, cache *btf.Cache) ([]tracer, error) {
 	tgid := uint32(os.Getpid())
 	var ts []tracer
 	fail := func(name string, err error) ([]tracer, error) {
@@ -162,14 +165,14 @@ func attachTracers(s *scenarios.Scenario) ([]tracer, error) {
 		return nil, &AttachError{Tracer: name, Err: err}
 	}
 	if c := s.Tracers.Syscall; c != nil {
-		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls})
+		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls, BTF: cache})
 		if err != nil {
 			return fail("syscall", err)
 		}
 		ts = append(ts, t)
 	}
 	if s.Tracers.Sched != nil {
-		t, err := sched.New(sched.Options{TGID: tgid})
+		t, err := sched.New(sched.Options{TGID: tgid, BTF: cache})
 		if err != nil {
 			return fail("sched", err)
 		}
@@ -178,7 +181,7 @@ func attachTracers(s *scenarios.Scenario) ([]tracer, error) {
 	return ts, nil
 }
 
-func runScenario(ctx context.Context, s *scenarios.Scenario, idx, count int, progress func(Event)) (*result.Scenario, error) {
+func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, idx, count int, progress func(Event)) (*result.Scenario, error) {
 	emit := func(e Event) {
 		if progress != nil {
 			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
@@ -203,7 +206,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, idx, count int, pro
 	defer wl.Close()
 
 	emit(Event{Phase: "attach"})
-	tracers, err := attachTracers(s)
+	tracers, err := attachTracers(s, cache)
 	if err != nil {
 		return sr, err
 	}
