@@ -31,6 +31,8 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(io.Discard)
 	var rf runFlags
 	rf.register(fs)
+	var tf targetFlags
+	tf.register(fs)
 	var f reportFlags
 	f.register(fs)
 	var basePath string
@@ -43,7 +45,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--trials N] [--duration D]\n"+
+		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]\n"+
 			"       [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-o RESULT]\n"+
 			"       tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]\n\n"+
 			"Runs the scenarios (none: every built-in), compares each with its stored baseline and reports.\n"+
@@ -66,7 +68,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if candPath != "" {
 		res, err = gateCandidate(fs, pos, candPath)
 	} else {
-		res, err = gateRun(ctx, &rf, pos, basePath, save, stderr)
+		res, err = gateRun(ctx, &rf, &tf, pos, basePath, save, stderr)
 	}
 	if err != nil {
 		return err
@@ -128,15 +130,22 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 
 // gateRun checks that the scenarios have baselines, runs them and writes
 // the Result where -o says.
-func gateRun(ctx context.Context, rf *runFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
+func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
 	ss, err := lookupScenarios(pos)
 	if err != nil {
 		return nil, err
 	}
+	targets, err := tf.targets()
+	if err != nil {
+		return nil, err
+	}
+	if len(targets) > 1 {
+		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
+	}
 
 	// Check the baselines before spending minutes on the run. The kernel
 	// release is not known yet: any stored for the target will do here.
-	target := hostTarget
+	target := targets[0].name
 	var missing []string
 	for _, s := range ss {
 		_, err := baseline.Load(basePath, s.Name, target, "")
@@ -157,7 +166,7 @@ func gateRun(ctx context.Context, rf *runFlags, pos []string, basePath string, s
 	if err != nil {
 		return nil, err
 	}
-	res, runErr := runScenarios(ctx, req)
+	res, runErr := execute(ctx, targets[0], tf, req, p)
 	p.Done()
 	if errors.Is(runErr, context.Canceled) {
 		return nil, infra(errors.New("interrupted; nothing compared"))

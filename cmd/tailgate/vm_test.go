@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -71,4 +72,38 @@ func TestRunInDebianVM(t *testing.T) {
 func qemuUnder(dir string) string {
 	out, _ := exec.Command("pgrep", "-a", "-f", "qemu-system.*"+regexp.QuoteMeta(dir)).Output()
 	return strings.TrimSpace(string(out))
+}
+
+// TestGateInDebianVM gates a scenario run in a VM against a baseline from
+// the same VM target: the baseline is keyed by the VM target, and the report
+// warns that TCG timings are emulated.
+func TestGateInDebianVM(t *testing.T) {
+	bin := buildTailgate(t)
+	tmp := t.TempDir()
+	base := filepath.Join(tmp, "baselines")
+	args := []string{"gate", "syscall-write", "--kernel", "debian:6.1-cloud", "--accel", "tcg",
+		"--trials", "2", "--duration", "500ms", "--warmup", "100ms", "--baseline", base}
+	cmd := exec.Command(bin, append(args, "--save-baseline")...)
+	cmd.Env = append(cmd.Environ(), "CI=true", "TMPDIR="+tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gate --save-baseline in a VM: %v\n%s", err, b)
+	}
+	ents, _ := os.ReadDir(base)
+	if len(ents) != 1 || !strings.Contains(ents[0].Name(), "syscall-write@6.1-cloud") {
+		t.Fatalf("baseline store holds %v, want one syscall-write@6.1-cloud file", ents)
+	}
+	cmd = exec.Command(bin, append(args, "--format", "markdown")...)
+	cmd.Env = append(cmd.Environ(), "CI=true", "TMPDIR="+tmp)
+	out, err := cmd.Output()
+	// Emulated timings may or may not move past a threshold; the gate must
+	// have compared (0 or 1), not failed to (2 or 3).
+	if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
+		t.Fatalf("gate in a VM: exit %d (%v)\n%s", code, err, out)
+	}
+	if !strings.Contains(string(out), "syscall.write") || !strings.Contains(strings.ToLower(string(out)), "tcg") {
+		t.Errorf("markdown lacks the metric or the TCG warning:\n%s", out)
+	}
+	if got := qemuUnder(tmp); got != "" {
+		t.Errorf("QEMU left running: %s", got)
+	}
 }
