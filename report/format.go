@@ -15,10 +15,11 @@ const (
 	JSON     Format = "json"
 	JUnit    Format = "junit"
 	GitHub   Format = "github" // GitHub Actions workflow commands (annotations)
+	HTML     Format = "html"   // one self-contained page with tail plots
 )
 
 // Formats lists the formats Write knows.
-var Formats = []Format{Text, Markdown, JSON, JUnit, GitHub}
+var Formats = []Format{Text, Markdown, JSON, JUnit, GitHub, HTML}
 
 // ParseFormat checks a format name.
 func ParseFormat(s string) (Format, error) {
@@ -27,7 +28,7 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit or github)", s)
+	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit, github or html)", s)
 }
 
 // Write renders r in format f.
@@ -43,6 +44,8 @@ func Write(w io.Writer, r *Report, f Format) error {
 		return WriteJUnit(w, r)
 	case GitHub:
 		return WriteGitHub(w, r)
+	case HTML:
+		return WriteHTML(w, r)
 	}
 	return fmt.Errorf("unknown format %q", f)
 }

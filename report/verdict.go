@@ -71,6 +71,9 @@ type Report struct {
 	// Warnings apply to every verdict: the environments differ, timings are
 	// emulated, a scenario is on one side only.
 	Warnings []string
+	// BaseResult and CandResult are the compared Results, for renderers
+	// that draw the distributions (html); nil in a Report built by hand.
+	BaseResult, CandResult *result.Result
 }
 
 // Side describes one of the compared Results.
@@ -97,7 +100,7 @@ var ErrParamsDiffer = errors.New("scenario parameters differ")
 
 // Compare compares every scenario present in both Results.
 func Compare(base, cand *result.Result, opt Options) (*Report, error) {
-	rep := &Report{Base: sideOf(base), Cand: sideOf(cand)}
+	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	for _, cs := range cand.Scenarios {
 		bs := base.Find(cs.Name)

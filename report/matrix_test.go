@@ -1,0 +1,157 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// syntheticResult is a Result of one scenario, two metrics, trials drawn
+// from s with the given seed.
+func syntheticResult(target, kernel string, s synthetic, trials int, seed uint64) *result.Result {
+	r := rand.New(rand.NewPCG(seed, 7))
+	sc := result.Scenario{Name: "timer-1ms", Params: "p1", Trials: trials, Metrics: map[string]*result.Metric{}}
+	for _, name := range []string{"timer.lateness", "sched.runq"} {
+		m := &result.Metric{Unit: "ns"}
+		ms := s
+		if name == "sched.runq" {
+			ms.Median /= 4
+		}
+		for _, h := range ms.trials(r, trials, 20000, 0.02) {
+			m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h)})
+		}
+		sc.Metrics[name] = m
+	}
+	return &result.Result{
+		Schema:      result.SchemaVersion,
+		Finished:    time.Unix(int64(seed), 0),
+		Target:      result.Target{Name: target, Kind: "host"},
+		Environment: result.Environment{KernelRelease: kernel, CPUModel: "test cpu", CPUs: 2},
+		Scenarios:   []result.Scenario{sc},
+	}
+}
+
+func sampleMatrix(t *testing.T) *Matrix {
+	t.Helper()
+	base := synthetic{Median: 50000, Sigma: 0.4, Scale: 1}
+	slow := base
+	slow.Scale = 1.4
+	m, err := CompareMatrix([]MatrixTarget{
+		{Name: "generic", Description: "debian:6.1-generic", Result: syntheticResult("generic", "6.1.0-57-amd64", base, 5, 1)},
+		{Name: "generic-again", Description: "debian:6.1-generic", Result: syntheticResult("generic-again", "6.1.0-57-amd64", base, 5, 2)},
+		{Name: "slow", Description: "vm.swappiness=10", Result: syntheticResult("slow", "6.1.0-57-amd64", slow, 5, 3)},
+	}, Options{Resamples: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The matrix judges each target with Compare itself: the same verdicts,
+// interval for interval, as comparing the two Results alone.
+func TestMatrixVerdictsAreCompare(t *testing.T) {
+	m := sampleMatrix(t)
+	for i, tg := range m.Targets[1:] {
+		rep, err := Compare(m.Targets[0].Result, tg.Result, Options{Resamples: 400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rep.JSON(), m.Pairs[i].JSON()); diff != "" {
+			t.Errorf("%s: matrix pair differs from Compare (-compare +matrix):\n%s", tg.Name, diff)
+		}
+		for _, s := range m.Scenarios {
+			for _, mm := range s.Metrics {
+				for _, row := range mm.Rows {
+					got := row.Cells[i+1].Verdict
+					want := rep.find(s.Name, mm.Name, row.Quantile)
+					if got == nil || want == nil || got.Kind != want.Kind || got.Ratio != want.Ratio {
+						t.Errorf("%s %s %s %s: cell verdict %+v, Compare's %+v", tg.Name, s.Name, mm.Name, row.Quantile, got, want)
+					}
+				}
+			}
+		}
+	}
+	if k := m.Scenarios[0].Metrics[1].Rows[2].Cells[2].Verdict.Kind; k != Regression {
+		t.Errorf("40%% slower target at p99: %s, want regression", k)
+	}
+	if k := m.Scenarios[0].Metrics[1].Rows[2].Cells[1].Verdict.Kind; k != NoChange {
+		t.Errorf("same distribution at p99: %s, want no change", k)
+	}
+	if !m.Failed(false) {
+		t.Error("matrix with a regression does not fail")
+	}
+}
+
+// Each target's own interval brackets its value and is no wider than the
+// spread of trials makes plausible.
+func TestMatrixCellIntervals(t *testing.T) {
+	m := sampleMatrix(t)
+	for _, mm := range m.Scenarios[0].Metrics {
+		for _, row := range mm.Rows {
+			for ti, c := range row.Cells {
+				if !c.Present || len(c.Trials) != 5 {
+					t.Fatalf("%s %s target %d: present %v, %d trials", mm.Name, row.Quantile, ti, c.Present, len(c.Trials))
+				}
+				if row.Quantile == "max" {
+					continue
+				}
+				if !(c.Lo <= c.Value*1.01 && c.Value <= c.Hi*1.01) || c.Hi/c.Lo > 1.5 {
+					t.Errorf("%s %s target %d: %v not in [%v, %v] or interval too wide", mm.Name, row.Quantile, ti, c.Value, c.Lo, c.Hi)
+				}
+			}
+		}
+	}
+}
+
+func TestMatrixRenderers(t *testing.T) {
+	m := sampleMatrix(t)
+	var b bytes.Buffer
+	if err := WriteMatrix(&b, m, Text); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"slow vs generic: 8 regressions in 8 gated percentiles",
+		"generic-again vs generic: No regressions",
+		"reference: generic (debian:6.1-generic), kernel 6.1.0-57-amd64, 5 trials",
+		"| timer.lateness | p50   | generic (ref)",
+		"REGRESSION",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	// max is not gated: reported in JSON, left out of the tables. p90 is
+	// shown because a target regressed there.
+	if strings.Contains(text, "| max") || !strings.Contains(text, "| p90") {
+		t.Errorf("text rows: want p90 (a regression) and no max:\n%s", text)
+	}
+	b.Reset()
+	if err := WriteMatrix(&b, m, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if md := b.String(); !strings.Contains(md, "### timer-1ms") || !strings.Contains(md, "🔴 **regression**") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	b.Reset()
+	if err := WriteMatrix(&b, m, JSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc JSONMatrix
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Comparisons) != 2 || doc.Reference != "generic" || len(doc.Scenarios[0].Metrics) != 2 {
+		t.Errorf("json: %d comparisons, reference %q, %d metrics", len(doc.Comparisons), doc.Reference, len(doc.Scenarios[0].Metrics))
+	}
+	if err := WriteMatrix(&b, m, JUnit); err == nil {
+		t.Error("junit matrix: no error")
+	}
+}
