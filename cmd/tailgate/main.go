@@ -84,6 +84,7 @@ func commands() []command {
 		{"baseline", "show or save stored baselines", cmdBaseline},
 		{"kernels", "list cached and available kernels, fetch one", cmdKernels},
 		{"merge", "combine Results of one target (CI matrix shards)", cmdMerge},
+		{"matrix", "run on several kernels or host tunings, trials interleaved, and compare them side by side", cmdMatrix},
 		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
 		{"github", "post the report as the pull request's comment (GitHub Actions)", cmdGitHub},
 	}

@@ -1,0 +1,473 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
+
+Runs the scenarios on every target, trials interleaved (round 1: A B C,
+round 2: A B C, ...) so that drift in the machine hits all targets alike,
+then compares every target with the first, the reference, with the same
+statistics as 'tailgate compare'.
+
+Targets, in the order given (at least two):
+  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC (see 'tailgate kernels list'),
+                              with CMDLINE appended to its kernel command line
+  --target NAME               a VM target from the targets file
+  --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
+                              this host, with the sysctls set for the variant's
+                              trials and restored after each; --variant NAME
+                              alone is the host as it is
+
+  tailgate matrix --kernel debian:6.1-generic --kernel debian:6.1-rt timer-1ms
+  tailgate matrix --variant base --variant 'nomig:kernel.timer_migration=0' timer-1ms
+  tailgate matrix --kernel debian:6.1-cloud --kernel 'debian:6.1-cloud nohz_full=1' timer-1ms
+
+A VM target boots once per round; a host variant attaches its tracers once
+per round. Each round runs the scenarios' warmup, then one trial.
+exit 0 no regression against the reference, 1 a regression (or, with
+--strict, an inconclusive verdict), 2 bad usage, 3 a broken run or a sysctl
+that could not be restored.
+
+`
+
+// matrixTarget is one column of the matrix: where it runs and, for a host
+// variant, the sysctls in force during its trials.
+type matrixTarget struct {
+	execTarget
+	sysctls     []sysctl.Setting
+	description string
+}
+
+// matrixEnv is what a matrix run touches outside itself; tests replace it.
+type matrixEnv struct {
+	// exec runs one round's request on a target.
+	exec func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error)
+	// sysctlRoot is /proc/sys.
+	sysctlRoot string
+}
+
+func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runMatrix(ctx, args, stdout, stderr, matrixEnv{exec: execute, sysctlRoot: sysctl.Root})
+}
+
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
+	fs := newFlagSet("matrix", stderr)
+	var f runFlags
+	f.register(fs)
+	var tf targetFlags
+	tf.register(fs)
+	var rf reportFlags
+	rf.register(fs)
+	var variants []string
+	fs.Func("variant", "a host variant `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)", func(s string) error {
+		variants = append(variants, s)
+		return nil
+	})
+	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, matrixUsage)
+		fs.PrintDefaults()
+	}
+	names, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ss, err := lookupScenarios(names)
+	if err != nil {
+		return err
+	}
+	outs, err := rf.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		switch o.format {
+		case report.Text, report.Markdown, report.JSON, report.HTML:
+		default:
+			return usagef("a matrix report is text, markdown, json or html, not %s", o.format)
+		}
+	}
+	targets, err := matrixTargets(args, &tf)
+	if err != nil {
+		return err
+	}
+	if len(targets) < 2 {
+		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
+	}
+	// A key this kernel lacks is a typo until proven otherwise: say so
+	// before anything runs.
+	for _, t := range targets {
+		for _, s := range t.sysctls {
+			if _, err := sysctl.Read(env.sysctlRoot, s.Key); err != nil {
+				return usagef("variant %s: %v", t.name, err)
+			}
+		}
+	}
+	if _, err := f.request(ss, nil); err != nil {
+		return err
+	}
+
+	results, runErr := runRounds(ctx, targets, ss, &f, &tf, env, stderr)
+	// What was measured is kept even when the matrix was cut short.
+	for i, t := range targets {
+		out := outputPath(f.output, t.execTarget, len(targets))
+		if out == "" || results[i] == nil {
+			continue
+		}
+		if err := result.Write(out, results[i]); err != nil {
+			return errors.Join(runErr, infra(fmt.Errorf("write result: %w", err)))
+		}
+		what := "result"
+		if runErr != nil {
+			what = "partial result"
+		}
+		fmt.Fprintf(stderr, "%s of %s written to %s\n", what, t.name, out)
+	}
+	if runErr != nil {
+		return runErr
+	}
+
+	var mts []report.MatrixTarget
+	for i, t := range targets {
+		mts = append(mts, report.MatrixTarget{Name: t.name, Description: t.description, Result: results[i]})
+	}
+	m, err := report.CompareMatrix(mts, rf.options())
+	if err != nil {
+		return &usageError{err}
+	}
+	for _, o := range outs {
+		var b bytes.Buffer
+		if err := report.WriteMatrix(&b, m, o.format); err != nil {
+			return err
+		}
+		if o.path == "" {
+			if _, err := stdout.Write(b.Bytes()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := result.WriteFileAtomic(o.path, b.Bytes()); err != nil {
+			return infra(fmt.Errorf("write %s report: %w", o.format, err))
+		}
+		fmt.Fprintf(stderr, "%s report written to %s\n", o.format, o.path)
+	}
+	if !m.Failed(rf.strict) {
+		return nil
+	}
+	for _, h := range m.Headlines() {
+		fmt.Fprintf(stderr, "tailgate matrix: %s\n", h)
+	}
+	if c := m.Tally(); c.Regressions == 0 {
+		fmt.Fprintf(stderr, "tailgate matrix: %d inconclusive %s fail --strict\n", c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
+	}
+	return errRegression
+}
+
+// runRounds runs the interleaved trials: in round r every target runs one
+// trial of each scenario that wants at least r, targets in order. It
+// returns each target's rounds merged (nil for a target with none) and the
+// first error, after which no further round starts.
+func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scenario, f *runFlags, tf *targetFlags, env matrixEnv, stderr io.Writer) ([]*result.Result, error) {
+	rounds := f.trials
+	if rounds == 0 {
+		for _, s := range ss {
+			rounds = max(rounds, s.Trials)
+		}
+	}
+	rounds = max(rounds, 1)
+	inputs := make([][]result.Input, len(targets))
+	merged := func() ([]*result.Result, error) {
+		out := make([]*result.Result, len(targets))
+		for i, in := range inputs {
+			if len(in) == 0 {
+				continue
+			}
+			r, err := result.Merge(in)
+			if err != nil {
+				return out, infra(fmt.Errorf("target %s: %w", targets[i].name, err))
+			}
+			out[i] = fixTrials(r)
+		}
+		return out, nil
+	}
+	p := progress.New(stderr)
+	defer p.Done()
+	total := rounds * len(targets)
+	for r := 1; r <= rounds; r++ {
+		var round []*scenarios.Scenario
+		for _, s := range ss {
+			if f.trials > 0 || s.Trials >= r {
+				round = append(round, s)
+			}
+		}
+		for ti, t := range targets {
+			done := (r-1)*len(targets) + ti
+			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.name)
+			req := runner.Request{
+				Scenarios: round, Trials: 1, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmup >= 0,
+				Target: result.Target{Name: t.name, Kind: "host"},
+				Progress: func(e runner.Event) {
+					switch {
+					case e.Phase == "attach" || e.Phase == "warmup":
+						p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
+					case e.Phase == "trial" && e.Detail != "":
+						p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
+					}
+				},
+			}
+			if t.vm != nil {
+				p.Step(done, total, label+": booting "+t.vm.Kernel, "")
+			}
+			res, err := runTrial(ctx, t, tf, req, p, env)
+			if res != nil && len(res.Scenarios) > 0 {
+				inputs[ti] = append(inputs[ti], result.Input{Path: fmt.Sprintf("%s round %d", t.name, r), Result: res})
+			}
+			if err == nil && ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				out, merr := merged()
+				var rf *restoreFailure
+				switch {
+				case errors.As(err, &rf):
+					return out, infra(err)
+				case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+					return out, infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.name))
+				}
+				return out, errors.Join(fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.name, classify(err)), merr)
+			}
+		}
+	}
+	return merged()
+}
+
+// runTrial runs one round's request on t, with t's sysctls in force for
+// exactly that long: they are restored when it returns, however it
+// returns (an error, an interrupt, a panic).
+func runTrial(ctx context.Context, t matrixTarget, tf *targetFlags, req runner.Request, p *progress.Reporter, env matrixEnv) (res *result.Result, err error) {
+	if len(t.sysctls) > 0 {
+		applied, aerr := sysctl.Apply(env.sysctlRoot, t.sysctls)
+		if aerr != nil {
+			var re *sysctl.RestoreError
+			if errors.As(aerr, &re) {
+				return nil, &restoreFailure{aerr}
+			}
+			return nil, infra(fmt.Errorf("variant %s: %w", t.name, aerr))
+		}
+		defer func() {
+			if rerr := applied.Restore(); rerr != nil {
+				err = &restoreFailure{errors.Join(rerr, err)}
+			}
+		}()
+	}
+	return env.exec(ctx, t.execTarget, tf, req, p)
+}
+
+// restoreFailure is a sysctl left changed on this machine: the loudest
+// failure a matrix has, since it outlives the run.
+type restoreFailure struct{ err error }
+
+func (e *restoreFailure) Error() string {
+	return "SYSCTLS NOT RESTORED, this machine is left changed: " + e.err.Error()
+}
+func (e *restoreFailure) Unwrap() error { return e.err }
+
+// fixTrials makes a merged Result's scenario definitions say how many
+// trials it holds: each round ran with trials: 1.
+func fixTrials(r *result.Result) *result.Result {
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		var def scenarios.Scenario
+		if len(s.Definition) == 0 || string(s.Definition) == "null" || json.Unmarshal(s.Definition, &def) != nil {
+			continue
+		}
+		def.Trials = s.Trials
+		if b, err := json.Marshal(def); err == nil {
+			s.Definition = b
+		}
+	}
+	return r
+}
+
+var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// parseVariant reads NAME[:KEY=VALUE[,KEY=VALUE...]].
+func parseVariant(s string) (matrixTarget, error) {
+	name, settings, _ := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !variantName.MatchString(name) {
+		return matrixTarget{}, usagef("--variant %q: name %q must be letters, digits, '.', '_' or '-' (it names the Result file); want NAME[:KEY=VALUE,...]", s, name)
+	}
+	t := matrixTarget{execTarget: execTarget{name: name}, description: "host"}
+	if strings.TrimSpace(settings) == "" {
+		return t, nil
+	}
+	var descr []string
+	for _, kv := range strings.Split(settings, ",") {
+		st, err := sysctl.Parse(kv)
+		if err != nil {
+			return matrixTarget{}, usagef("--variant %s: %v", name, err)
+		}
+		if slices.ContainsFunc(t.sysctls, func(o sysctl.Setting) bool { return o.Key == st.Key }) {
+			return matrixTarget{}, usagef("--variant %s: %s set twice", name, st.Key)
+		}
+		t.sysctls = append(t.sysctls, st)
+		descr = append(descr, st.String())
+	}
+	t.description = "host, " + strings.Join(descr, ", ")
+	return t, nil
+}
+
+// matrixTargets builds the targets in the order their flags were given:
+// the first is the reference.
+func matrixTargets(args []string, tf *targetFlags) ([]matrixTarget, error) {
+	var out []matrixTarget
+	var named []execTarget
+	if len(tf.names) > 0 {
+		byName := *tf
+		byName.kernels, byName.vm = nil, false
+		var err error
+		if named, err = byName.targets(); err != nil {
+			return nil, err
+		}
+	} else if tf.file != "" {
+		return nil, usagef("--targets names a file but no --target NAME picks from it")
+	}
+	for _, fl := range targetFlagOrder(args) {
+		switch fl.name {
+		case "kernel":
+			out = append(out, kernelTarget(tf, fl.value))
+		case "vm":
+			if len(tf.kernels) == 0 {
+				out = append(out, kernelTarget(tf, vmtest.DefaultKernelSpec))
+			}
+		case "target":
+			for _, t := range named {
+				if t.name == fl.value {
+					out = append(out, matrixTarget{execTarget: t, description: describeVM(t.vm)})
+					break
+				}
+			}
+		case "variant":
+			t, err := parseVariant(fl.value)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range out {
+		if seen[t.name] {
+			return nil, usagef("target %s given twice; give variants distinct names", t.name)
+		}
+		seen[t.name] = true
+	}
+	return out, nil
+}
+
+// kernelTarget is a --kernel 'SPEC [CMDLINE]' target: the command line
+// after the spec is appended to --cmdline's, and named in the target's
+// name so that one kernel can appear with several.
+func kernelTarget(tf *targetFlags, value string) matrixTarget {
+	fields := strings.Fields(value)
+	spec := ""
+	if len(fields) > 0 {
+		spec = fields[0]
+	}
+	own := fields[min(1, len(fields)):]
+	c := *tf
+	c.cmdline = strings.TrimSpace(tf.cmdline + " " + strings.Join(own, " "))
+	t := c.adhoc(spec)
+	if len(own) > 0 {
+		name := strings.TrimPrefix(spec, "debian:")
+		if !strings.HasPrefix(spec, "debian:") {
+			name = filepath.Base(spec)
+		}
+		for _, w := range own {
+			name += "+" + strings.NewReplacer("=", "-", "/", "-", ",", "-").Replace(w)
+		}
+		t.name, t.vm.Name = name, name
+	}
+	return matrixTarget{execTarget: t, description: describeVM(t.vm)}
+}
+
+func describeVM(t *vmtest.Target) string {
+	d := t.Kernel
+	if t.Cmdline != "" {
+		d += " " + t.Cmdline
+	}
+	return d
+}
+
+type flagUse struct{ name, value string }
+
+// targetFlagOrder returns the target flags in args in command-line order,
+// which flag.FlagSet does not keep across different flags.
+func targetFlagOrder(args []string) []flagUse {
+	var out []flagUse
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "vm":
+			if !hasValue || value == "true" {
+				out = append(out, flagUse{name: "vm"})
+			}
+		case "kernel", "target", "variant":
+			if !hasValue {
+				if i+1 >= len(args) {
+					continue
+				}
+				i++
+				value = args[i]
+			}
+			out = append(out, flagUse{name, value})
+		default:
+			// Skip the value of a flag that takes one, so that a value
+			// is never read as a flag.
+			if !hasValue && takesValue(name) && i+1 < len(args) {
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// takesValue lists the matrix flags that are not booleans.
+func takesValue(name string) bool {
+	switch name {
+	case "vm", "strict", "force", "h", "help":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// fakeExec stands in for execute: it records each request and returns a
+// synthetic Result whose latencies are scaled per target.
+type fakeExec struct {
+	calls  []string // "TARGET:scenario,scenario"
+	scales map[string]float64
+	// during, if set, runs inside each trial (to look at sysctls, to fail).
+	during func(ctx context.Context, target string) error
+}
+
+func (f *fakeExec) exec(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	var names []string
+	for _, s := range req.Scenarios {
+		names = append(names, s.Name)
+		if r := req.Resolve(s); r.Trials != 1 || r.Warmup != s.Warmup {
+			return nil, fmt.Errorf("round request for %s: %d trials, warmup %s; want 1 trial and the scenario's warmup %s", s.Name, r.Trials, r.Warmup, s.Warmup)
+		}
+	}
+	f.calls = append(f.calls, t.name+":"+strings.Join(names, ","))
+	if f.during != nil {
+		if err := f.during(ctx, t.name); err != nil {
+			return nil, err
+		}
+	}
+	scale := 1.0
+	if s, ok := f.scales[t.name]; ok {
+		scale = s
+	}
+	res := fakeRun{scenario: req.Scenarios[0].Name, scales: []float64{scale}, seed: uint64(len(f.calls))}.result()
+	res.Target = req.Target
+	def, err := json.Marshal(req.Resolve(req.Scenarios[0]))
+	if err != nil {
+		return nil, err
+	}
+	res.Scenarios[0].Definition = def
+	return res, nil
+}
+
+func (f *fakeExec) env(root string) matrixEnv {
+	return matrixEnv{exec: f.exec, sysctlRoot: root}
+}
+
+func runMatrixWith(env matrixEnv, args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = exitCode(runMatrix(context.Background(), args, &o, &e, env))
+	return code, o.String(), e.String()
+}
+
+// fakeSysctls makes a /proc/sys look-alike with vm.swappiness = 60.
+func fakeSysctls(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "vm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "vm", "swappiness"), []byte("60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func readSysctl(t *testing.T, root string) string {
+	t.Helper()
+	v, err := sysctl.Read(root, "vm.swappiness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestMatrixInterleaves(t *testing.T) {
+	f := &fakeExec{}
+	code, _, stderr := runMatrixWith(f.env(fakeSysctls(t)),
+		"--variant", "A", "syscall-read", "--kernel", "debian:6.1-cloud nohz_full=1", "--variant=C:vm.swappiness=10", "--trials", "3")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []string{
+		"A:syscall-read", "6.1-cloud+nohz_full-1:syscall-read", "C:syscall-read",
+		"A:syscall-read", "6.1-cloud+nohz_full-1:syscall-read", "C:syscall-read",
+		"A:syscall-read", "6.1-cloud+nohz_full-1:syscall-read", "C:syscall-read",
+	}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("run order (-want +got):\n%s", diff)
+	}
+}
+
+// Without --trials, each scenario gets its own trials: a scenario that
+// wants fewer drops out of the later rounds.
+func TestMatrixRoundsFollowScenarioTrials(t *testing.T) {
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.yaml")
+	os.WriteFile(two, []byte("name: two\nworkload: {kind: timer, interval: 1ms}\ntrials: 2\nduration: 1s\nwarmup: 10ms\n"), 0o644)
+	three := filepath.Join(dir, "three.yaml")
+	os.WriteFile(three, []byte("name: three\nworkload: {kind: timer, interval: 1ms}\ntrials: 3\nduration: 1s\nwarmup: 20ms\n"), 0o644)
+	f := &fakeExec{}
+	if code, _, stderr := runMatrixWith(f.env(fakeSysctls(t)), "--variant", "A", "--variant", "B", two, three); code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []string{"A:two,three", "B:two,three", "A:two,three", "B:two,three", "A:three", "B:three"}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("run order (-want +got):\n%s", diff)
+	}
+}
+
+// The matrix verdict of B against A is the verdict compare gives the
+// Results the matrix wrote.
+func TestMatrixVerdictIsCompares(t *testing.T) {
+	dir := t.TempDir()
+	f := &fakeExec{scales: map[string]float64{"B": 1.4, "C": 1.0}}
+	out := filepath.Join(dir, "res.json")
+	mjson := filepath.Join(dir, "matrix.json")
+	code, stdout, stderr := runMatrixWith(f.env(fakeSysctls(t)),
+		"--variant", "A", "--variant", "B", "--variant", "C", "syscall-read", "--trials", "4",
+		"-o", out, "--format", "json="+mjson, "--format", "text")
+	if code != exitRegression {
+		t.Fatalf("matrix exit %d, want 1 (B is 40%% slower)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "B vs A: ") || !strings.Contains(stdout, "REGRESSION") {
+		t.Errorf("text report:\n%s", stdout)
+	}
+	var doc report.JSONMatrix
+	b, err := os.ReadFile(mjson)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i, tg := range []string{"B", "C"} {
+		ccode, cout, cerr := cli("compare", filepath.Join(dir, "res-A.json"), filepath.Join(dir, "res-"+tg+".json"), "--force", "--format", "json")
+		wantCode := map[string]int{"B": exitRegression, "C": exitPass}[tg]
+		if ccode != wantCode {
+			t.Errorf("compare A %s: exit %d, want %d: %s", tg, ccode, wantCode, cerr)
+		}
+		var cmpDoc report.JSONReport
+		if err := json.Unmarshal([]byte(cout), &cmpDoc); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(cmpDoc, doc.Comparisons[i]); diff != "" {
+			t.Errorf("%s vs A: matrix differs from compare (-compare +matrix):\n%s", tg, diff)
+		}
+	}
+	r, err := result.Load(filepath.Join(dir, "res-B.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def struct{ Trials int }
+	if s := r.Scenarios[0]; s.Trials != 4 || json.Unmarshal(s.Definition, &def) != nil || def.Trials != 4 {
+		t.Errorf("merged B: %d trials, definition says %d; want 4", s.Trials, def.Trials)
+	}
+}
+
+// A variant's sysctls are in force during its own trials only, and put
+// back after each.
+func TestMatrixVariantSysctls(t *testing.T) {
+	root := fakeSysctls(t)
+	var seen []string
+	f := &fakeExec{during: func(ctx context.Context, target string) error {
+		seen = append(seen, target+"="+readSysctl(t, root))
+		return nil
+	}}
+	code, _, stderr := runMatrixWith(f.env(root), "--variant", "base", "--variant", "low:vm.swappiness=10", "syscall-read", "--trials", "2")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if diff := cmp.Diff([]string{"base=60", "low=10", "base=60", "low=10"}, seen); diff != "" {
+		t.Errorf("vm.swappiness during each trial (-want +got):\n%s", diff)
+	}
+	if v := readSysctl(t, root); v != "60" {
+		t.Errorf("vm.swappiness = %s after the matrix, want 60", v)
+	}
+}
+
+func TestMatrixRestoresOnFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		during   func(root string) func(context.Context, string) error
+		wantCode int
+		wantErr  string
+	}{
+		{
+			name: "trial fails",
+			during: func(string) func(context.Context, string) error {
+				return func(_ context.Context, target string) error {
+					if target == "low" {
+						return errors.New("attach sched: boom")
+					}
+					return nil
+				}
+			},
+			wantCode: exitInfra, wantErr: "attach sched: boom",
+		},
+		{
+			name: "interrupted",
+			during: func(string) func(context.Context, string) error {
+				return func(ctx context.Context, target string) error {
+					if target == "low" {
+						return context.Canceled
+					}
+					return nil
+				}
+			},
+			wantCode: exitInfra, wantErr: "interrupted in round 1/2 on low; sysctls restored",
+		},
+		{
+			// Something takes the file away: the value cannot be put back.
+			name: "restore fails",
+			during: func(root string) func(context.Context, string) error {
+				return func(_ context.Context, target string) error {
+					if target != "low" {
+						return nil
+					}
+					p := filepath.Join(root, "vm", "swappiness")
+					os.Remove(p)
+					return os.Mkdir(p, 0o755)
+				}
+			},
+			wantCode: exitInfra, wantErr: "SYSCTLS NOT RESTORED, this machine is left changed: could not restore sysctl vm.swappiness to \"60\"",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := fakeSysctls(t)
+			f := &fakeExec{during: tc.during(root)}
+			var o, e bytes.Buffer
+			err := runMatrix(context.Background(), []string{"--variant", "base", "--variant", "low:vm.swappiness=10", "syscall-read", "--trials", "2"}, &o, &e, f.env(root))
+			if code := exitCode(err); code != tc.wantCode || err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("exit %d, error %v; want exit %d and %q", code, err, tc.wantCode, tc.wantErr)
+			}
+			if tc.name == "restore fails" {
+				if !strings.Contains(err.Error(), "sysctl -w vm.swappiness=60") {
+					t.Errorf("error does not say how to restore by hand: %v", err)
+				}
+				return
+			}
+			if v := readSysctl(t, root); v != "60" {
+				t.Errorf("vm.swappiness = %s, want 60 restored", v)
+			}
+			if len(f.calls) != 2 {
+				t.Errorf("runs %v: want none after the failure", f.calls)
+			}
+		})
+	}
+}
+
+func TestMatrixUsage(t *testing.T) {
+	root := fakeSysctls(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--variant", "A", "syscall-read"}, "at least two targets"},
+		{[]string{"--variant", "A", "--variant", "A"}, "target A given twice"},
+		{[]string{"--variant", "A", "--variant", "B:vm.nope=1"}, "variant B: sysctl vm.nope: no such parameter"},
+		{[]string{"--variant", "A", "--variant", "B:vm.swappiness"}, "want KEY=VALUE"},
+		{[]string{"--variant", "A", "--variant", "a/b"}, "must be letters"},
+		{[]string{"--variant", "A", "--variant", "B", "--format", "junit"}, "not junit"},
+	} {
+		f := &fakeExec{}
+		code, _, _ := runMatrixWith(f.env(root), tc.args...)
+		var o, e bytes.Buffer
+		err := runMatrix(context.Background(), tc.args, &o, &e, f.env(root))
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: exit %d, %v; want exit 2 and %q", tc.args, code, err, tc.want)
+		}
+		if len(f.calls) > 0 {
+			t.Errorf("%q: ran %v", tc.args, f.calls)
+		}
+	}
+}
+
+// The real thing: tailgate matrix with a variant that changes
+// vm.swappiness, interrupted with SIGINT while the variant runs. The value
+// must be back when the process has exited.
+func TestMatrixSIGINTRestoresSysctl(t *testing.T) {
+	const key = "vm.swappiness"
+	orig, err := sysctl.Read(sysctl.Root, key)
+	if err != nil {
+		t.Skipf("needs %s: %v", key, err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to write /proc/sys")
+	}
+	want := "61"
+	if orig == want {
+		want = "59"
+	}
+	bin := buildTailgate(t)
+	dir := t.TempDir()
+	// A timer workload measures itself: no tracer, so no BPF needed.
+	sc := filepath.Join(dir, "tick.yaml")
+	if err := os.WriteFile(sc, []byte("name: tick\nworkload: {kind: timer, interval: 1ms}\ntrials: 3\nwarmup: 0s\nduration: 2s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "matrix", sc, "--variant", "base", "--variant", "swap:"+key+"="+want, "-o", filepath.Join(dir, "r.json"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "CI=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, _ := sysctl.Read(sysctl.Root, key)
+		if v == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never became %s while the variant ran\n%s", key, want, stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // well inside the variant's 2 s trial
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInfra {
+		t.Errorf("exit %v, want %d\n%s", err, exitInfra, stderr.String())
+	}
+	if v, _ := sysctl.Read(sysctl.Root, key); v != orig {
+		// Put it back for the machine's sake before failing.
+		os.WriteFile("/proc/sys/vm/swappiness", []byte(orig), 0o644)
+		t.Fatalf("%s = %s after SIGINT, want %s restored\n%s", key, v, orig, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	// The base variant's finished trial is kept.
+	if _, err := os.Stat(filepath.Join(dir, "r-base.json")); err != nil {
+		t.Errorf("partial result of base: %v", err)
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+}
