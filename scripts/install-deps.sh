@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # install-deps.sh: install the Debian packages tailgate's tests and VM runs
-# need, when they are missing. Needs root (apt-get).
+# need (QEMU, cpio, Chromium), when they are missing. Needs root (apt-get).
 set -euo pipefail
 
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v cpio >/dev/null || need+=(cpio)
 command -v dpkg-deb >/dev/null || need+=(dpkg)
+# The HTML report's test renders the page in headless Chromium.
+command -v chromium >/dev/null || need+=(chromium)
 if [ "${#need[@]}" -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${need[@]}"
 else
-	echo "install-deps: qemu-system-x86 and cpio present"
+	echo "install-deps: qemu-system-x86, cpio and chromium present"
 fi
 # apt-get download of kernel packages needs current package lists.
 if ! apt-cache show 'linux-image-cloud-amd64' >/dev/null 2>&1; then
