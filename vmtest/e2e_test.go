@@ -99,7 +99,7 @@ func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Dura
 	}
 	if ve.ConsoleLog == "" {
 		t.Error("no console log named")
-	} else if b, rerr := os.ReadFile(ve.ConsoleLog); rerr != nil || !strings.Contains(string(b), "Linux version") {
+	} else if b, rerr := os.ReadFile(ve.ConsoleLog); rerr != nil || !strings.Contains(string(b), "tailgate> ") {
 		t.Errorf("console log %s: %v, %d bytes", ve.ConsoleLog, rerr, len(b))
 	} else {
 		os.Remove(ve.ConsoleLog)

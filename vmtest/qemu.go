@@ -48,7 +48,7 @@ type VM struct {
 // The kernel command line tailgate always passes. panic=-1 with QEMU's
 // -no-reboot turns a panic into a QEMU exit; oops=panic makes an oops one
 // too, since a run with an oops is not data.
-const baseCmdline = "console=ttyS0 mitigations=off panic=-1 oops=panic"
+const baseCmdline = "console=ttyS0 quiet mitigations=off panic=-1 oops=panic"
 
 // Errors Run can return, wrapped in a *VMError.
 var (
