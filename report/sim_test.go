@@ -1,7 +1,6 @@
 package report
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -9,7 +8,6 @@ import (
 	"testing"
 )
 
-var simReport = flag.Bool("simreport", false, "run TestSimulationReport: false-alarm rate and power over a grid of shifts and spreads")
 
 // simulation compares Runs pairs of synthetic runs: Trials trials per side
 // of about Events events each, every trial's scale drawn with Spread around
@@ -128,12 +126,12 @@ func TestSimulationSmallShift(t *testing.T) {
 	}
 }
 
-// TestSimulationReport prints false-alarm rate and power over a grid, for
-// BENCHMARKS.md: go test ./report -run SimulationReport -simreport -v
-func TestSimulationReport(t *testing.T) {
-	if !*simReport {
-		t.Skip("needs -simreport")
-	}
+// BenchmarkSimulationGrid prints false-alarm rate and power over a grid of
+// shifts and trial spreads, for BENCHMARKS.md (about 5 minutes):
+//
+//	go test ./report -run '^$' -bench SimulationGrid -benchtime 1x -v
+func BenchmarkSimulationGrid(b *testing.B) {
+	t := b
 	for _, spread := range []float64{0.02, 0.03, 0.05} {
 		for _, shift := range []float64{0, 0.03, 0.10, 0.20} {
 			runs := 500
