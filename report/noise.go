@@ -53,7 +53,7 @@ func NoiseFloor(r *Report) []Noise {
 // WriteNoiseText lays out a noise floor as a table.
 func WriteNoiseText(w io.Writer, noise []Noise) error {
 	t := NewTable(w, left, left, left, right, right, right, right, right, left)
-	t.Header([]string{"scenario", "metric", "pctl", "trials", "A/A delta", "noise (CI ±)", "min threshold", "threshold", ""})
+	t.Header([]string{"scenario", "metric", "pctl", "trials", "A/A delta", "noise (CI ±)", "min threshold", "threshold", "note"})
 	for _, n := range noise {
 		th, note := "-", ""
 		if n.Gated {
