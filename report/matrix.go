@@ -121,6 +121,10 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 			}
 		}
 		for _, name := range names {
+			if noEvents(targets, rs.Name, name) {
+				// Compare notes it once in the scenario's warnings.
+				continue
+			}
 			mm := MatrixMetric{Name: name}
 			for _, p := range Percentiles {
 				row := MatrixRow{Quantile: p.Name}
@@ -193,6 +197,16 @@ func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string
 	c.Lo = vals[int(0.025*float64(len(vals)-1))]
 	c.Hi = vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
 	return c
+}
+
+// noEvents reports whether no target has an event of the metric.
+func noEvents(targets []MatrixTarget, scenario, metric string) bool {
+	for _, t := range targets {
+		if s := t.Result.Find(scenario); s != nil && s.Metrics[metric] != nil && s.Metrics[metric].Merged().Count() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func quantileOf(h *hist.Histogram, p Percentile) float64 {

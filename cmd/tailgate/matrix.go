@@ -84,6 +84,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		return nil
 	})
 	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
+	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, matrixUsage)
 		fs.PrintDefaults()
@@ -130,7 +131,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		return err
 	}
 
-	results, runErr := runRounds(ctx, targets, ss, &f, &tf, env, stderr)
+	if *retries < 0 {
+		return usagef("--retries must not be negative, got %d", *retries)
+	}
+	results, runErr := runRounds(ctx, targets, ss, &f, &tf, *retries, env, stderr)
 	// What was measured is kept even when the matrix was cut short.
 	for i, t := range targets {
 		out := outputPath(f.output, t.execTarget, len(targets))
@@ -190,7 +194,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 // trial of each scenario that wants at least r, targets in order. It
 // returns each target's rounds merged (nil for a target with none) and the
 // first error, after which no further round starts.
-func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scenario, f *runFlags, tf *targetFlags, env matrixEnv, stderr io.Writer) ([]*result.Result, error) {
+func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scenario, f *runFlags, tf *targetFlags, retries int, env matrixEnv, stderr io.Writer) ([]*result.Result, error) {
 	rounds := f.trials
 	if rounds == 0 {
 		for _, s := range ss {
@@ -242,7 +246,13 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 				p.Step(done, total, label+": booting "+t.vm.Kernel, "")
 			}
 			res, err := runTrial(ctx, t, tf, req, p, env)
-			if res != nil && len(res.Scenarios) > 0 {
+			for attempt := 1; attempt <= retries && retryable(ctx, err); attempt++ {
+				// A broken round (a guest oops, a garbled result) measured
+				// nothing: run it again rather than lose the matrix.
+				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, retries))
+				res, err = runTrial(ctx, t, tf, req, p, env)
+			}
+			if err == nil && res != nil && len(res.Scenarios) > 0 {
 				inputs[ti] = append(inputs[ti], result.Input{Path: fmt.Sprintf("%s round %d", t.name, r), Result: res})
 			}
 			if err == nil && ctx.Err() != nil {
@@ -284,6 +294,16 @@ func runTrial(ctx context.Context, t matrixTarget, tf *targetFlags, req runner.R
 		}()
 	}
 	return env.exec(ctx, t.execTarget, tf, req, p)
+}
+
+// retryable reports whether a round that failed with err may run again:
+// a failure of the machinery, not an interrupt, bad input or a sysctl
+// left changed.
+func retryable(ctx context.Context, err error) bool {
+	var u *usageError
+	var rf *restoreFailure
+	return err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) &&
+		!errors.As(err, &u) && !errors.As(err, &rf) && !errors.Is(err, runner.ErrPrivileges)
 }
 
 // restoreFailure is a sysctl left changed on this machine: the loudest

@@ -260,10 +260,46 @@ func TestMatrixRestoresOnFailure(t *testing.T) {
 			if v := readSysctl(t, root); v != "60" {
 				t.Errorf("vm.swappiness = %s, want 60 restored", v)
 			}
-			if len(f.calls) != 2 {
-				t.Errorf("runs %v: want none after the failure", f.calls)
+			// A broken round runs once more (--retries 1), then the
+			// matrix stops.
+			want := 2
+			if tc.name == "trial fails" {
+				want = 3
+			}
+			if len(f.calls) != want {
+				t.Errorf("runs %v: want %d, none after the failure", f.calls, want)
 			}
 		})
+	}
+}
+
+// A round that breaks once runs again; the broken try leaves no trace.
+func TestMatrixRetriesBrokenRound(t *testing.T) {
+	failed := false
+	f := &fakeExec{during: func(_ context.Context, target string) error {
+		if target == "B" && !failed {
+			failed = true
+			return errors.New("vm: guest oops")
+		}
+		return nil
+	}}
+	dir := t.TempDir()
+	code, _, stderr := runMatrixWith(f.env(fakeSysctls(t)), "--variant", "A", "--variant", "B", "syscall-read", "--trials", "2", "-o", filepath.Join(dir, "r.json"))
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := []string{"A:syscall-read", "B:syscall-read", "B:syscall-read", "A:syscall-read", "B:syscall-read"}; !cmp.Equal(want, f.calls) {
+		t.Errorf("runs %v, want %v", f.calls, want)
+	}
+	if !strings.Contains(stderr, "guest oops; retrying the round (1/1)") {
+		t.Errorf("stderr does not say the round is retried:\n%s", stderr)
+	}
+	r, err := result.Load(filepath.Join(dir, "r-B.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scenarios[0].Trials != 2 || r.Partial {
+		t.Errorf("B: %d trials, partial %v; want 2 whole", r.Scenarios[0].Trials, r.Partial)
 	}
 }
 
