@@ -105,7 +105,7 @@ func TestCompareExitCodes(t *testing.T) {
 		{name: "one argument", args: []string{base}, code: 2, stderr: "want BASE and NEW", stderrLine: true},
 		{name: "bad flag", args: []string{base, same, "--frobnicate"}, code: 2, stderr: "flag provided but not defined", stderrLine: true},
 		{name: "bad threshold", args: []string{base, same, "--threshold", "p95=5%"}, code: 2, stderr: `unknown percentile "p95"`, stderrLine: true},
-		{name: "bad format", args: []string{base, same, "--format", "html"}, code: 2, stderr: `unknown format "html"`, stderrLine: true},
+		{name: "bad format", args: []string{base, same, "--format", "pdf"}, code: 2, stderr: `unknown format "pdf"`, stderrLine: true},
 		{name: "two formats on stdout", args: []string{base, same, "--format", "json", "--format", "text"}, code: 2, stderr: "2 formats would go to stdout", stderrLine: true},
 		{name: "json", args: []string{base, slow, "--format", "json"}, code: 1, stdout: `"verdict": "regression"`},
 		{name: "help", args: []string{"-h"}, code: 0, stdout: "usage: tailgate compare"},

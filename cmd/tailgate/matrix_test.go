@@ -394,3 +394,28 @@ func TestMatrixSIGINTRestoresSysctl(t *testing.T) {
 	}
 	t.Logf("stderr:\n%s", stderr.String())
 }
+
+// compare --format html=FILE writes the page with a tail and a trial plot
+// per metric, like the matrix's.
+func TestCompareHTML(t *testing.T) {
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "base.json")
+	slow := fakeRun{scenario: "syscall-read", scales: []float64{1.4, 1.41, 1.39, 1.4, 1.4}, seed: 3}.write(t, dir, "slow.json")
+	page := filepath.Join(dir, "report.html")
+	code, _, stderr := cli("compare", base, slow, "--format", "html="+page)
+	if code != exitRegression {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="tail--syscall-read--syscall-read"`, `id="trials--syscall-read--syscall-read"`, `class="v-regression"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if n := strings.Count(string(b), "<svg"); n != 2 {
+		t.Errorf("%d <svg> elements, want 2", n)
+	}
+}
