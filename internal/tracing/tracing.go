@@ -285,13 +285,30 @@ func (t *Tracer) Read() (map[string]*hist.Histogram, error) {
 			first = false
 		}
 		// The stats and buckets are updated one after the other without a
-		// lock; only trust the exact extremes when both saw the same events.
-		if s.Count == h.Count() && s.Count > 0 {
+		// lock, and an event may land between reading the two: only trust
+		// the exact extremes when both saw the same events and they fall in
+		// the first and last buckets counted.
+		if s.Count == h.Count() && s.Count > 0 && extremesFit(h.Counts(), s.Min, s.Max) {
 			h.SetExtremes(s.Min, s.Max, float64(s.Sum))
 		}
 		out[name] = h
 	}
 	return out, nil
+}
+
+// extremesFit reports whether min and max fall in the first and last
+// non-empty buckets of counts.
+func extremesFit(counts []uint64, min, max uint64) bool {
+	first, last := -1, -1
+	for i, c := range counts {
+		if c != 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return first >= 0 && hist.Bucket(min) == first && hist.Bucket(max) == last
 }
 
 // RunStats is the kernel's accounting of the tracer's programs, summed.
