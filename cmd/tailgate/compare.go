@@ -34,7 +34,7 @@ type reportOutput struct {
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
 	f.registerThresholds(fs)
-	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json or junit, to stdout or FILE (repeatable; default text)", func(s string) error {
+	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout or FILE (repeatable; default text)", func(s string) error {
 		name, path, _ := strings.Cut(s, "=")
 		format, err := report.ParseFormat(name)
 		if err != nil {
