@@ -43,7 +43,7 @@ func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func baselineShow(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("tailgate baseline", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, baselineUsage)
 		return nil
@@ -102,7 +102,7 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	var opt baseline.SaveOptions
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, baselineUsage)
 		return nil

@@ -193,7 +193,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		help(stdout)
 		return nil
@@ -236,28 +236,4 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	return verdictError(rep, f.strict, "compare", stderr)
-}
-
-// parseInterspersed parses flags that may come after positional arguments
-// ("compare a.json b.json --strict"), returning the positional ones. A bad
-// flag is one line, exit 2.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

@@ -84,7 +84,7 @@ func doctorChecks() []check {
 }
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("doctor", stderr)
+	fs := newFlagSet("doctor")
 	if _, err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -42,7 +42,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
 	var candPath string
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]\n"+
@@ -271,7 +271,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rf.register(fs)
 	var f reportFlags
 	f.registerThresholds(fs)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
 		fmt.Fprintf(stdout, "usage: tailgate calibrate SCENARIO [--trials N] [--duration D] [--threshold [METRIC:]PCTL=T%%]...\n\n"+

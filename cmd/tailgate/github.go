@@ -31,7 +31,7 @@ func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("github comment", stderr)
+	fs := newFlagSet("github comment")
 	bodyPath := fs.String("body", "", "Markdown `FILE` to post (- for standard input)")
 	marker := fs.String("marker", github.DefaultMarker, "hidden `TEXT` that marks the comment to update")
 	pr := fs.Int("pr", 0, "pull request `N` (default: pull_request.number of $GITHUB_EVENT_PATH)")

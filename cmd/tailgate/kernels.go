@@ -44,7 +44,7 @@ func kernelCacheFlags(args []string, stdout io.Writer) (cache *vmtest.KernelCach
 	fs := flag.NewFlagSet("tailgate kernels", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("cache", "", "kernel cache directory (default: the user cache dir's tailgate/kernels)")
-	pos, err = parseInterspersed(fs, args)
+	pos, err = parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, kernelsUsage)
 		return nil, nil, true, nil

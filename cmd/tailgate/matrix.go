@@ -71,7 +71,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
-	fs := newFlagSet("matrix", stderr)
+	fs := newFlagSet("matrix")
 	var f runFlags
 	f.register(fs)
 	var tf targetFlags
@@ -85,10 +85,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	})
 	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
 	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, matrixUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stdout, matrixUsage)
 	names, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -231,7 +228,7 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 			done := (r-1)*len(targets) + ti
 			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.name)
 			req := runner.Request{
-				Scenarios: round, Trials: 1, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmup >= 0,
+				Scenarios: round, Trials: 1, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet,
 				Target: result.Target{Name: t.name, Kind: "host"},
 				Progress: func(e runner.Event) {
 					switch {

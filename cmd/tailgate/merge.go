@@ -11,12 +11,9 @@ import (
 )
 
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("merge", stderr)
+	fs := newFlagSet("merge")
 	out := fs.String("o", "", "write the merged Result to `FILE` (default: standard output)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
 	files, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

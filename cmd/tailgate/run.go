@@ -24,35 +24,66 @@ type runFlags struct {
 	trials   int
 	duration time.Duration
 	warmup   time.Duration
-	output   string
+	// warmupSet says --warmup was given: 0 is a valid override.
+	warmupSet bool
+	output    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.trials, "trials", 0, "trials per scenario (default: the scenario's)")
 	fs.DurationVar(&f.duration, "duration", 0, "duration of each trial (default: the scenario's)")
-	fs.DurationVar(&f.warmup, "warmup", -1, "warmup before the trials (default: the scenario's)")
+	fs.Func("warmup", "warmup `duration` before the trials (default: the scenario's)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration ≥ 0 such as 500ms")
+		}
+		f.warmup, f.warmupSet = d, true
+		return nil
+	})
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set that prints nothing by itself: a bad flag
+// is reported once, in one line, by run; -h prints the usage set with
+// setUsage.
+func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("tailgate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-// parseFlags parses args, allowing flags after positional arguments
-// ("tailgate run syscall-read --trials 3").
+// setUsage makes -h print text and the flags to w.
+func setUsage(fs *flag.FlagSet, w io.Writer, text string) {
+	fs.Usage = func() {
+		fmt.Fprint(w, text)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// parseFlags parses flags that may come after positional arguments
+// ("tailgate run syscall-read --trials 3"); "--" ends the flags. On -h it
+// prints the usage and returns flag.ErrHelp; a bad flag is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on errors too
+	defer func() { fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return nil, err
 			}
-			return nil, &usageError{err}
+			return nil, usagef("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
 			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
@@ -88,7 +119,7 @@ func (f *runFlags) request(ss []*scenarios.Scenario, p *progress.Reporter) (runn
 		Trials:    f.trials,
 		Duration:  f.duration,
 		Warmup:    f.warmup,
-		WarmupSet: f.warmup >= 0,
+		WarmupSet: f.warmupSet,
 	}
 	total := 0
 	for _, s := range ss {
@@ -127,19 +158,16 @@ func classify(err error) error {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
+	fs := newFlagSet("run")
 	var f runFlags
 	f.register(fs)
 	var tf targetFlags
 	tf.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE` (with several targets: FILE-TARGET.json each)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\n"+
-			"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
-			"Without --kernel, --target or --vm the scenarios run on this kernel.\n\n")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\n"+
+		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
+		"Without --kernel, --target or --vm the scenarios run on this kernel.\n\n")
 	names, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -242,7 +270,7 @@ func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []execTarget) []
 }
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("list", stderr)
+	fs := newFlagSet("list")
 	if _, err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
