@@ -128,7 +128,11 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 	if m, ok := spec.Maps["hist_stats"]; ok {
 		m.MaxEntries = uint32(max(len(opts.Metrics), 1))
 	}
-	if err := spec.Variables["targ_tgid"].Set(opts.TGID); err != nil {
+	tgid, ok := spec.Variables["targ_tgid"]
+	if !ok {
+		return nil, fmt.Errorf("%s: object has no targ_tgid (include follow.bpf.h)", opts.Name)
+	}
+	if err := tgid.Set(opts.TGID); err != nil {
 		return nil, fmt.Errorf("set targ_tgid: %w", err)
 	}
 	if opts.Configure != nil {
@@ -182,9 +186,8 @@ func attach(p *ebpf.Program, ps *ebpf.ProgramSpec, v Variant) (link.Link, error)
 }
 
 func loadError(tracer string, err error) error {
-	if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM) {
-		return fmt.Errorf("%s: %w: %v", tracer, ErrPrivileges, err)
-	}
+	// The verifier says no with EACCES: look for its log before taking the
+	// error for missing privileges.
 	var ve *ebpf.VerifierError
 	if errors.As(err, &ve) {
 		prog := ""
@@ -197,6 +200,9 @@ func loadError(tracer string, err error) error {
 			tail = tail[len(tail)-8:]
 		}
 		return &VerifierError{Tracer: tracer, Program: prog, Tail: tail, Err: err}
+	}
+	if errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%s: %w: %v", tracer, ErrPrivileges, err)
 	}
 	return err
 }

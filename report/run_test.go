@@ -1,0 +1,39 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+func TestRenderRunGolden(t *testing.T) {
+	trial := func(base uint64, n int, cost float64) result.Trial {
+		h := hist.New()
+		for i := range n {
+			h.Record(base + uint64(i%97)*base/50)
+		}
+		return result.Trial{Histogram: h, Summary: result.Summarize(h), TracerCostNs: cost, Ops: uint64(n)}
+	}
+	r := &result.Result{
+		Target:      result.Target{Name: "host", Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0-57-cloud-amd64"},
+		Scenarios: []result.Scenario{{
+			Name:   "syscall-read",
+			Trials: 2,
+			Metrics: map[string]*result.Metric{
+				"syscall.read":     {Unit: "ns", Trials: []result.Trial{trial(420, 5000, 140), trial(430, 5000, 142)}},
+				"sched.runq":       {Unit: "ns", Trials: []result.Trial{trial(9000, 300, 330), trial(12000, 250, 320)}},
+				"sched.wakeup_new": {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
+			},
+		}},
+		Partial: true,
+		Error:   "interrupted",
+	}
+	var b bytes.Buffer
+	if err := RenderRun(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "run", b.Bytes())
+}
