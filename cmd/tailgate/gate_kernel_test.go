@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,12 @@ import (
 
 // These tests measure this kernel for real: no runner is swapped out.
 
+// The gate block is the A/A noise floor measured on the shared two-vCPU
+// machines CI runs on (BENCHMARKS.md): at the defaults (p50 5%, p99 10%)
+// two runs minutes apart differ by more than that on such a machine, and
+// the gate rightly calls the shift. What this test checks is that the same
+// scenario on the same kernel is not called a regression at thresholds the
+// machine can enforce.
 const getppidScenario = `name: aa-getppid
 description: getppid in a closed loop, syscall tracer only
 workload:
@@ -21,30 +28,43 @@ tracers:
 trials: 5
 warmup: 200ms
 duration: 400ms
+gate:
+  "*":
+    p50: 30%
+    p90: 30%
+    p99: 40%
+    p99.9: 60%
 `
 
 // TestGateSameScenarioTwicePasses runs a scenario, saves it as the
 // baseline, runs it again and gates: the same kernel and workload must pass.
+// Each run is its own tailgate process, as in CI.
 func TestGateSameScenarioTwicePasses(t *testing.T) {
+	bin := buildTailgate(t)
 	dir := t.TempDir()
 	sc := filepath.Join(dir, "aa-getppid.yaml")
 	if err := os.WriteFile(sc, []byte(getppidScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base := filepath.Join(dir, "baselines")
-	code, stdout, stderr := runInProcess(t, "gate", sc, "--baseline", base, "--save-baseline")
-	if code != 0 {
-		t.Fatalf("first gate (saves the baseline): exit %d\n%s\n%s", code, stdout, stderr)
+	gate := func(extra ...string) (int, string) {
+		cmd := exec.Command(bin, append([]string{"gate", sc, "--baseline", base}, extra...)...)
+		cmd.Env = append(cmd.Environ(), "CI=true")
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := gate("--save-baseline"); code != 0 {
+		t.Fatalf("first gate (saves the baseline): exit %d\n%s", code, out)
 	}
 	if ents, _ := os.ReadDir(base); len(ents) != 1 {
 		t.Fatalf("baseline store has %d files, want 1", len(ents))
 	}
-	code, stdout, stderr = runInProcess(t, "gate", sc, "--baseline", base, "--format", "markdown")
+	code, out := gate("--format", "markdown")
 	if code != 0 {
-		t.Fatalf("A/A gate: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+		t.Fatalf("A/A gate: exit %d, want 0\n%s", code, out)
 	}
-	if !strings.Contains(stdout, "syscall.getppid") {
-		t.Errorf("report does not name syscall.getppid:\n%s", stdout)
+	if !strings.Contains(out, "syscall.getppid") {
+		t.Errorf("report does not name syscall.getppid:\n%s", out)
 	}
 }
 
