@@ -260,3 +260,28 @@ func TestSyscallNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestPinThreadRestores(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		t.Fatal(err)
+	}
+	if before.Count() < 2 {
+		t.Fatalf("needs two CPUs, this thread may use %d", before.Count())
+	}
+	m := &member{sys: map[string]uint64{}}
+	restore := pinThread(1, m)
+	var pinned unix.CPUSet
+	unix.SchedGetaffinity(0, &pinned)
+	if pinned.Count() != 1 {
+		t.Errorf("pinned thread may run on %d CPUs, want 1", pinned.Count())
+	}
+	restore()
+	var after unix.CPUSet
+	unix.SchedGetaffinity(0, &after)
+	if after != before {
+		t.Errorf("CPU set after restore %v, before %v", after, before)
+	}
+}
