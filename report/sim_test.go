@@ -8,7 +8,6 @@ import (
 	"testing"
 )
 
-
 // simulation compares Runs pairs of synthetic runs: Trials trials per side
 // of about Events events each, every trial's scale drawn with Spread around
 // 1, the candidate shifted by Shift (0.2 = every latency 20% longer).

@@ -97,12 +97,17 @@ func (f *reportFlags) options() report.Options {
 	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
 }
 
-// writeReports renders rep to every output; files are written atomically
-// so that CI never picks up half a report.
+// writeReports renders rep to every output.
 func writeReports(rep *report.Report, outs []reportOutput, stdout, stderr io.Writer) error {
+	return writeOutputs(outs, func(w io.Writer, f report.Format) error { return report.Write(w, rep, f) }, stdout, stderr)
+}
+
+// writeOutputs renders each output's format with render; files are written
+// atomically so that CI never picks up half a report.
+func writeOutputs(outs []reportOutput, render func(io.Writer, report.Format) error, stdout, stderr io.Writer) error {
 	for _, o := range outs {
 		var b bytes.Buffer
-		if err := report.Write(&b, rep, o.format); err != nil {
+		if err := render(&b, o.format); err != nil {
 			return err
 		}
 		if o.path == "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,21 +158,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return &usageError{err}
 	}
-	for _, o := range outs {
-		var b bytes.Buffer
-		if err := report.WriteMatrix(&b, m, o.format); err != nil {
-			return err
-		}
-		if o.path == "" {
-			if _, err := stdout.Write(b.Bytes()); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := result.WriteFileAtomic(o.path, b.Bytes()); err != nil {
-			return infra(fmt.Errorf("write %s report: %w", o.format, err))
-		}
-		fmt.Fprintf(stderr, "%s report written to %s\n", o.format, o.path)
+	render := func(w io.Writer, f report.Format) error { return report.WriteMatrix(w, m, f) }
+	if err := writeOutputs(outs, render, stdout, stderr); err != nil {
+		return err
 	}
 	if !m.Failed(rf.strict) {
 		return nil
