@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"io"
 	"os"
 	"os/exec"
@@ -277,9 +278,8 @@ func (c *KernelCache) available(ctx context.Context) ([]string, error) {
 		return abis, err
 	}
 	if b, err := json.Marshal(memo{Lists: fi.ModTime(), ABIs: abis}); err == nil {
-		if os.MkdirAll(c.Dir, 0o755) == nil {
-			writeFileAtomic(path, b)
-		}
+		writeFileAtomic(path, b) // a memo: failing to keep it costs the next run a lookup
+
 	}
 	return abis, nil
 }
@@ -709,21 +709,7 @@ func writeFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err2 := f.Close(); err == nil {
-		err = err2
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return result.WriteFileAtomic(path, b)
 }
 
 func lastLine(s string) string {
