@@ -279,7 +279,6 @@ func (c *KernelCache) available(ctx context.Context) ([]string, error) {
 	}
 	if b, err := json.Marshal(memo{Lists: fi.ModTime(), ABIs: abis}); err == nil {
 		writeFileAtomic(path, b) // a memo: failing to keep it costs the next run a lookup
-
 	}
 	return abis, nil
 }
