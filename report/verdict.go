@@ -141,7 +141,12 @@ func environmentWarnings(base, cand *result.Result) []string {
 	diff("kernel config hash", be.ConfigHash, ce.ConfigHash)
 	diff("CPU model", be.CPUModel, ce.CPUModel)
 	diff("CPU count", fmt.Sprint(be.CPUs), fmt.Sprint(ce.CPUs))
-	diff("target accel", base.Target.Accel, cand.Target.Accel)
+	bt, ct := base.Target, cand.Target
+	diff("target accel", bt.Accel, ct.Accel)
+	diff("target kind", bt.Kind, ct.Kind)
+	diff("target vCPUs", fmt.Sprint(bt.VCPUs), fmt.Sprint(ct.VCPUs))
+	diff("target memory (MiB)", fmt.Sprint(bt.MemMiB), fmt.Sprint(ct.MemMiB))
+	diff("target kernel cmdline", bt.Cmdline, ct.Cmdline)
 	for _, s := range []struct {
 		name string
 		r    *result.Result

@@ -231,3 +231,19 @@ func TestCompare(t *testing.T) {
 		}
 	})
 }
+
+func TestEnvironmentWarningsNameTheTargetDifference(t *testing.T) {
+	base := synthResult(t, 1, "p", "tcg", 0, 3)
+	cand := synthResult(t, 2, "p", "tcg", 0, 3)
+	base.Target = result.Target{Name: "a", Kind: "vm", Accel: "tcg", VCPUs: 2, MemMiB: 1024}
+	cand.Target = result.Target{Name: "b", Kind: "vm", Accel: "tcg", VCPUs: 4, MemMiB: 1024, Cmdline: "nohz_full=1"}
+	all := strings.Join(environmentWarnings(base, cand), "\n")
+	for _, want := range []string{`target vCPUs is "2" in the baseline, "4" in the candidate`, `target kernel cmdline is "" in the baseline, "nohz_full=1"`, "TCG"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "memory") {
+		t.Errorf("warns about memory, which is the same:\n%s", all)
+	}
+}
