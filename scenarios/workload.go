@@ -27,6 +27,31 @@ type Stats struct {
 }
 
 // Runner drives a prepared workload.
+// ThreadHook is told, with its thread id, when a measured workload thread
+// starts (running true) and when it is done, so that tracers can count the
+// workload's own threads rather than every thread of the process.
+type ThreadHook func(tid int, running bool)
+
+type threadHookKey struct{}
+
+// WithThreadHook returns a context for Runner.Run that carries hook.
+func WithThreadHook(ctx context.Context, hook ThreadHook) context.Context {
+	return context.WithValue(ctx, threadHookKey{}, hook)
+}
+
+func threadHookOf(ctx context.Context) ThreadHook {
+	h, _ := ctx.Value(threadHookKey{}).(ThreadHook)
+	return h
+}
+
+// ThreadsAttributable reports whether every thread doing w's work is a
+// thread the workload starts itself, and so reported to a ThreadHook. The
+// thread mode of fork is not: the Go runtime creates the threads it
+// measures, from threads of its own choosing.
+func ThreadsAttributable(w Workload) bool {
+	return !(w.Kind == "fork" && w.Mode == "thread")
+}
+
 type Runner interface {
 	// Run drives the workload until ctx is done and returns what this call
 	// did. Every thread it started has stopped when it returns. Run may be

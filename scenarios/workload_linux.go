@@ -154,6 +154,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 	defer cancel()
 	c := &crew{pid: pid, tids: make([]atomic.Int32, n)}
 	ms := make([]member, n)
+	hook := threadHookOf(ctx)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -162,7 +163,17 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 			runtime.LockOSThread()
 			m := &ms[i]
 			m.sys = map[string]uint64{}
+			tid := 0
+			if hook != nil {
+				tid = unix.Gettid()
+				m.sys["gettid"]++
+				hook(tid, true)
+			}
 			body(i, c, m)
+			if hook != nil {
+				// Before the thread can go back to running other goroutines.
+				hook(tid, false)
+			}
 			c.tids[i].Store(0)
 			if m.err != nil {
 				cancel()

@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* follow.bpf.h: which tasks a tracer counts. The workload's process is
  * targ_tgid; processes it forks are added to the tgids map by the
- * sched_process_fork program and removed when they exit. The fast path for
- * the common case (no followed children) is one compare, no map lookup.
+ * sched_process_fork program and removed when they exit. With targ_threads,
+ * only the threads of targ_tgid in the tids map count (the workload's own,
+ * registered from user space, and threads they create), and only processes
+ * they fork are followed. The fast path for the common case (no followed
+ * children, no thread filter) is one compare, no map lookup.
  */
 #ifndef __FOLLOW_BPF_H
 #define __FOLLOW_BPF_H
 
 #define FOLLOW_MAX_TGIDS 16384
+#define FOLLOW_MAX_TIDS 4096
 
 const volatile __u32 targ_tgid = 0;
+
+/* targ_threads: in targ_tgid, count only the threads in tids (the
+ * workload's own threads, registered from user space, and threads they
+ * create), not every thread of the process. */
+const volatile bool targ_threads = false;
 
 /* followed counts entries in tgids; while it is zero no lookup is needed. */
 __u64 followed = 0;
@@ -22,30 +31,50 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
-static __always_inline bool follow_traced(__u32 tgid)
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FOLLOW_MAX_TIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} tids SEC(".maps");
+
+/* follow_traced reports whether task pid of process tgid is counted. */
+static __always_inline bool follow_traced(__u32 pid, __u32 tgid)
 {
 	if (tgid == targ_tgid)
-		return true;
+		return !targ_threads || bpf_map_lookup_elem(&tids, &pid) != NULL;
 	if (!followed)
 		return false;
 	return bpf_map_lookup_elem(&tgids, &tgid) != NULL;
 }
 
-static __always_inline void follow_fork(__u32 parent_tgid, __u32 child_tgid)
+static __always_inline void follow_fork(__u32 parent_pid, __u32 parent_tgid,
+					__u32 child_pid, __u32 child_tgid)
 {
 	__u8 one = 1;
 
-	/* A new thread shares its parent's tgid: nothing to add. */
-	if (parent_tgid == child_tgid || !follow_traced(parent_tgid))
+	if (!follow_traced(parent_pid, parent_tgid))
 		return;
+	/* A new thread of the traced process: counted when its creator is. */
+	if (parent_tgid == child_tgid) {
+		if (targ_threads && child_tgid == targ_tgid)
+			bpf_map_update_elem(&tids, &child_pid, &one, BPF_NOEXIST);
+		return;
+	}
 	if (bpf_map_update_elem(&tgids, &child_tgid, &one, BPF_NOEXIST) == 0)
 		__sync_fetch_and_add(&followed, 1);
 }
 
 static __always_inline void follow_exit(__u32 pid, __u32 tgid)
 {
-	/* Only the group leader's exit ends the process. */
-	if (pid != tgid || tgid == targ_tgid || !followed)
+	if (tgid == targ_tgid) {
+		if (targ_threads)
+			bpf_map_delete_elem(&tids, &pid);
+		return;
+	}
+	/* Only the group leader's exit ends a followed process. */
+	if (pid != tgid || !followed)
 		return;
 	if (bpf_map_delete_elem(&tgids, &tgid) == 0)
 		__sync_fetch_and_add(&followed, -1);
@@ -57,14 +86,17 @@ static __always_inline void follow_exit(__u32 pid, __u32 tgid)
 	int BPF_PROG(sched_process_fork_btf, struct task_struct *parent,      \
 		     struct task_struct *child)                               \
 	{                                                                     \
-		follow_fork(parent->tgid, child->tgid);                       \
+		follow_fork(parent->pid, parent->tgid, child->pid,            \
+			    child->tgid);                                     \
 		return 0;                                                     \
 	}                                                                     \
 	SEC("raw_tp/sched_process_fork")                                      \
 	int BPF_PROG(sched_process_fork_raw, struct task_struct *parent,      \
 		     struct task_struct *child)                               \
 	{                                                                     \
-		follow_fork(BPF_CORE_READ(parent, tgid),                      \
+		follow_fork(BPF_CORE_READ(parent, pid),                       \
+			    BPF_CORE_READ(parent, tgid),                      \
+			    BPF_CORE_READ(child, pid),                        \
 			    BPF_CORE_READ(child, tgid));                      \
 		return 0;                                                     \
 	}                                                                     \

@@ -67,7 +67,7 @@ static __always_inline void enqueue_btf(struct task_struct *p, __u32 kind)
 {
 	struct enqueued *e;
 
-	if (!follow_traced(p->tgid))
+	if (!follow_traced(p->pid, p->tgid))
 		return;
 	e = bpf_task_storage_get(&start, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e)
@@ -111,9 +111,9 @@ static __always_inline void enqueue_raw(struct task_struct *p, __u32 kind)
 	struct enqueued e = { .kind = kind };
 	__u32 pid;
 
-	if (!follow_traced(BPF_CORE_READ(p, tgid)))
-		return;
 	pid = BPF_CORE_READ(p, pid);
+	if (!follow_traced(pid, BPF_CORE_READ(p, tgid)))
+		return;
 	e.ts = bpf_ktime_get_ns();
 	bpf_map_update_elem(&start_pid, &pid, &e, BPF_ANY);
 }

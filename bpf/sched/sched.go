@@ -20,6 +20,9 @@ type Options struct {
 	TGID    uint32
 	Variant tracing.Variant
 	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	// Threads counts only the threads added with AddThread (see
+	// tracing.Options.Threads).
+	Threads bool
 }
 
 // New loads and attaches the tracer.
@@ -34,5 +37,6 @@ func New(opts Options) (*tracing.Tracer, error) {
 		TGID:    opts.TGID,
 		Variant: opts.Variant,
 		BTF:     opts.BTF,
+		Threads: opts.Threads,
 	})
 }

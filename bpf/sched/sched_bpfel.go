@@ -21,6 +21,7 @@ const (
 	schedMapStart                = "start"
 	schedMapStartPid             = "start_pid"
 	schedMapTgids                = "tgids"
+	schedMapTids                 = "tids"
 	schedProgSchedProcessExitBtf = "sched_process_exit_btf"
 	schedProgSchedProcessExitRaw = "sched_process_exit_raw"
 	schedProgSchedProcessForkBtf = "sched_process_fork_btf"
@@ -33,6 +34,7 @@ const (
 	schedProgSchedWakeupRaw      = "sched_wakeup_raw"
 	schedVarFollowed             = "followed"
 	schedVarTargTgid             = "targ_tgid"
+	schedVarTargThreads          = "targ_threads"
 )
 
 // loadSched returns the embedded CollectionSpec for sched.
@@ -98,14 +100,16 @@ type schedMapSpecs struct {
 	Start     *ebpf.MapSpec `ebpf:"start"`
 	StartPid  *ebpf.MapSpec `ebpf:"start_pid"`
 	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
+	Tids      *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
-	Followed *ebpf.VariableSpec `ebpf:"followed"`
-	TargTgid *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	Followed    *ebpf.VariableSpec `ebpf:"followed"`
+	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // schedObjects contains all objects after they have been loaded into the kernel.
@@ -133,6 +137,7 @@ type schedMaps struct {
 	Start     *ebpf.Map `ebpf:"start"`
 	StartPid  *ebpf.Map `ebpf:"start_pid"`
 	Tgids     *ebpf.Map `ebpf:"tgids"`
+	Tids      *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *schedMaps) Close() error {
@@ -142,6 +147,7 @@ func (m *schedMaps) Close() error {
 		m.Start,
 		m.StartPid,
 		m.Tgids,
+		m.Tids,
 	)
 }
 
@@ -149,8 +155,9 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
-	Followed *ebpf.Variable `ebpf:"followed"`
-	TargTgid *ebpf.Variable `ebpf:"targ_tgid"`
+	Followed    *ebpf.Variable `ebpf:"followed"`
+	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // schedPrograms contains all programs after they have been loaded into the kernel.

@@ -117,3 +117,49 @@ func TestTracerIgnoresOtherProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadsMode counts only registered threads: of a ping-pong pair, the
+// registered side's wakeups, and the processes it forks.
+func TestThreadsMode(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		t.Run(string(v), func(t *testing.T) {
+			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true})
+			if err != nil {
+				t.Fatalf("new: %v", err)
+			}
+			defer tr.Close()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := tr.AddThread(unix.Gettid()); err != nil {
+				t.Fatal(err)
+			}
+			const rounds, children = 5000, 3
+			pingpong(t, rounds) // this thread is one side
+			for range children {
+				if err := exec.Command("/bin/true").Run(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tr.RemoveThread(unix.Gettid()); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := tr.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// At most one wakeup of this side per round trip (none when the
+			// partner's byte arrives before this side blocks), plus a few of
+			// the exec waits; the partner's wakeups, which would double it,
+			// are not counted.
+			if n := hs["sched.runq"].Count(); n < rounds/2 || n > rounds*13/10 {
+				t.Errorf("sched.runq counted %d, want one side of %d round trips (%d-%d)", n, rounds, rounds/2, rounds*13/10)
+			}
+			if n := hs["sched.wakeup_new"].Count(); n < children {
+				t.Errorf("sched.wakeup_new counted %d, want at least %d children of the registered thread", n, children)
+			}
+		})
+	}
+}

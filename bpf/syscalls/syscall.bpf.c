@@ -32,12 +32,16 @@ HIST_MAPS;
 static __always_inline int on_enter(long id)
 {
 	struct start *s;
+	__u64 id_tgid;
 	__u8 m;
 
 	if ((unsigned long)id >= SYSCALL_NR_MAX)
 		return 0;
 	m = targ_metric[id];
-	if (!m || !follow_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!m)
+		return 0;
+	id_tgid = bpf_get_current_pid_tgid();
+	if (!follow_traced((__u32)id_tgid, id_tgid >> 32))
 		return 0;
 	s = bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);

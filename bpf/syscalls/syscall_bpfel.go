@@ -20,6 +20,7 @@ const (
 	syscallMapHistStats            = "hist_stats"
 	syscallMapStart                = "start"
 	syscallMapTgids                = "tgids"
+	syscallMapTids                 = "tids"
 	syscallProgSchedProcessExitBtf = "sched_process_exit_btf"
 	syscallProgSchedProcessExitRaw = "sched_process_exit_raw"
 	syscallProgSchedProcessForkBtf = "sched_process_fork_btf"
@@ -31,6 +32,7 @@ const (
 	syscallVarFollowed             = "followed"
 	syscallVarTargMetric           = "targ_metric"
 	syscallVarTargTgid             = "targ_tgid"
+	syscallVarTargThreads          = "targ_threads"
 )
 
 // loadSyscall returns the embedded CollectionSpec for syscall.
@@ -93,15 +95,17 @@ type syscallMapSpecs struct {
 	HistStats *ebpf.MapSpec `ebpf:"hist_stats"`
 	Start     *ebpf.MapSpec `ebpf:"start"`
 	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
+	Tids      *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // syscallVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallVariableSpecs struct {
-	Followed   *ebpf.VariableSpec `ebpf:"followed"`
-	TargMetric *ebpf.VariableSpec `ebpf:"targ_metric"`
-	TargTgid   *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	Followed    *ebpf.VariableSpec `ebpf:"followed"`
+	TargMetric  *ebpf.VariableSpec `ebpf:"targ_metric"`
+	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // syscallObjects contains all objects after they have been loaded into the kernel.
@@ -128,6 +132,7 @@ type syscallMaps struct {
 	HistStats *ebpf.Map `ebpf:"hist_stats"`
 	Start     *ebpf.Map `ebpf:"start"`
 	Tgids     *ebpf.Map `ebpf:"tgids"`
+	Tids      *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *syscallMaps) Close() error {
@@ -136,6 +141,7 @@ func (m *syscallMaps) Close() error {
 		m.HistStats,
 		m.Start,
 		m.Tgids,
+		m.Tids,
 	)
 }
 
@@ -143,9 +149,10 @@ func (m *syscallMaps) Close() error {
 //
 // It can be passed to loadSyscallObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallVariables struct {
-	Followed   *ebpf.Variable `ebpf:"followed"`
-	TargMetric *ebpf.Variable `ebpf:"targ_metric"`
-	TargTgid   *ebpf.Variable `ebpf:"targ_tgid"`
+	Followed    *ebpf.Variable `ebpf:"followed"`
+	TargMetric  *ebpf.Variable `ebpf:"targ_metric"`
+	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // syscallPrograms contains all programs after they have been loaded into the kernel.

@@ -35,6 +35,9 @@ type Options struct {
 	Syscalls []string // names, see Names
 	Variant  tracing.Variant
 	BTF      *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	// Threads counts only the threads added with AddThread (see
+	// tracing.Options.Threads).
+	Threads bool
 }
 
 // New loads and attaches the tracer.
@@ -68,6 +71,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		TGID:    opts.TGID,
 		Variant: opts.Variant,
 		BTF:     opts.BTF,
+		Threads: opts.Threads,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)
 		},

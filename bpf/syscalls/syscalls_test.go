@@ -123,3 +123,44 @@ func TestUnknownSyscall(t *testing.T) {
 		t.Fatal("unknown syscall accepted")
 	}
 }
+
+// TestThreadsMode counts the syscalls of registered threads only.
+func TestThreadsMode(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const mine, others = 3000, 7000
+	done := make(chan struct{})
+	go func() { // an unregistered thread of the same process
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for range others {
+			unix.Getppid()
+		}
+		close(done)
+	}()
+	runtime.LockOSThread()
+	if err := tr.AddThread(unix.Gettid()); err != nil {
+		t.Fatal(err)
+	}
+	for range mine {
+		unix.Getppid()
+	}
+	if err := tr.RemoveThread(unix.Gettid()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.UnlockOSThread()
+	<-done
+	hs, err := tr.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := hs["syscall.getppid"].Count(); n != mine {
+		t.Errorf("counted %d getppid calls, the registered thread made %d (and another thread %d)", n, mine, others)
+	}
+}

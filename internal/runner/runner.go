@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -142,20 +143,13 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	return finish(nil)
 }
 
-type tracer interface {
-	Name() string
-	Variant() tracing.Variant
-	Metrics() []string
-	Reset() error
-	Read() (map[string]*hist.Histogram, error)
-	RunStats() (tracing.RunStats, error)
-	Close() error
-}
-
-func attachTracers(s *scenarios.Scenario, cache *btf.Cache) ([]tracer, error) {
+// attachTracers attaches the scenario's tracers to this process. With
+// threads, they count only the threads the workload reports through its
+// ThreadHook (and what those create), not tailgate's other threads.
+func attachTracers(s *scenarios.Scenario, cache *btf.Cache, threads bool) ([]*tracing.Tracer, error) {
 	tgid := uint32(os.Getpid())
-	var ts []tracer
-	fail := func(name string, err error) ([]tracer, error) {
+	var ts []*tracing.Tracer
+	fail := func(name string, err error) ([]*tracing.Tracer, error) {
 		for _, t := range ts {
 			t.Close()
 		}
@@ -165,14 +159,14 @@ func attachTracers(s *scenarios.Scenario, cache *btf.Cache) ([]tracer, error) {
 		return nil, &AttachError{Tracer: name, Err: err}
 	}
 	if c := s.Tracers.Syscall; c != nil {
-		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls, BTF: cache})
+		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls, BTF: cache, Threads: threads})
 		if err != nil {
 			return fail("syscall", err)
 		}
 		ts = append(ts, t)
 	}
 	if s.Tracers.Sched != nil {
-		t, err := sched.New(sched.Options{TGID: tgid, BTF: cache})
+		t, err := sched.New(sched.Options{TGID: tgid, BTF: cache, Threads: threads})
 		if err != nil {
 			return fail("sched", err)
 		}
@@ -206,9 +200,16 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	defer wl.Close()
 
 	emit(Event{Phase: "attach"})
-	tracers, err := attachTracers(s, cache)
+	threads := scenarios.ThreadsAttributable(s.Workload)
+	tracers, err := attachTracers(s, cache, threads)
 	if err != nil {
 		return sr, err
+	}
+	hookErr := func() error { return nil }
+	if threads && len(tracers) > 0 {
+		var hook scenarios.ThreadHook
+		hook, hookErr = threadHook(tracers)
+		ctx = scenarios.WithThreadHook(ctx, hook)
 	}
 	defer func() {
 		for _, t := range tracers {
@@ -237,6 +238,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 		start := time.Now()
 		st, err := runFor(ctx, wl, s.Duration)
 		elapsed := time.Since(start)
+		if err == nil {
+			err = hookErr()
+		}
 		if err != nil {
 			return sr, err // the cut trial is not kept
 		}
@@ -262,6 +266,36 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	}
 	emit(Event{Phase: "done", Trial: s.Trials})
 	return sr, nil
+}
+
+// threadHook returns the hook that adds the workload's threads to the
+// tracers and takes them out again, and a function that reports the first
+// error it met.
+func threadHook(tracers []*tracing.Tracer) (scenarios.ThreadHook, func() error) {
+	var mu sync.Mutex
+	var first error
+	hook := func(tid int, running bool) {
+		for _, t := range tracers {
+			var err error
+			if running {
+				err = t.AddThread(tid)
+			} else {
+				err = t.RemoveThread(tid)
+			}
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}
+	}
+	return hook, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
 }
 
 func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, ops uint64, d time.Duration) {

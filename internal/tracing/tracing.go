@@ -50,6 +50,9 @@ type Options struct {
 	Metrics []string
 	// TGID is the process whose tasks (and forked children) are counted.
 	TGID uint32
+	// Threads counts, in TGID, only the threads added with AddThread and
+	// the threads and processes they create.
+	Threads bool
 	// Variant forces a variant; empty tries tp_btf, then raw_tp.
 	Variant Variant
 	// Configure sets load-time constants on the spec (after the variant's
@@ -69,6 +72,7 @@ type Tracer struct {
 	links   []link.Link
 	hist    *ebpf.Map
 	stats   *ebpf.Map
+	tids    *ebpf.Map
 	ncpu    int
 }
 
@@ -135,6 +139,9 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 	if err := tgid.Set(opts.TGID); err != nil {
 		return nil, fmt.Errorf("set targ_tgid: %w", err)
 	}
+	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
+		return nil, fmt.Errorf("set targ_threads: %w", err)
+	}
 	if opts.Configure != nil {
 		if err := opts.Configure(spec); err != nil {
 			return nil, err
@@ -154,6 +161,7 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 		coll:    coll,
 		hist:    coll.Maps["hist"],
 		stats:   coll.Maps["hist_stats"],
+		tids:    coll.Maps["tids"],
 		ncpu:    runtime.NumCPU(),
 	}
 	defer func() {
@@ -215,6 +223,23 @@ func (t *Tracer) Variant() Variant { return t.variant }
 
 // Metrics returns the tracer's metric names.
 func (t *Tracer) Metrics() []string { return t.metrics }
+
+// AddThread counts thread tid of the traced process from now on (with
+// Options.Threads).
+func (t *Tracer) AddThread(tid int) error {
+	if err := t.tids.Update(uint32(tid), uint8(1), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("%s: add thread %d: %w", t.name, tid, err)
+	}
+	return nil
+}
+
+// RemoveThread stops counting thread tid.
+func (t *Tracer) RemoveThread(tid int) error {
+	if err := t.tids.Delete(uint32(tid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("%s: remove thread %d: %w", t.name, tid, err)
+	}
+	return nil
+}
 
 // Reset zeroes the histograms, e.g. between trials.
 func (t *Tracer) Reset() error {
