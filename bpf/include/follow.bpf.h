@@ -23,6 +23,10 @@ const volatile bool targ_threads = false;
 /* followed counts entries in tgids; while it is zero no lookup is needed. */
 __u64 followed = 0;
 
+/* follow_gen changes whenever user space adds or removes a thread, so that
+ * a tracer caching a task's verdict (in task storage) knows to ask again. */
+__u64 follow_gen = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* rarely written; cheap to load */

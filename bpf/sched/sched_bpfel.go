@@ -32,6 +32,7 @@ const (
 	schedProgSchedWakeupNewBtf   = "sched_wakeup_new_btf"
 	schedProgSchedWakeupNewRaw   = "sched_wakeup_new_raw"
 	schedProgSchedWakeupRaw      = "sched_wakeup_raw"
+	schedVarFollowGen            = "follow_gen"
 	schedVarFollowed             = "followed"
 	schedVarTargTgid             = "targ_tgid"
 	schedVarTargThreads          = "targ_threads"
@@ -107,6 +108,7 @@ type schedMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
+	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed    *ebpf.VariableSpec `ebpf:"followed"`
 	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
@@ -155,6 +157,7 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
+	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
 	Followed    *ebpf.Variable `ebpf:"followed"`
 	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads *ebpf.Variable `ebpf:"targ_threads"`

@@ -15,9 +15,13 @@
 /* targ_metric[nr] is 1 + the metric index of syscall nr, 0 if not traced. */
 const volatile __u8 targ_metric[SYSCALL_NR_MAX] = {};
 
+/* Kept per task. The filter's verdict is cached here (traced, as of
+ * follow_gen gen), so the hot path needs no map lookup besides this one. */
 struct start {
 	__u64 ts;
+	__u64 gen;
 	__u32 metric;
+	__u32 traced;
 };
 
 struct {
@@ -31,8 +35,9 @@ HIST_MAPS;
 
 static __always_inline int on_enter(long id)
 {
+	struct task_struct *task;
 	struct start *s;
-	__u64 id_tgid;
+	__u64 id_tgid, gen;
 	__u8 m;
 
 	if ((unsigned long)id >= SYSCALL_NR_MAX)
@@ -40,12 +45,25 @@ static __always_inline int on_enter(long id)
 	m = targ_metric[id];
 	if (!m)
 		return 0;
-	id_tgid = bpf_get_current_pid_tgid();
-	if (!follow_traced((__u32)id_tgid, id_tgid >> 32))
-		return 0;
-	s = bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s)
+	task = bpf_get_current_task_btf();
+	gen = follow_gen;
+	s = bpf_task_storage_get(&start, task, 0, 0);
+	if (!s || s->gen != gen) {
+		id_tgid = bpf_get_current_pid_tgid();
+		if (!follow_traced((__u32)id_tgid, id_tgid >> 32)) {
+			if (s) {
+				s->traced = 0;
+				s->gen = gen;
+			}
+			return 0;
+		}
+		s = bpf_task_storage_get(&start, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return 0;
+		s->traced = 1;
+		s->gen = gen;
+	}
+	if (!s->traced)
 		return 0;
 	s->metric = m - 1;
 	s->ts = bpf_ktime_get_ns();

@@ -29,6 +29,7 @@ const (
 	syscallProgSysEnterRaw         = "sys_enter_raw"
 	syscallProgSysExitBtf          = "sys_exit_btf"
 	syscallProgSysExitRaw          = "sys_exit_raw"
+	syscallVarFollowGen            = "follow_gen"
 	syscallVarFollowed             = "followed"
 	syscallVarTargMetric           = "targ_metric"
 	syscallVarTargTgid             = "targ_tgid"
@@ -102,6 +103,7 @@ type syscallMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallVariableSpecs struct {
+	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed    *ebpf.VariableSpec `ebpf:"followed"`
 	TargMetric  *ebpf.VariableSpec `ebpf:"targ_metric"`
 	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
@@ -149,6 +151,7 @@ func (m *syscallMaps) Close() error {
 //
 // It can be passed to loadSyscallObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallVariables struct {
+	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
 	Followed    *ebpf.Variable `ebpf:"followed"`
 	TargMetric  *ebpf.Variable `ebpf:"targ_metric"`
 	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`

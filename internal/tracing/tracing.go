@@ -73,6 +73,7 @@ type Tracer struct {
 	hist    *ebpf.Map
 	stats   *ebpf.Map
 	tids    *ebpf.Map
+	gen     uint64 // last follow_gen written
 	ncpu    int
 }
 
@@ -230,6 +231,20 @@ func (t *Tracer) AddThread(tid int) error {
 	if err := t.tids.Update(uint32(tid), uint8(1), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("%s: add thread %d: %w", t.name, tid, err)
 	}
+	return t.bumpGen()
+}
+
+// bumpGen tells programs that cache the filter's verdict per task that the
+// set of threads changed.
+func (t *Tracer) bumpGen() error {
+	v, ok := t.coll.Variables["follow_gen"]
+	if !ok {
+		return nil
+	}
+	t.gen++
+	if err := v.Set(t.gen); err != nil {
+		return fmt.Errorf("%s: follow_gen: %w", t.name, err)
+	}
 	return nil
 }
 
@@ -238,7 +253,7 @@ func (t *Tracer) RemoveThread(tid int) error {
 	if err := t.tids.Delete(uint32(tid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("%s: remove thread %d: %w", t.name, tid, err)
 	}
-	return nil
+	return t.bumpGen()
 }
 
 // Reset zeroes the histograms, e.g. between trials.
