@@ -163,6 +163,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 			runtime.LockOSThread()
 			m := &ms[i]
 			m.sys = map[string]uint64{}
+			restore := pinThread(i, m)
 			tid := 0
 			if hook != nil {
 				tid = unix.Gettid()
@@ -174,6 +175,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 				// Before the thread can go back to running other goroutines.
 				hook(tid, false)
 			}
+			restore()
 			c.tids[i].Store(0)
 			if m.err != nil {
 				cancel()

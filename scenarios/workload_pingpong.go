@@ -128,7 +128,6 @@ func newToken() []byte {
 
 func (l *pingpongLoad) thread(i int, c *crew, m *member) {
 	p, side := l.pairs[i/2], i%2
-	defer pinThread(i, m)()
 	if l.w.Channel == "futex" {
 		p.futexThread(side, c, m)
 		return
@@ -242,12 +241,14 @@ func (p *pingpongPair) futexThread(side int, c *crew, m *member) {
 }
 
 // pinThread binds the calling thread to the i-th CPU it may run on (modulo
-// their number) and returns what restores its former CPU set. Ping-pong
-// partners left to the scheduler share one CPU in some runs and not in
-// others, and the latency distribution changes shape between runs (the
-// A/A p50 of pipe-pingpong moved by 200-400% unpinned); pinned, thread 2k
-// and 2k+1 always wake each other across two CPUs. With one CPU it does
-// nothing.
+// their number) and returns what restores its former CPU set. Threads left
+// to the scheduler land on different CPUs from run to run, and the latency
+// distribution changes shape between runs: ping-pong partners share one CPU
+// in some runs and not in others (the A/A p50 of pipe-pingpong moved by
+// 200-400% unpinned), and a getppid loop's p90 moved 36% between CPUs of
+// this VM. Pinned, thread 2k and 2k+1 of a ping-pong always wake each other
+// across two CPUs and a one-thread loop always runs on the first CPU. With
+// one CPU it does nothing.
 func pinThread(i int, m *member) (restore func()) {
 	var old unix.CPUSet
 	m.sys["sched_getaffinity"]++
