@@ -193,9 +193,7 @@ func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string
 	if len(vals) == 0 {
 		return c
 	}
-	slices.Sort(vals)
-	c.Lo = vals[int(0.025*float64(len(vals)-1))]
-	c.Hi = vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
+	c.Lo, c.Hi = interval95(vals)
 	return c
 }
 

@@ -195,10 +195,15 @@ func estimate(base, cand *side, q float64, resamples int, seed [32]byte) Estimat
 	if len(ratios) == 0 {
 		return e
 	}
-	slices.Sort(ratios)
-	e.Lo = ratios[int(0.025*float64(len(ratios)-1))]
-	e.Hi = ratios[int(math.Ceil(0.975*float64(len(ratios)-1)))]
+	e.Lo, e.Hi = interval95(ratios)
 	return e
+}
+
+// interval95 sorts bootstrap values and returns their 2.5th and 97.5th
+// percentiles: the 95% percentile interval.
+func interval95(vals []float64) (lo, hi float64) {
+	slices.Sort(vals)
+	return vals[int(0.025*float64(len(vals)-1))], vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
 }
 
 // contentHash digests the trials' bucket counts, so that the same inputs

@@ -3,11 +3,11 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/internal/sysnum"
 	"math"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -547,7 +547,7 @@ func (p *scenarioParser) syscalls(f field) ([]string, error) {
 			return nil, p.errAt(v, "syscalls must be names, got %s", describe(v))
 		}
 		if _, ok := SyscallNumbers[s.Value]; !ok {
-			return nil, p.errAt(v, "unknown syscall %q; allowed: %s", s.Value, strings.Join(knownSyscalls(), ", "))
+			return nil, p.errAt(v, "unknown syscall %q; allowed: %s", s.Value, strings.Join(sysnum.Names(), ", "))
 		}
 		if slices.Contains(names, s.Value) {
 			return nil, p.errAt(v, "syscall %q listed twice", s.Value)
@@ -555,15 +555,6 @@ func (p *scenarioParser) syscalls(f field) ([]string, error) {
 		names = append(names, s.Value)
 	}
 	return names, nil
-}
-
-func knownSyscalls() []string {
-	names := make([]string, 0, len(SyscallNumbers))
-	for n := range SyscallNumbers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func (p *scenarioParser) gate(gf field, metrics []string) (map[string]map[string]float64, error) {

@@ -118,6 +118,13 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	paths, err := baseline.SaveWith(pos[1], r, opt)
+	return savedBaselines(paths, err, stderr)
+}
+
+// savedBaselines reports what a baseline save wrote and classifies its
+// error: a store tailgate refuses to overwrite is bad input (exit 2), a
+// failed write is infrastructure (exit 3).
+func savedBaselines(paths []string, err error, stderr io.Writer) error {
 	for _, p := range paths {
 		fmt.Fprintf(stderr, "baseline written to %s\n", p)
 	}

@@ -235,16 +235,7 @@ func saveBaselines(path string, res *result.Result, missing []string, failed boo
 		return nil
 	}
 	paths, err := baseline.Save(path, &toSave)
-	for _, p := range paths {
-		fmt.Fprintf(stderr, "baseline written to %s\n", p)
-	}
-	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, baseline.ErrRefused) {
-		return &usageError{err}
-	}
-	if err != nil {
-		return infra(err)
-	}
-	return nil
+	return savedBaselines(paths, err, stderr)
 }
 
 // singleFile reports whether a --baseline path names one Result file: an
