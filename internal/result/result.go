@@ -74,10 +74,17 @@ type Scenario struct {
 	Definition json.RawMessage `json:"definition"`
 	// Params is a digest of the parameters that change what is measured
 	// (workload, tracers, duration); compare refuses differing digests.
-	Params  string             `json:"params"`
-	Tracers []TracerInfo       `json:"tracers,omitempty"`
-	Metrics map[string]*Metric `json:"metrics"`
-	Trials  int                `json:"trials"` // trials completed
+	Params string `json:"params"`
+	// Gate is the gate policy the run was made with, resolved: metric (or
+	// "*") to percentile to threshold as a fraction. It is the scenario's
+	// gate block, or p99 of its primary metrics when it has none. Only
+	// what it names is gated; the rest is reported. Results written
+	// before the field existed have none (readers fall back to the gate
+	// block inside Definition).
+	Gate    map[string]map[string]float64 `json:"gate,omitempty"`
+	Tracers []TracerInfo                  `json:"tracers,omitempty"`
+	Metrics map[string]*Metric            `json:"metrics"`
+	Trials  int                           `json:"trials"` // trials completed
 }
 
 // TracerInfo records how a tracer was attached.
@@ -102,6 +109,12 @@ type Trial struct {
 	// Ops is the number of operations the workload completed in the trial.
 	Ops      uint64  `json:"ops"`
 	Duration float64 `json:"duration_s"`
+	// Where the trial ran, so that a reader can see trials are distinct
+	// replicas: the worker process (host) or the boot (VM), and the CPUs
+	// its workload threads were pinned to.
+	PID    int    `json:"pid,omitempty"`
+	BootID string `json:"boot_id,omitempty"`
+	CPUs   []int  `json:"cpus,omitempty"`
 }
 
 // Summary holds the percentiles derived from a histogram, in ns.
