@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
+	"maps"
 	"slices"
 )
 
@@ -64,4 +65,47 @@ func Params(s *Scenario) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// DefaultGateThreshold is the p99 threshold of a scenario with no gate
+// block.
+const DefaultGateThreshold = 0.10
+
+// PrimaryMetrics returns the metrics a scenario is about, the ones gated
+// when it has no gate block: the workload's own measurement (timer.lateness)
+// if it makes one, else the traced syscalls, else sched.runq.
+func PrimaryMetrics(s *Scenario) []string {
+	if s.Workload.Kind == "timer" {
+		return []string{MetricTimerLateness}
+	}
+	if t := s.Tracers.Syscall; t != nil && len(t.Syscalls) > 0 {
+		var ms []string
+		for _, name := range t.Syscalls {
+			ms = append(ms, syscallMetricPrefix+name)
+		}
+		return ms
+	}
+	if s.Tracers.Sched != nil {
+		return []string{MetricSchedRunq}
+	}
+	return nil
+}
+
+// GatePolicy returns what a run of s gates: its gate block, or, when it has
+// none, p99 of its primary metrics at DefaultGateThreshold. Everything else
+// is reported, not gated: each gated test spends part of the gate's
+// false-alarm budget.
+func GatePolicy(s *Scenario) map[string]map[string]float64 {
+	if len(s.Gate) > 0 {
+		out := make(map[string]map[string]float64, len(s.Gate))
+		for m, ps := range s.Gate {
+			out[m] = maps.Clone(ps)
+		}
+		return out
+	}
+	out := map[string]map[string]float64{}
+	for _, m := range PrimaryMetrics(s) {
+		out[m] = map[string]float64{"p99": DefaultGateThreshold}
+	}
+	return out
 }

@@ -24,6 +24,10 @@ type Stats struct {
 	// Metrics holds user-space measurements, e.g. "timer.lateness"; nil
 	// when the workload measures nothing itself.
 	Metrics map[string]*hist.Histogram
+	// CPUs are the CPUs the measured threads were pinned to, increasing;
+	// nil when they were left to the scheduler (one CPU, or a kind that
+	// does not pin).
+	CPUs []int
 }
 
 // Runner drives a prepared workload.
@@ -37,6 +41,22 @@ type threadHookKey struct{}
 // WithThreadHook returns a context for Runner.Run that carries hook.
 func WithThreadHook(ctx context.Context, hook ThreadHook) context.Context {
 	return context.WithValue(ctx, threadHookKey{}, hook)
+}
+
+type cpuOffsetKey struct{}
+
+// WithCPUOffset returns a context for Runner.Run under which the i-th
+// measured thread is pinned to the (i+offset)-th CPU it may run on, modulo
+// their number, instead of the i-th: independent trials choose their CPUs
+// anew, so that what differs between CPUs is part of the trial-to-trial
+// variation instead of fixed for a run.
+func WithCPUOffset(ctx context.Context, offset int) context.Context {
+	return context.WithValue(ctx, cpuOffsetKey{}, offset)
+}
+
+func cpuOffsetOf(ctx context.Context) int {
+	n, _ := ctx.Value(cpuOffsetKey{}).(int)
+	return max(n, 0)
 }
 
 func threadHookOf(ctx context.Context) ThreadHook {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,6 +135,7 @@ type member struct {
 	// handing it back to the Go runtime: its state was changed (e.g. its
 	// scheduling policy).
 	exitThread bool
+	cpu        int // pinned to, or -1
 }
 
 // sleeper lets the stopper interrupt the member's sleeps: a signal makes
@@ -155,6 +157,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 	c := &crew{pid: pid, tids: make([]atomic.Int32, n)}
 	ms := make([]member, n)
 	hook := threadHookOf(ctx)
+	offset := cpuOffsetOf(ctx)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -163,7 +166,8 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 			runtime.LockOSThread()
 			m := &ms[i]
 			m.sys = map[string]uint64{}
-			restore := pinThread(i, m)
+			cpu, restore := pinThread(i+offset, m)
+			m.cpu = cpu
 			tid := 0
 			if hook != nil {
 				tid = unix.Gettid()
@@ -221,6 +225,9 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 		m := &ms[i]
 		st.Ops += m.ops
 		addCounts(st.Syscalls, m.sys)
+		if m.cpu >= 0 && !slices.Contains(st.CPUs, m.cpu) {
+			st.CPUs = append(st.CPUs, m.cpu)
+		}
 		for name, h := range m.hists {
 			if st.Metrics == nil {
 				st.Metrics = map[string]*hist.Histogram{}
@@ -234,6 +241,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 			errs = append(errs, m.err)
 		}
 	}
+	slices.Sort(st.CPUs)
 	if len(errs) > 0 {
 		return st, errs[0] // the others are usually its echo
 	}

@@ -248,12 +248,12 @@ func (p *pingpongPair) futexThread(side int, c *crew, m *member) {
 // 200-400% unpinned), and a getppid loop's p90 moved 36% between CPUs of
 // this VM. Pinned, thread 2k and 2k+1 of a ping-pong always wake each other
 // across two CPUs and a one-thread loop always runs on the first CPU. With
-// one CPU it does nothing.
-func pinThread(i int, m *member) (restore func()) {
+// one CPU it does nothing and returns cpu -1.
+func pinThread(i int, m *member) (cpu int, restore func()) {
 	var old unix.CPUSet
 	m.sys["sched_getaffinity"]++
 	if unix.SchedGetaffinity(0, &old) != nil || old.Count() < 2 {
-		return func() {}
+		return -1, func() {}
 	}
 	var cpus []int
 	for cpu := 0; cpu < 1024 && len(cpus) < old.Count(); cpu++ {
@@ -262,12 +262,13 @@ func pinThread(i int, m *member) (restore func()) {
 		}
 	}
 	var set unix.CPUSet
-	set.Set(cpus[i%len(cpus)])
+	cpu = cpus[i%len(cpus)]
+	set.Set(cpu)
 	m.sys["sched_setaffinity"]++
 	if unix.SchedSetaffinity(0, &set) != nil {
-		return func() {}
+		return -1, func() {}
 	}
-	return func() {
+	return cpu, func() {
 		m.sys["sched_setaffinity"]++
 		unix.SchedSetaffinity(0, &old)
 	}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -124,6 +125,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	// A trial worker: tailgate re-executed itself to run one trial in a
+	// fresh process.
+	if runner.IsWorker() {
+		os.Exit(runner.WorkerMain())
+	}
 	// In a VM, tailgate is PID 1: it runs the request the host put in the
 	// initramfs and powers off.
 	if vmtest.IsGuest() {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,63 @@ func progIDsOf(pid int) []ebpf.ProgramID {
 	return ids
 }
 
+// treeProgIDs is progIDsOf for pid and its children (the trial workers
+// hold the tracers), polled for up to wait until some are found.
+func treeProgIDs(pid int, wait time.Duration) []ebpf.ProgramID {
+	deadline := time.Now().Add(wait)
+	for {
+		ids := progIDsOf(pid)
+		for _, c := range childrenOf(pid) {
+			ids = append(ids, progIDsOf(c)...)
+		}
+		if len(ids) > 0 || time.Now().After(deadline) {
+			return ids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processesOf lists the live processes running the program at path.
+func processesOf(path string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == path {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// childrenOf lists the live child processes of pid.
+func childrenOf(pid int) []int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil {
+			out = append(out, c)
+		}
+	}
+	// Children of the other threads of pid.
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		if t.Name() == strconv.Itoa(pid) {
+			continue
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 func TestRunWritesResult(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runInProcess(t, "run", "syscall-read", "--trials", "2", "--duration", "300ms", "--warmup", "100ms", "-o", out)
@@ -81,7 +139,15 @@ func TestRunWritesResult(t *testing.T) {
 	if m == nil || len(m.Trials) != 2 {
 		t.Fatalf("syscall.read metric missing or wrong trial count: %+v", m)
 	}
+	// Each trial is its own worker process, which is neither this one
+	// nor another trial's.
+	if a, b := m.Trials[0].PID, m.Trials[1].PID; a == 0 || b == 0 || a == b || a == os.Getpid() || b == os.Getpid() {
+		t.Errorf("trial pids %d and %d (this process %d): want two distinct worker processes", a, b, os.Getpid())
+	}
 	for i, tr := range m.Trials {
+		if len(tr.CPUs) != 1 {
+			t.Errorf("trial %d: CPUs %v, want the one CPU its thread was pinned to", i, tr.CPUs)
+		}
 		// The tracer must see (nearly) every read the workload made, and
 		// not many more.
 		if tr.Summary.Count < tr.Ops*95/100 || tr.Summary.Count > tr.Ops+tr.Ops/100+100 {
@@ -155,7 +221,7 @@ func TestRunSIGINT(t *testing.T) {
 	for sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
 		if strings.Contains(sc.Text(), "trial 2/50 done") {
-			ids = progIDsOf(cmd.Process.Pid)
+			ids = treeProgIDs(cmd.Process.Pid, 3*time.Second)
 			break
 		}
 	}
@@ -178,6 +244,9 @@ func TestRunSIGINT(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("programs %v outlived tailgate", left)
+	}
+	if left := processesOf(bin); len(left) > 0 {
+		t.Errorf("processes %v of %s outlived tailgate", left, bin)
 	}
 	r, err := result.Load(out)
 	if err != nil {

@@ -177,6 +177,9 @@ func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*
 	req := runner.Request{
 		Trials: gr.Trials, Duration: gr.Duration, Warmup: gr.Warmup, WarmupSet: gr.WarmupSet,
 		Target: gr.Target,
+		// A boot is as fresh as a worker process: the guest runs its
+		// trials itself.
+		InProcess: true,
 	}
 	for i, raw := range gr.Scenarios {
 		var s scenarios.Scenario

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,13 @@ type Request struct {
 	Warmup    time.Duration // overrides each scenario's warmup when WarmupSet
 	WarmupSet bool
 	Target    result.Target
+	// InProcess runs every trial in this process instead of each in a
+	// fresh worker process. The guest inside a VM sets it: there each
+	// trial is a boot of its own.
+	InProcess bool
+	// Exe is the program to start as a trial worker; "" means this
+	// program (os.Executable).
+	Exe string
 	// Progress receives progress events; nil means none.
 	Progress func(Event)
 }
@@ -85,11 +93,16 @@ func (req Request) Resolve(s *scenarios.Scenario) *scenarios.Scenario {
 // NeedsBPF reports whether any scenario attaches a tracer.
 func (req Request) NeedsBPF() bool {
 	for _, s := range req.Scenarios {
-		if s.Tracers.Syscall != nil || s.Tracers.Sched != nil {
+		if NeedsBPF(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// NeedsBPF reports whether s attaches a tracer.
+func NeedsBPF(s *scenarios.Scenario) bool {
+	return s.Tracers.Syscall != nil || s.Tracers.Sched != nil
 }
 
 // Run runs req. On error or cancellation it returns the Result measured so
@@ -119,6 +132,15 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if err := tracing.CheckPrivileges(); err != nil {
 			return finish(err)
 		}
+	}
+	exe := req.Exe
+	if !req.InProcess && exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return finish(fmt.Errorf("find this program to start trial workers: %w", err))
+		}
+	}
+	if req.InProcess && req.NeedsBPF() {
 		if err := tracing.RemoveMemlock(); err != nil {
 			return finish(err)
 		}
@@ -132,7 +154,13 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	cache := btf.NewCache()
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
-		sr, err := runScenario(ctx, s, cache, i+1, len(req.Scenarios), req.Progress)
+		var sr *result.Scenario
+		var err error
+		if req.InProcess {
+			sr, err = runScenario(ctx, s, cache, i+1, len(req.Scenarios), req.Progress)
+		} else {
+			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
+		}
 		if sr != nil && sr.Trials > 0 {
 			res.Scenarios = append(res.Scenarios, *sr)
 		}
@@ -182,15 +210,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 			progress(e)
 		}
 	}
-	def, err := json.Marshal(s)
+	sr, err := newScenarioResult(s)
 	if err != nil {
 		return nil, err
-	}
-	sr := &result.Scenario{
-		Name:       s.Name,
-		Definition: def,
-		Params:     scenarios.Params(s),
-		Metrics:    map[string]*result.Metric{},
 	}
 
 	wl, err := scenarios.NewWorkload(s.Workload)
@@ -253,16 +275,71 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 			after, _ := t.RunStats()
 			cost := after.Sub(before[i]).PerRun()
 			for _, m := range t.Metrics() {
-				addTrial(sr, m, hs[m], cost, st.Ops, elapsed)
+				addTrial(sr, m, hs[m], cost, st, elapsed)
 				added++
 			}
 		}
 		for m, h := range st.Metrics {
-			addTrial(sr, m, h, 0, st.Ops, elapsed)
+			addTrial(sr, m, h, 0, st, elapsed)
 			added++
 		}
 		sr.Trials = trial
 		emit(Event{Phase: "trial", Trial: trial, Detail: detail(sr, st.Ops, elapsed)})
+	}
+	emit(Event{Phase: "done", Trial: s.Trials})
+	return sr, nil
+}
+
+func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
+	def, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return &result.Scenario{
+		Name:       s.Name,
+		Definition: def,
+		Params:     scenarios.Params(s),
+		Gate:       scenarios.GatePolicy(s),
+		Metrics:    map[string]*result.Metric{},
+	}, nil
+}
+
+// runScenarioWorkers runs each trial of s in a fresh worker process and
+// collects the trials into one scenario result.
+func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, idx, count int, progress func(Event)) (*result.Scenario, error) {
+	emit := func(e Event) {
+		if progress != nil {
+			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
+			progress(e)
+		}
+	}
+	sr, err := newScenarioResult(s)
+	if err != nil {
+		return nil, err
+	}
+	for trial := 1; trial <= s.Trials; trial++ {
+		emit(Event{Phase: "trial", Trial: trial})
+		w, err := runWorkerTrial(ctx, exe, s, cpuOffset())
+		if err != nil {
+			return sr, err // the cut trial is not kept
+		}
+		if trial == 1 {
+			sr.Tracers = w.Tracers
+		}
+		var ops uint64
+		var elapsed time.Duration
+		for name, m := range w.Metrics {
+			if sr.Metrics[name] == nil {
+				sr.Metrics[name] = &result.Metric{Unit: m.Unit}
+			}
+			if len(m.Trials) != 1 {
+				return sr, fmt.Errorf("trial worker returned %d trials of %s, want 1", len(m.Trials), name)
+			}
+			sr.Metrics[name].Trials = append(sr.Metrics[name].Trials, m.Trials[0])
+			ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
+		}
+		sr.Trials = trial
+		emit(Event{Phase: "trial", Trial: trial, Detail: detail(sr, ops, elapsed)})
 	}
 	emit(Event{Phase: "done", Trial: s.Trials})
 	return sr, nil
@@ -298,7 +375,7 @@ func threadHook(tracers []*tracing.Tracer) (scenarios.ThreadHook, func() error) 
 	}
 }
 
-func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, ops uint64, d time.Duration) {
+func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration) {
 	if h == nil {
 		h = hist.New()
 	}
@@ -311,9 +388,22 @@ func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float6
 		Histogram:    h,
 		Summary:      result.Summarize(h),
 		TracerCostNs: cost,
-		Ops:          ops,
+		Ops:          st.Ops,
 		Duration:     d.Seconds(),
+		PID:          os.Getpid(),
+		BootID:       bootID(),
+		CPUs:         st.CPUs,
 	})
+}
+
+// bootID is this boot's random id, which tells the trials of separate VM
+// boots apart.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func detail(sr *result.Scenario, ops uint64, d time.Duration) string {

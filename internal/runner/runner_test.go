@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// TestMain lets the test binary serve as its own trial worker.
+func TestMain(m *testing.M) {
+	if IsWorker() {
+		os.Exit(WorkerMain())
+	}
+	os.Exit(m.Run())
+}
+
+func syscallRead(t *testing.T, trials int, d time.Duration) *scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Lookup("syscall-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *s
+	c.Trials, c.Duration, c.Warmup = trials, d, 0
+	return &c
+}
+
+func TestTrialsRunInSeparateWorkers(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{syscallRead(t, 3, 150*time.Millisecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Find("syscall-read")
+	if s == nil || s.Trials != 3 {
+		t.Fatalf("want 3 trials of syscall-read, got %+v", s)
+	}
+	if got := s.Gate["syscall.read"]["p99"]; got != 0.10 {
+		t.Errorf("resolved gate %v, want syscall.read p99 at 10%% from the scenario's gate block", s.Gate)
+	}
+	m := s.Metrics["syscall.read"]
+	pids := map[int]bool{}
+	for i, tr := range m.Trials {
+		if tr.PID == 0 || tr.PID == os.Getpid() {
+			t.Errorf("trial %d ran in pid %d (this process %d): want a worker of its own", i, tr.PID, os.Getpid())
+		}
+		pids[tr.PID] = true
+		if len(tr.CPUs) != 1 {
+			t.Errorf("trial %d: CPUs %v, want the one its thread was pinned to", i, tr.CPUs)
+		}
+		if tr.BootID == "" {
+			t.Errorf("trial %d: no boot id", i)
+		}
+		if tr.Summary.Count < tr.Ops*95/100 || tr.Summary.Count == 0 {
+			t.Errorf("trial %d: the worker's tracer counted %d reads of its %d", i, tr.Summary.Count, tr.Ops)
+		}
+	}
+	if len(pids) != 3 {
+		t.Errorf("trials ran in %d distinct processes, want 3", len(pids))
+	}
+	if len(s.Tracers) == 0 {
+		t.Errorf("tracer variants not recorded")
+	}
+}
+
+func TestInterruptedRunLeavesNoWorker(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	before, err := tracing.LoadedPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var trialsDone int
+	req := Request{
+		Scenarios: []*scenarios.Scenario{syscallRead(t, 50, 300*time.Millisecond)},
+		Progress: func(e Event) {
+			if e.Phase == "trial" && e.Detail != "" {
+				trialsDone++
+				if trialsDone == 1 {
+					// Cut the run in the middle of the next trial.
+					time.AfterFunc(150*time.Millisecond, cancel)
+				}
+			}
+		},
+	}
+	start := time.Now()
+	res, err := Run(ctx, req)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the interrupted run took %s to return", time.Since(start))
+	}
+	if !res.Partial || len(res.Scenarios) != 1 || res.Scenarios[0].Trials != 1 {
+		t.Errorf("want a partial Result with the one finished trial, got partial=%v scenarios=%d", res.Partial, len(res.Scenarios))
+	}
+	if w := workersOf(t, os.Getpid()); len(w) > 0 {
+		t.Errorf("worker processes left running: %v", w)
+	}
+	after, err := tracing.LoadedPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []ebpf.ProgramID
+	for _, id := range after {
+		if !slices.Contains(before, id) {
+			added = append(added, id)
+		}
+	}
+	if left, _ := tracing.StillLoaded(added, 5*time.Second); len(left) > 0 {
+		t.Errorf("BPF programs left loaded after the interrupted run: %v", left)
+	}
+}
+
+func TestWorkerFailureIsReported(t *testing.T) {
+	s := syscallRead(t, 1, 100*time.Millisecond)
+	// A program that is not tailgate gives no reply: the error says so
+	// with the worker's last words.
+	_, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}, Exe: "/bin/false"})
+	if err == nil || !strings.Contains(err.Error(), "trial worker") {
+		t.Errorf("err = %v, want one naming the trial worker", err)
+	}
+}
+
+// workersOf lists the live children of pid that are trial workers.
+func workersOf(t *testing.T, pid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(workerEnv+"=1")) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && f[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

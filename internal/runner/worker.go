@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// A trial is the unit the statistics resample, so on the host each one runs
+// in a fresh worker process: tailgate re-executes itself with workerEnv
+// set, the worker attaches the tracers to itself, runs the warmup and one
+// trial, writes its scenario result to stdout as JSON and exits. Between
+// separate processes the p50 of a syscall loop was measured to vary by 15%
+// (CV), inside one process by 2%: trials of one process would be replicas
+// of one draw of what varies between runs, and their interval would miss
+// it.
+
+// workerEnv, set in a process's environment, makes it a trial worker.
+const workerEnv = "TAILGATE_TRIAL_WORKER"
+
+// IsWorker reports whether this process was started as a trial worker.
+func IsWorker() bool { return os.Getenv(workerEnv) == "1" }
+
+// workerRequest is what the parent sends a worker on stdin.
+type workerRequest struct {
+	Scenario *scenarios.Scenario `json:"scenario"` // resolved; Trials is 1
+	// CPUOffset rotates the CPUs the workload's threads are pinned to.
+	CPUOffset int `json:"cpu_offset"`
+}
+
+// workerReply is what a worker writes on stdout.
+type workerReply struct {
+	Scenario *result.Scenario `json:"scenario,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	// Kind classifies Error so that the parent returns the error type a
+	// caller tests for: "privileges", "attach", "interrupted" or "".
+	Kind   string `json:"kind,omitempty"`
+	Tracer string `json:"tracer,omitempty"`
+}
+
+// WorkerMain runs the trial a parent asked for and returns the exit code.
+// main calls it first thing when IsWorker reports true; so do the TestMain
+// functions of packages whose tests run trials.
+func WorkerMain() int {
+	// The parent's SIGINT or SIGTERM ends the trial early; the tracers are
+	// detached by the deferred closes before the process exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	reply := runWorker(ctx, os.Stdin)
+	b, err := json.Marshal(reply)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tailgate worker: %v\n", err)
+		return 3
+	}
+	if _, err := os.Stdout.Write(append(b, '\n')); err != nil {
+		return 3
+	}
+	if reply.Error != "" {
+		return 1
+	}
+	return 0
+}
+
+func runWorker(ctx context.Context, in io.Reader) workerReply {
+	var req workerRequest
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		return workerReply{Error: "read request: " + err.Error()}
+	}
+	if req.Scenario == nil {
+		return workerReply{Error: "read request: no scenario"}
+	}
+	s := req.Scenario
+	s.Trials = 1
+	if NeedsBPF(s) {
+		if err := tracing.RemoveMemlock(); err != nil {
+			return replyError(err)
+		}
+		if st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err == nil {
+			defer st.Close()
+		}
+	}
+	ctx = scenarios.WithCPUOffset(ctx, req.CPUOffset)
+	sr, err := runScenario(ctx, s, btf.NewCache(), 1, 1, nil)
+	if err != nil {
+		return replyError(err)
+	}
+	return workerReply{Scenario: sr}
+}
+
+func replyError(err error) workerReply {
+	r := workerReply{Error: err.Error()}
+	var ae *AttachError
+	switch {
+	case errors.Is(err, ErrPrivileges):
+		r.Kind = "privileges"
+	case errors.As(err, &ae):
+		r.Kind, r.Tracer, r.Error = "attach", ae.Tracer, ae.Err.Error()
+	case errors.Is(err, context.Canceled):
+		r.Kind = "interrupted"
+	}
+	return r
+}
+
+// workerError turns a worker's reply back into the error a caller of Run
+// tests for.
+func (r workerReply) err() error {
+	switch r.Kind {
+	case "privileges":
+		return fmt.Errorf("%w (%s)", ErrPrivileges, r.Error)
+	case "attach":
+		return &AttachError{Tracer: r.Tracer, Err: errors.New(r.Error)}
+	case "interrupted":
+		return context.Canceled
+	}
+	return errors.New(r.Error)
+}
+
+// workerStopGrace is how long an interrupted worker has to detach its
+// tracers and exit before it is killed.
+const workerStopGrace = 5 * time.Second
+
+// runWorkerTrial runs one trial of s in a fresh worker process and returns
+// its scenario result, the trial stamped with the worker's pid.
+func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int) (*result.Scenario, error) {
+	one := *s
+	one.Trials = 1
+	in, err := json.Marshal(workerRequest{Scenario: &one, CPUOffset: cpuOffset})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &tail{max: 4096, buf: &errb}
+	// The worker dies with tailgate even when tailgate is killed outright:
+	// no tracer, and no workload thread, outlives it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = workerStopGrace
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var reply workerReply
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &reply); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" && runErr != nil {
+			msg = runErr.Error()
+		}
+		return nil, fmt.Errorf("trial worker (pid %d) gave no result: %s", pidOf(cmd), msg)
+	}
+	if reply.Error != "" {
+		return nil, reply.err()
+	}
+	if reply.Scenario == nil || reply.Scenario.Trials != 1 {
+		return nil, fmt.Errorf("trial worker (pid %d) returned no trial", pidOf(cmd))
+	}
+	return reply.Scenario, nil
+}
+
+func pidOf(cmd *exec.Cmd) int {
+	if cmd.Process == nil {
+		return 0
+	}
+	return cmd.Process.Pid
+}
+
+// tail keeps the last max bytes written to it: a worker's last words.
+type tail struct {
+	max int
+	buf *bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+// cpuOffsets returns a random offset per trial: each trial's threads land
+// on CPUs chosen anew.
+func cpuOffset() int {
+	return rand.IntN(max(onlineCPUs(), 1))
+}
+
+func onlineCPUs() int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return 1
+	}
+	return set.Count()
+}
