@@ -130,7 +130,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if *retries < 0 {
 		return usagef("--retries must not be negative, got %d", *retries)
 	}
-	results, runErr := runRounds(ctx, targets, ss, &f, &tf, *retries, env, stderr)
+	plan := roundPlan{rounds: plannedRounds(&f, ss), retries: *retries}
+	results, _, runErr := runRounds(ctx, targets, ss, &f, &tf, plan, env, stderr)
 	// What was measured is kept even when the matrix was cut short.
 	for i, t := range targets {
 		out := outputPath(f.output, t.execTarget, len(targets))
@@ -172,90 +173,6 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		fmt.Fprintf(stderr, "tailgate matrix: %d inconclusive %s fail --strict\n", c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
 	}
 	return errRegression
-}
-
-// runRounds runs the interleaved trials: in round r every target runs one
-// trial of each scenario that wants at least r, targets in order. It
-// returns each target's rounds merged (nil for a target with none) and the
-// first error, after which no further round starts.
-func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scenario, f *runFlags, tf *targetFlags, retries int, env matrixEnv, stderr io.Writer) ([]*result.Result, error) {
-	rounds := f.trials
-	if rounds == 0 {
-		for _, s := range ss {
-			rounds = max(rounds, s.Trials)
-		}
-	}
-	rounds = max(rounds, 1)
-	inputs := make([][]result.Input, len(targets))
-	merged := func() ([]*result.Result, error) {
-		out := make([]*result.Result, len(targets))
-		for i, in := range inputs {
-			if len(in) == 0 {
-				continue
-			}
-			r, err := result.Merge(in)
-			if err != nil {
-				return out, infra(fmt.Errorf("target %s: %w", targets[i].name, err))
-			}
-			out[i] = fixTrials(r)
-		}
-		return out, nil
-	}
-	p := progress.New(stderr)
-	defer p.Done()
-	total := rounds * len(targets)
-	for r := 1; r <= rounds; r++ {
-		var round []*scenarios.Scenario
-		for _, s := range ss {
-			if f.trials > 0 || s.Trials >= r {
-				round = append(round, s)
-			}
-		}
-		for ti, t := range targets {
-			done := (r-1)*len(targets) + ti
-			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.name)
-			req := runner.Request{
-				Scenarios: round, Trials: 1, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet,
-				Target: result.Target{Name: t.name, Kind: "host"},
-				Progress: func(e runner.Event) {
-					switch {
-					case e.Phase == "attach" || e.Phase == "warmup":
-						p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
-					case e.Phase == "trial" && e.Detail != "":
-						p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
-					}
-				},
-			}
-			if t.vm != nil {
-				p.Step(done, total, label+": booting "+t.vm.Kernel, "")
-			}
-			res, err := runTrial(ctx, t, tf, req, p, env)
-			for attempt := 1; attempt <= retries && retryable(ctx, err); attempt++ {
-				// A broken round (a guest oops, a garbled result) measured
-				// nothing: run it again rather than lose the matrix.
-				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, retries))
-				res, err = runTrial(ctx, t, tf, req, p, env)
-			}
-			if err == nil && res != nil && len(res.Scenarios) > 0 {
-				inputs[ti] = append(inputs[ti], result.Input{Path: fmt.Sprintf("%s round %d", t.name, r), Result: res})
-			}
-			if err == nil && ctx.Err() != nil {
-				err = ctx.Err()
-			}
-			if err != nil {
-				out, merr := merged()
-				var rf *restoreFailure
-				switch {
-				case errors.As(err, &rf):
-					return out, infra(err)
-				case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-					return out, infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.name))
-				}
-				return out, errors.Join(fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.name, classify(err)), merr)
-			}
-		}
-	}
-	return merged()
 }
 
 // runTrial runs one round's request on t, with t's sysctls in force for
