@@ -34,19 +34,22 @@ type reportOutput struct {
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
 	f.registerThresholds(fs)
-	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout or FILE (repeatable; default text)", func(s string) error {
+	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
 		name, path, _ := strings.Cut(s, "=")
 		format, err := report.ParseFormat(name)
 		if err != nil {
 			return err
 		}
 		if path == "" && strings.Contains(s, "=") {
-			return fmt.Errorf("%q: empty file name after '='", s)
+			return fmt.Errorf("%q: empty file name after '='; write FORMAT=- for standard output", s)
+		}
+		if path == stdoutPath {
+			path = ""
 		}
 		f.outputs = append(f.outputs, reportOutput{format, path})
 		return nil
 	})
-	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE)")
+	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
 	fs.BoolVar(&f.strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
 	fs.BoolVar(&f.force, "force", false, "compare scenarios whose parameters differ")
 }
@@ -77,7 +80,7 @@ func (f *reportFlags) resolveOutputs() ([]reportOutput, error) {
 			toStdout = append(toStdout, i)
 		}
 	}
-	if f.output != "" {
+	if f.output != "" && f.output != stdoutPath {
 		if len(toStdout) != 1 {
 			return nil, usagef("--output names one file but %d formats have none; write --format FORMAT=FILE for each", len(toStdout))
 		}

@@ -12,7 +12,7 @@ import (
 
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("merge")
-	out := fs.String("o", "", "write the merged Result to `FILE` (default: standard output)")
+	out := fs.String("o", stdoutPath, "write the merged Result to `FILE`; - is standard output")
 	setUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
 	files, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -37,16 +37,13 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &usageError{err}
 	}
 	if *out == "" {
-		b, err := result.Marshal(m)
-		if err != nil {
-			return err
-		}
-		_, err = stdout.Write(b)
-		return err
+		return usagef("-o: empty file name; give a FILE, or - for standard output")
 	}
-	if err := result.Write(*out, m); err != nil {
+	if err := writeResult(*out, m, stdout); err != nil {
 		return infra(fmt.Errorf("write %s: %w", *out, err))
 	}
-	fmt.Fprintf(stderr, "merged %d results (%d scenarios) into %s\n", len(files), len(m.Scenarios), *out)
+	if *out != stdoutPath {
+		fmt.Fprintf(stderr, "merged %d results (%d scenarios) into %s\n", len(files), len(m.Scenarios), *out)
+	}
 	return nil
 }

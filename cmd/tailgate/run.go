@@ -163,7 +163,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f.register(fs)
 	var tf targetFlags
 	tf.register(fs)
-	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE` (with several targets: FILE-TARGET.json each)")
+	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`, - for standard output (with several targets: FILE-TARGET.json each)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
 	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\n"+
 		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
@@ -182,6 +182,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	targets, err := tf.targets()
 	if err != nil {
 		return err
+	}
+	table := stdout
+	if f.output == stdoutPath {
+		if len(targets) > 1 {
+			return usagef("-o - writes one Result to standard output, but %d targets make %d; give -o FILE (FILE-TARGET.json each)", len(targets), len(targets))
+		}
+		table = stderr // stdout carries the JSON alone
 	}
 	work := make([][]*scenarios.Scenario, len(targets))
 	for i := range targets {
@@ -215,7 +222,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		res, runErr := execute(ctx, t, &tf, req, p)
 		p.Done()
 		if res != nil && len(res.Scenarios) > 0 {
-			if err := report.RenderRun(stdout, res); err != nil {
+			if err := report.RenderRun(table, res); err != nil {
 				return err
 			}
 		}
@@ -223,12 +230,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// empty shard writes an empty Result, so a merge finds every file.
 		out := outputPath(f.output, t, len(targets))
 		if out != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
-			if err := result.Write(out, res); err != nil {
+			if err := writeResult(out, res, stdout); err != nil {
 				return infra(fmt.Errorf("write result: %w", err))
 			}
 			if runErr != nil {
-				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", out)
-			} else {
+				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", describeOutput(out))
+			} else if out != stdoutPath {
 				fmt.Fprintf(stderr, "result written to %s\n", out)
 			}
 		}

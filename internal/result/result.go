@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -225,48 +224,4 @@ func Marshal(r *Result) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// Write writes r to path atomically: a temporary file in the same
-// directory, synced, then renamed over path. A reader never sees half a file
-// and an existing file is never left truncated.
-func Write(path string, r *Result) error {
-	b, err := Marshal(r)
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(path, b)
-}
-
-// WriteFileAtomic writes b to path through a temporary file and rename.
-func WriteFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+)
+
+// stubResult makes every run return r without tracers, and counts the runs.
+func stubResult(t *testing.T, r *result.Result) *int {
+	t.Helper()
+	calls := new(int)
+	saved := runScenarios
+	t.Cleanup(func() { runScenarios = saved })
+	runScenarios = func(ctx context.Context, req runner.Request) (*result.Result, error) {
+		*calls++
+		return r, nil
+	}
+	return calls
+}
+
+// outputCommand is one command that writes a file where the user says.
+type outputCommand struct {
+	name string
+	args func(out string) []string
+	// valid checks what was written.
+	valid func(b []byte) bool
+}
+
+func outputCommands(t *testing.T) []outputCommand {
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "base.json")
+	same := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "same.json")
+	isResult := func(b []byte) bool { _, err := result.Parse(b); return err == nil }
+	return []outputCommand{
+		{"run -o", func(out string) []string { return []string{"run", "syscall-read", "-o", out} }, isResult},
+		{"merge -o", func(out string) []string { return []string{"merge", base, "-o", out} }, isResult},
+		{"compare --format json=PATH", func(out string) []string { return []string{"compare", base, same, "--format", "json=" + out} },
+			func(b []byte) bool { return json.Valid(b) && strings.Contains(string(b), `"verdict"`) }},
+	}
+}
+
+// TestOutputsNonRegular writes each command's output over a character
+// device, a FIFO and symlinks: the device stays a device, the FIFO a FIFO
+// (and its reader gets the output), a link stays a link and its target
+// holds the output.
+func TestOutputsNonRegular(t *testing.T) {
+	stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 3}.result())
+	for _, c := range outputCommands(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Run("character device", func(t *testing.T) {
+				dev := filepath.Join(t.TempDir(), "null")
+				if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+					t.Fatalf("mknod: %v", err)
+				}
+				if code, stdout, stderr := cli(c.args(dev)...); code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				if st, err := os.Lstat(dev); err != nil || st.Mode()&fs.ModeCharDevice == 0 || st.Mode()&fs.ModeDevice == 0 {
+					t.Errorf("after the write: %v, %v; want the character device", st.Mode(), err)
+				}
+			})
+			t.Run("fifo", func(t *testing.T) {
+				fifo := filepath.Join(t.TempDir(), "pipe")
+				if err := unix.Mkfifo(fifo, 0o666); err != nil {
+					t.Fatal(err)
+				}
+				got := readFIFO(t, fifo)
+				if code, stdout, stderr := cli(c.args(fifo)...); code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				if st, err := os.Lstat(fifo); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+					t.Fatalf("after the write: %v, %v; want the FIFO", st.Mode(), err)
+				}
+				if b := got(); !c.valid(b) {
+					t.Errorf("the FIFO's reader got %.200q", b)
+				}
+			})
+			for _, existing := range []bool{true, false} {
+				name := "symlink"
+				if !existing {
+					name = "dangling symlink"
+				}
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					os.Mkdir(filepath.Join(dir, "real"), 0o755)
+					target := filepath.Join(dir, "real", "out")
+					if existing {
+						os.WriteFile(target, []byte("old"), 0o644)
+					}
+					link := filepath.Join(dir, "link")
+					if err := os.Symlink("real/out", link); err != nil {
+						t.Fatal(err)
+					}
+					if code, stdout, stderr := cli(c.args(link)...); code != 0 {
+						t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+					}
+					if to, err := os.Readlink(link); err != nil || to != "real/out" {
+						t.Errorf("the link is now %q, %v; want a link to real/out", to, err)
+					}
+					if b, err := os.ReadFile(target); err != nil || !c.valid(b) {
+						t.Errorf("target: %v, holds %.200q", err, b)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestOutputsDashIsStdout: -o - (and FORMAT=-) writes to standard output,
+// and nothing else goes there.
+func TestOutputsDashIsStdout(t *testing.T) {
+	stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 3}.result())
+	t.Chdir(t.TempDir())
+	for _, c := range outputCommands(t) {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := cli(c.args("-")...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			if !c.valid([]byte(stdout)) {
+				t.Errorf("stdout is not the output alone:\n%.300s", stdout)
+			}
+			if ents, _ := os.ReadDir("."); len(ents) != 0 {
+				t.Errorf("files written: %v", ents)
+			}
+		})
+	}
+	if code, _, stderr := cli("compare", "a", "b", "--format", "json=-", "--format", "text"); code != 2 || !strings.Contains(stderr, "2 formats would go to stdout") {
+		t.Errorf("json=- and text both to stdout: exit %d: %s", code, stderr)
+	}
+}
+
+// readFIFO reads path to its end in the background and returns what was
+// read when asked, waiting at most 10s. The cleanup opens a writer so that
+// a reader whose FIFO was never written does not wait forever.
+func readFIFO(t *testing.T, path string) func() []byte {
+	t.Helper()
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- []byte(err.Error())
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	return func() []byte {
+		select {
+		case b := <-got:
+			return b
+		case <-time.After(10 * time.Second):
+			return []byte("(nothing read in 10s)")
+		}
+	}
+}

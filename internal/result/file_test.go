@@ -1,0 +1,182 @@
+package result
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestWriteFileAtomicNonRegular writes over what is not a regular file: a
+// device and a FIFO are written in place and stay what they were, a
+// symlink stays a link and its target is replaced.
+func TestWriteFileAtomicNonRegular(t *testing.T) {
+	msg := []byte("new\n")
+	t.Run("character device", func(t *testing.T) {
+		dev := filepath.Join(t.TempDir(), "null")
+		if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+			t.Fatalf("mknod: %v", err)
+		}
+		if err := WriteFileAtomic(dev, msg); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(dev); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+			t.Errorf("after the write: %v, %v; want a character device", st.Mode(), err)
+		}
+		onlyEntry(t, filepath.Dir(dev))
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "pipe")
+		if err := unix.Mkfifo(fifo, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		got := readFIFO(t, fifo)
+		if err := WriteFileAtomic(fifo, msg); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(fifo); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Fatalf("after the write: %v, %v; want a FIFO", st.Mode(), err)
+		}
+		if s := got(); s != string(msg) {
+			t.Errorf("reader got %q, want %q", s, msg)
+		}
+	})
+	t.Run("socket", func(t *testing.T) {
+		sock := filepath.Join(t.TempDir(), "sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		got := make(chan string, 1)
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			got <- string(b)
+		}()
+		if err := WriteFileAtomic(sock, msg); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(sock); err != nil || st.Mode()&fs.ModeSocket == 0 {
+			t.Fatalf("after the write: %v, %v; want a socket", st.Mode(), err)
+		}
+		if s := <-got; s != string(msg) {
+			t.Errorf("listener got %q, want %q", s, msg)
+		}
+	})
+	for _, tt := range []struct {
+		name     string
+		existing bool
+		chain    bool
+	}{
+		{"symlink", true, false},
+		{"dangling symlink", false, false},
+		{"symlink to a symlink", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.Mkdir(filepath.Join(dir, "store"), 0o755)
+			target := filepath.Join(dir, "store", "r.json")
+			if tt.existing {
+				if err := os.WriteFile(target, []byte("old\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := filepath.Join(dir, "link.json")
+			to := "store/r.json"
+			if tt.chain {
+				os.Symlink("r.json", filepath.Join(dir, "store", "mid.json"))
+				to = "store/mid.json"
+			}
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteFileAtomic(link, msg); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.Readlink(link); err != nil || got != to {
+				t.Errorf("link now %q, %v; want a link to %q", got, err, to)
+			}
+			st, err := os.Lstat(target)
+			if err != nil || !st.Mode().IsRegular() {
+				t.Fatalf("target: %v, %v", st, err)
+			}
+			if b, _ := os.ReadFile(target); string(b) != string(msg) {
+				t.Errorf("target holds %q, want %q", b, msg)
+			}
+			if tt.existing && st.Mode().Perm() != 0o600 {
+				t.Errorf("target mode %v, want its old 0600", st.Mode().Perm())
+			}
+		})
+	}
+	t.Run("symlink loop", func(t *testing.T) {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		os.Symlink("b", a)
+		os.Symlink("a", b)
+		if err := WriteFileAtomic(a, msg); !errors.Is(err, syscall.ELOOP) {
+			t.Errorf("err %v, want ELOOP", err)
+		}
+		if st, err := os.Lstat(a); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("the loop's link was replaced: %v", err)
+		}
+	})
+	t.Run("directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := WriteFileAtomic(dir, msg); !errors.Is(err, syscall.EISDIR) {
+			t.Errorf("err %v, want EISDIR", err)
+		}
+	})
+}
+
+// readFIFO reads path to its end in the background and returns what was
+// read when asked. The reader's open waits for a writer; the cleanup opens
+// one so that it never waits forever.
+func readFIFO(t *testing.T, path string) func() string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(b)
+	}()
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	return func() string {
+		select {
+		case s := <-got:
+			return s
+		case <-time.After(10 * time.Second):
+			return "(nothing read in 10s)"
+		}
+	}
+}
+
+// onlyEntry fails when dir holds more than one entry: a temporary left
+// behind.
+func onlyEntry(t *testing.T, dir string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%s holds %d entries, want 1: %v", dir, len(ents), ents)
+	}
+}
