@@ -90,6 +90,25 @@ func (f *reportFlags) resolveOutputs() ([]reportOutput, error) {
 	if len(toStdout) > 1 {
 		return nil, usagef("%d formats would go to stdout; give all but one a file: --format FORMAT=FILE", len(toStdout))
 	}
+	// Every file is checked now, before a run spends minutes: a missing
+	// directory found after it would lose the measurement.
+	written := map[string]reportOutput{}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if err := checkOutputPath(o.path); err != nil {
+			return nil, err
+		}
+		key, ok := outputKey(o.path)
+		if !ok {
+			continue
+		}
+		if prev, dup := written[key]; dup {
+			return nil, usagef("the %s and %s reports would both be written to %s; give each its own file", prev.format, o.format, o.path)
+		}
+		written[key] = o
+	}
 	if f.resamples < 1 {
 		return nil, usagef("--resamples must be at least 1, got %d", f.resamples)
 	}

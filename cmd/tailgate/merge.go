@@ -24,6 +24,12 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(files) == 0 {
 		return usagef("merge: name the Result files to merge")
 	}
+	if *out == "" {
+		return usagef("-o: empty file name; give a FILE, or - for standard output")
+	}
+	if err := checkOutputPath(*out); err != nil {
+		return err
+	}
 	var in []result.Input
 	for _, f := range files {
 		r, err := result.Load(f)
@@ -35,9 +41,6 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	m, err := result.Merge(in)
 	if err != nil {
 		return &usageError{err}
-	}
-	if *out == "" {
-		return usagef("-o: empty file name; give a FILE, or - for standard output")
 	}
 	if err := writeResult(*out, m, stdout); err != nil {
 		return infra(fmt.Errorf("write %s: %w", *out, err))

@@ -1,7 +1,15 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -29,4 +37,77 @@ func writeResult(path string, r *result.Result, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(b)
 	return err
+}
+
+// checkOutputPath checks, before any work, that a file can be written at
+// path: path is not a directory, and the directory it goes in (through
+// symlinks) exists and is writable. "" (none), "-" (standard output) and
+// existing files that are not regular files (/dev/null, a FIFO) pass. The
+// error is a usage error (exit 2) that names path as the user gave it.
+func checkOutputPath(path string) error {
+	if path == "" || path == stdoutPath {
+		return nil
+	}
+	dest, err := result.FollowLinks(path)
+	if err != nil {
+		return usagef("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	st, err := os.Stat(dest)
+	switch {
+	case err == nil && st.IsDir():
+		return usagef("cannot write %s: it is a directory; name a file", path)
+	case err == nil && !st.Mode().IsRegular():
+		return nil // written in place
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return usagef("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	dir := filepath.Dir(dest)
+	st, err = os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("cannot write %s: directory %s does not exist", path, dir)
+	case errors.Is(err, syscall.ENOTDIR) || err == nil && !st.IsDir():
+		return usagef("cannot write %s: %s is not a directory", path, dir)
+	case err != nil:
+		return usagef("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	// The temporary file is created in dir and renamed into place. access(2)
+	// also answers EROFS for a read-only mount, which root's permissions do
+	// not override.
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return usagef("cannot write %s: directory %s is not writable (%v)", path, dir, err)
+	}
+	return nil
+}
+
+// unwrapPathError drops the operation and path of a *fs.PathError, for
+// messages that already name the path.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// outputKey identifies the file path writes: its device and inode when it
+// exists, else its absolute path with symlinks followed. ok is false for
+// files that are not regular: two writes to /dev/null do not clash.
+func outputKey(path string) (key string, ok bool) {
+	dest, err := result.FollowLinks(path)
+	if err != nil {
+		dest = path
+	}
+	if st, err := os.Stat(dest); err == nil {
+		if !st.Mode().IsRegular() {
+			return "", false
+		}
+		if sys, isStat := st.Sys().(*syscall.Stat_t); isStat {
+			return fmt.Sprintf("inode %d:%d", sys.Dev, sys.Ino), true
+		}
+	}
+	if abs, err := filepath.Abs(dest); err == nil {
+		dest = abs
+	}
+	return "path " + dest, true
 }

@@ -173,3 +173,73 @@ func readFIFO(t *testing.T, path string) func() []byte {
 		}
 	}
 }
+
+// TestOutputPathsCheckedFirst: an output that cannot be written is exit 2,
+// in one line naming the path as given, before anything runs.
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	calls := stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 3}.result())
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "base.json")
+	same := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "same.json")
+	missing := filepath.Join(dir, "missing", "r.json")
+	underFile := filepath.Join(base, "r.json")
+	loop := filepath.Join(dir, "loop")
+	os.Symlink("loop", loop)
+	dangling := filepath.Join(dir, "dangling")
+	os.Symlink("nowhere/r.json", dangling)
+	for _, c := range []struct {
+		name string
+		args []string
+		path string // named in the error
+		msg  string
+	}{
+		{"run -o missing dir", []string{"run", "syscall-read", "-o", missing}, missing, "does not exist"},
+		{"run -o directory", []string{"run", "syscall-read", "-o", dir}, dir, "is a directory"},
+		{"run -o under a file", []string{"run", "syscall-read", "-o", underFile}, underFile, "is not a directory"},
+		{"run -o symlink loop", []string{"run", "syscall-read", "-o", loop}, loop, "too many levels of symbolic links"},
+		{"run -o dangling symlink into a missing dir", []string{"run", "syscall-read", "-o", dangling}, dangling, "does not exist"},
+		{"merge -o missing dir", []string{"merge", base, "-o", missing}, missing, "does not exist"},
+		{"merge -o directory", []string{"merge", base, "-o", dir}, dir, "is a directory"},
+		{"compare --format missing dir", []string{"compare", base, same, "--format", "html=" + missing}, missing, "does not exist"},
+		{"compare --output directory", []string{"compare", base, same, "--output", dir}, dir, "is a directory"},
+		{"gate --format missing dir", []string{"gate", "syscall-read", "--baseline", dir, "--save-baseline", "--format", "json=" + missing}, missing, "does not exist"},
+		{"two formats to one file", []string{"compare", base, same, "--format", "json=" + filepath.Join(dir, "r"), "--format", "markdown=" + filepath.Join(dir, "r")}, filepath.Join(dir, "r"), "would both be written to"},
+		{"two formats to one file through a link", []string{"compare", base, same, "--format", "json=" + base, "--format", "markdown=" + filepath.Join(dir, "link-to-base")}, filepath.Join(dir, "link-to-base"), "would both be written to"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Symlink("base.json", filepath.Join(dir, "link-to-base"))
+			*calls = 0
+			code, stdout, stderr := cli(c.args...)
+			if code != exitUsage || *calls != 0 {
+				t.Errorf("exit %d after %d runs, want %d before any\nstdout:\n%s\nstderr:\n%s", code, *calls, exitUsage, stdout, stderr)
+			}
+			if !strings.Contains(stderr, c.path) || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("want one line naming %s and saying %q, got:\n%s", c.path, c.msg, stderr)
+			}
+		})
+	}
+	// Files that are not regular may take several outputs.
+	if code, stdout, stderr := cli("compare", base, same, "--format", "json=/dev/null", "--format", "markdown=/dev/null"); code != 0 {
+		t.Errorf("two formats to /dev/null: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestCheckOutputPathReadOnly: root's permissions do not make a read-only
+// mount writable; the check says so before a run.
+func TestCheckOutputPathReadOnly(t *testing.T) {
+	ro := t.TempDir()
+	if err := unix.Mount("tailgate-test", ro, "tmpfs", unix.MS_RDONLY, "size=64k"); err != nil {
+		t.Fatalf("mount a read-only tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ro, unix.MNT_DETACH) })
+	path := filepath.Join(ro, "r.json")
+	err := checkOutputPath(path)
+	if exitCode(err) != exitUsage || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not writable") {
+		t.Errorf("checkOutputPath(%s) = %v, want a usage error saying it is not writable", path, err)
+	}
+	for _, ok := range []string{"", "-", "/dev/null", filepath.Join(t.TempDir(), "r.json")} {
+		if err := checkOutputPath(ok); err != nil {
+			t.Errorf("checkOutputPath(%q) = %v, want nil", ok, err)
+		}
+	}
+}

@@ -190,6 +190,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		table = stderr // stdout carries the JSON alone
 	}
+	for _, t := range targets {
+		if err := checkOutputPath(outputPath(f.output, t, len(targets))); err != nil {
+			return err
+		}
+	}
 	work := make([][]*scenarios.Scenario, len(targets))
 	for i := range targets {
 		work[i] = ss
