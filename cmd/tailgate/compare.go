@@ -254,6 +254,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	} else if base, err = loadInput(pos[0], "baseline"); err != nil {
 		return err
+	} else if err := baseline.Check(base); err != nil {
+		// Nothing to compare with would pass every gate.
+		return usagef("baseline %s: %w", pos[0], err)
 	}
 	rep, err := report.Compare(base, cand, f.options())
 	if err != nil {

@@ -24,7 +24,30 @@ var (
 	// ErrRefused reports a Result that is not stored as a baseline: partial,
 	// empty, or two scenarios that map to one file.
 	ErrRefused = errors.New("not stored as a baseline")
+	// ErrEmpty reports a baseline scenario without measurements: no
+	// trials, or no metrics. Every comparison with it would pass.
+	ErrEmpty = errors.New("no measurements")
 )
+
+// Check returns an error wrapping ErrEmpty for the first scenario of r that
+// has no trials, no metrics or a metric without trials: a baseline that
+// would pass every gate.
+func Check(r *result.Result) error {
+	for _, s := range r.Scenarios {
+		switch {
+		case s.Trials <= 0:
+			return fmt.Errorf("%w: scenario %s has %d trials", ErrEmpty, s.Name, s.Trials)
+		case len(s.Metrics) == 0:
+			return fmt.Errorf("%w: scenario %s has no metrics", ErrEmpty, s.Name)
+		}
+		for name, m := range s.Metrics {
+			if len(m.Trials) == 0 {
+				return fmt.Errorf("%w: scenario %s metric %s has no trials", ErrEmpty, s.Name, name)
+			}
+		}
+	}
+	return nil
+}
 
 // Entry is one stored baseline.
 type Entry struct {
@@ -88,6 +111,9 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if len(r.Scenarios) == 0 {
 		return nil, fmt.Errorf("%w: the result has no scenarios", ErrRefused)
 	}
+	if err := Check(r); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("baseline directory: %w", err)
 	}
@@ -145,7 +171,7 @@ func Load(path, scenario, target, kernel string) (*Entry, error) {
 		if s == nil {
 			return nil, fmt.Errorf("%w for %s: %s holds no such scenario", ErrNotFound, scenario, path)
 		}
-		return &Entry{Path: path, Result: only(r, s)}, nil
+		return checked(&Entry{Path: path, Result: only(r, s)})
 	}
 	prefix := sanitize(scenario) + "@" + sanitize(target) + "-"
 	names, err := os.ReadDir(path)
@@ -181,7 +207,16 @@ func Load(path, scenario, target, kernel string) (*Entry, error) {
 	if best == nil {
 		return nil, fmt.Errorf("%w for %s on %s in %s", ErrNotFound, scenario, target, path)
 	}
-	return best, nil
+	return checked(best)
+}
+
+// checked returns e, or an error naming its file when it holds no
+// measurements.
+func checked(e *Entry) (*Entry, error) {
+	if err := Check(e.Result); err != nil {
+		return nil, fmt.Errorf("%s: %w; store a complete run over it (tailgate baseline save RESULT DIR)", e.Path, err)
+	}
+	return e, nil
 }
 
 // only returns r cut down to scenario s.

@@ -219,3 +219,45 @@ func TestSaveRefusesPartial(t *testing.T) {
 		t.Errorf("err %v, want a refusal of a partial result", err)
 	}
 }
+
+// TestEmptyBaselinesRefused: a scenario without trials or metrics is never
+// stored, and one found in a store is an error, not a baseline that passes
+// every gate.
+func TestEmptyBaselinesRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		empty func(s *result.Scenario)
+	}{
+		{"zero trials", func(s *result.Scenario) { s.Trials = 0 }},
+		{"no metrics", func(s *result.Scenario) { s.Metrics = map[string]*result.Metric{} }},
+		{"a metric without trials", func(s *result.Scenario) { s.Metrics["syscall.read"].Trials = nil }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			r := sample("host", "6.1.0", time.Unix(100, 0), "getppid", "pipe")
+			tt.empty(&r.Scenarios[1])
+			paths, err := Save(dir, r)
+			if !errors.Is(err, ErrRefused) || !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), "pipe") {
+				t.Errorf("Save = %v, want ErrRefused and ErrEmpty naming pipe", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(paths) != 0 || len(ents) != 0 {
+				t.Errorf("Save wrote %v; the store holds %v", paths, ents)
+			}
+
+			// Written by hand (or an older tailgate): Load refuses it.
+			os.MkdirAll(dir, 0o755)
+			path := filepath.Join(dir, FileName("pipe", "host", "6.1.0"))
+			one := *r
+			one.Scenarios = r.Scenarios[1:]
+			if err := result.Write(path, &one); err != nil {
+				t.Fatal(err)
+			}
+			for _, from := range []string{dir, path} {
+				_, err := Load(from, "pipe", "host", "6.1.0")
+				if !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), path) {
+					t.Errorf("Load(%s) = %v, want ErrEmpty naming %s", from, err, path)
+				}
+			}
+		})
+	}
+}

@@ -79,6 +79,10 @@ func Merge(in []Input) (*Result, error) {
 					have.Metrics[name] = hm
 				}
 				hm.Trials = append(hm.Trials, m.Trials...)
+				if _, ok := hm.total(); !ok {
+					return nil, fmt.Errorf("%w: scenario %s metric %s: the trials of %s and %s together count more than 2^64 events",
+						ErrMismatch, s.Name, name, from[s.Name], x.Path)
+				}
 			}
 			have.Trials += s.Trials
 		}

@@ -94,3 +94,17 @@ func TestMergeRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestMergeRefusesCountOverflow(t *testing.T) {
+	big := func() *Result {
+		r := sample("a")
+		h := hist.New()
+		h.RecordN(100, 1<<63)
+		r.Scenarios[0].Metrics["m"].Trials[0] = Trial{Histogram: h, Summary: Summarize(h)}
+		return r
+	}
+	_, err := Merge([]Input{{"x.json", big()}, {"y.json", big()}})
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "2^64") {
+		t.Errorf("Merge = %v, want a refusal: the merged counts overflow", err)
+	}
+}

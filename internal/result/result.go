@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"time"
 
@@ -198,10 +199,43 @@ func Parse(b []byte) (*Result, error) {
 				if t.Histogram == nil {
 					return nil, fmt.Errorf("%w: scenario %s metric %s trial %d has no histogram", ErrCorrupt, s.Name, name, i)
 				}
+				// The histogram checks that its buckets add up to its
+				// count, but the sum wraps: 2^63 + 2^63 "adds up" to 0.
+				if _, ok := sumCounts(0, t.Histogram.Counts()); !ok {
+					return nil, fmt.Errorf("%w: scenario %s metric %s trial %d: bucket counts add up to more than 2^64", ErrCorrupt, s.Name, name, i)
+				}
+			}
+			if _, ok := m.total(); !ok {
+				return nil, fmt.Errorf("%w: scenario %s metric %s: its trials count more than 2^64 events", ErrCorrupt, s.Name, name)
 			}
 		}
 	}
 	return &r, nil
+}
+
+// sumCounts adds counts to sum; ok is false when the total overflows.
+func sumCounts(sum uint64, counts []uint64) (total uint64, ok bool) {
+	for _, c := range counts {
+		var carry uint64
+		if sum, carry = bits.Add64(sum, c, 0); carry != 0 {
+			return 0, false
+		}
+	}
+	return sum, true
+}
+
+// total is the number of events over every trial of m; ok is false when it
+// does not fit a uint64, so that Merged would wrap.
+func (m *Metric) total() (n uint64, ok bool) {
+	for _, t := range m.Trials {
+		if t.Histogram == nil {
+			continue
+		}
+		if n, ok = sumCounts(n, []uint64{t.Histogram.Count()}); !ok {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // Load reads and parses a Result file.

@@ -25,6 +25,10 @@ func TestParseRejects(t *testing.T) {
 		{"no schema", `{"scenarios": []}`, ErrCorrupt},
 		{"unknown field", `{"schema": 1, "surprise": true}`, ErrCorrupt},
 		{"null metric", `{"schema": 1, "scenarios": [{"name": "a", "metrics": {"m": null}}]}`, ErrCorrupt},
+		{"bucket counts overflow", `{"schema": 1, "scenarios": [{"name": "a", "metrics": {"m": {"unit": "ns", "trials": [{"histogram": {"scheme": "loglinear-k6-e42", "count": 0, "min": 1, "max": 2, "buckets": [[1, 9223372036854775808], [2, 9223372036854775808]]}}]}}}]}`, ErrCorrupt},
+		{"trial counts overflow", `{"schema": 1, "scenarios": [{"name": "a", "metrics": {"m": {"unit": "ns", "trials": [` +
+			`{"histogram": {"scheme": "loglinear-k6-e42", "count": 9223372036854775808, "min": 1, "max": 1, "buckets": [[1, 9223372036854775808]]}},` +
+			`{"histogram": {"scheme": "loglinear-k6-e42", "count": 9223372036854775808, "min": 1, "max": 1, "buckets": [[1, 9223372036854775808]]}}]}}}]}`, ErrCorrupt},
 		{"bad histogram", `{"schema": 1, "scenarios": [{"name": "a", "metrics": {"m": {"unit": "ns", "trials": [{"histogram": {"scheme": "loglinear-k6-e42", "count": 3, "buckets": [[1, 1]]}}]}}}]}`, ErrCorrupt},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// edgeCase is one command line that must be refused: exit 2 with one line
+// that contains each of want.
+type edgeCase struct {
+	name string
+	args []string
+	want []string
+}
+
+func (c edgeCase) check(t *testing.T) {
+	t.Helper()
+	code, stdout, stderr := cli(c.args...)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitUsage, stdout, stderr)
+	}
+	if strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr is not one line:\n%s", stderr)
+	}
+	for _, w := range c.want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+}
+
+// TestRefusedResults: Results that would give nonsense verdicts or double
+// trials are refused.
+func TestRefusedResults(t *testing.T) {
+	dir := t.TempDir()
+	a := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "a.json")
+	same := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "same.json")
+	link := filepath.Join(dir, "link.json")
+	os.Symlink("a.json", link)
+
+	overflow := filepath.Join(dir, "overflow.json")
+	os.WriteFile(overflow, []byte(`{"schema": 1, "target": {"name": "host", "kind": "host"}, "scenarios": [{"name": "syscall-read", "params": "params-1", "trials": 1, "metrics": {"syscall.read": {"unit": "ns", "trials": [`+
+		`{"histogram": {"scheme": "loglinear-k6-e42", "count": 0, "min": 1, "max": 2, "buckets": [[1, 9223372036854775808], [2, 9223372036854775808]]}}]}}}]}`), 0o644)
+
+	writeEmpty := func(name string, empty func(s *result.Scenario)) *result.Result {
+		r := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
+		empty(&r.Scenarios[0])
+		if err := result.Write(filepath.Join(dir, name), r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	zero := filepath.Join(dir, "zero.json")
+	writeEmpty("zero.json", func(s *result.Scenario) { s.Trials = 0; s.Metrics["syscall.read"].Trials = nil })
+	noMetrics := filepath.Join(dir, "no-metrics.json")
+	r := writeEmpty("no-metrics.json", func(s *result.Scenario) { s.Metrics = map[string]*result.Metric{} })
+	store := filepath.Join(dir, "store")
+	os.Mkdir(store, 0o755)
+	stored := filepath.Join(store, baseline.FileName("syscall-read", "host", r.Environment.KernelRelease))
+	result.Write(stored, r)
+
+	for _, c := range []edgeCase{
+		{"merge a file twice", []string{"merge", a, a}, []string{a, "named twice"}},
+		{"merge a file and a link to it", []string{"merge", a, link, "-o", filepath.Join(dir, "m.json")}, []string{a, link, "same file"}},
+		{"bucket counts overflow", []string{"compare", overflow, same}, []string{overflow, "2^64"}},
+		{"save zero trials", []string{"baseline", "save", zero, filepath.Join(dir, "new-store")}, []string{"not stored as a baseline", "0 trials"}},
+		{"save no metrics", []string{"baseline", "save", noMetrics, filepath.Join(dir, "new-store")}, []string{"not stored as a baseline", "no metrics"}},
+		{"compare with a baseline file without metrics", []string{"compare", noMetrics, same, "--strict"}, []string{noMetrics, "no metrics"}},
+		{"compare with a stored baseline without metrics", []string{"compare", store, same, "--strict"}, []string{stored, "no metrics"}},
+	} {
+		t.Run(c.name, c.check)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new-store")); err == nil {
+		if ents, _ := os.ReadDir(filepath.Join(dir, "new-store")); len(ents) > 0 {
+			t.Errorf("a refused save stored %v", ents)
+		}
+	}
+}
