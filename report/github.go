@@ -14,7 +14,7 @@ import (
 func WriteGitHub(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	for _, warn := range r.Warnings {
-		workflowCommand(ew, "notice", "tailgate", warn)
+		workflowCommand(ew, "notice", "tailgate", warn.String())
 	}
 	for _, s := range r.Scenarios {
 		for _, v := range s.Verdicts {
@@ -35,7 +35,7 @@ func WriteGitHub(w io.Writer, r *Report) error {
 				msg += ": " + verdictLabel(v)
 			}
 			for _, warn := range v.Warnings {
-				msg += "\n" + warn
+				msg += "\n" + warn.String()
 			}
 			workflowCommand(ew, cmd, title, msg)
 		}

@@ -8,12 +8,12 @@ import (
 
 func TestWriteGitHubEscapes(t *testing.T) {
 	r := &Report{
-		Warnings: []string{"100% emulated\nsecond line"},
+		Warnings: []Warning{{Kind: WarnPartial, Side: Baseline, Detail: "100% emulated\nsecond line"}},
 		Scenarios: []ScenarioReport{{
 			Name: "a,b:c",
 			Verdicts: []Verdict{{
 				Metric: "syscall.read", Quantile: "p99", Base: 1000, Cand: 2000, Ratio: 2, Lo: 1.8, Hi: 2.2,
-				Threshold: 0.1, Gated: true, Kind: Regression, Warnings: []string{"::error::injected"},
+				Threshold: 0.1, Gated: true, Kind: Regression, Warnings: []Warning{{Kind: WarnDefinitionUnreadable, Detail: "::error::injected"}},
 			}},
 		}},
 	}
@@ -23,8 +23,8 @@ func TestWriteGitHubEscapes(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	want := []string{
-		"::notice title=tailgate::100%25 emulated%0Asecond line",
-		"::error title=tailgate%3A a%2Cb%3Ac syscall.read p99 regression::a,b:c syscall.read p99: 1.00µs → 2.00µs (+100.0%25, 95%25 CI [+80.0%25, +120.0%25], threshold ±10%25)%0A::error::injected",
+		"::notice title=tailgate::the baseline run is partial (100%25 emulated%0Asecond line): trials are missing",
+		"::error title=tailgate%3A a%2Cb%3Ac syscall.read p99 regression::a,b:c syscall.read p99: 1.00µs → 2.00µs (+100.0%25, 95%25 CI [+80.0%25, +120.0%25], threshold ±10%25)%0Ascenario definition unreadable (::error::injected); p99 of every metric gated",
 		"::notice title=tailgate::1 regression in 1 gated percentile.",
 	}
 	if len(lines) != len(want) {

@@ -148,7 +148,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			{Role: "baseline", Description: describeSide(r.Base), Color: colorCSS(0)},
 			{Role: "candidate", Description: describeSide(r.Cand), Color: colorCSS(1)},
 		},
-		Warnings: r.Warnings,
+		Warnings: warningStrings(r.Warnings),
 	}
 	for _, s := range r.Scenarios {
 		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name), Warnings: verdictWarnings(s)}
@@ -191,7 +191,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 // WriteMatrixHTML writes m as a self-contained HTML page: per metric, the
 // tails of every target overlaid, each trial's p99, and the table.
 func WriteMatrixHTML(w io.Writer, m *Matrix) error {
-	doc := htmlDoc{Title: "tailgate matrix: " + m.Targets[0].Name, Headlines: m.Headlines(), Warnings: m.Warnings}
+	doc := htmlDoc{Title: "tailgate matrix: " + m.Targets[0].Name, Headlines: m.Headlines(), Warnings: matrixReportWarnings(m)}
 	for i, t := range m.Targets {
 		role := "target"
 		if i == 0 {

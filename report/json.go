@@ -14,6 +14,15 @@ type JSONReport struct {
 	Candidate JSONSide       `json:"candidate"`
 	Warnings  []string       `json:"warnings"`
 	Scenarios []JSONScenario `json:"scenarios"`
+	// Look is the look of a sequential run (absent for a single look);
+	// alpha and beta the levels spent at it over a family of tests.
+	Look   int     `json:"look,omitempty"`
+	Alpha  float64 `json:"alpha,omitempty"`
+	Beta   float64 `json:"beta,omitempty"`
+	Tests  int     `json:"tests,omitempty"`
+	Stored bool    `json:"stored_baseline,omitempty"`
+	// CalibrationRuns is the runs behind the calibration applied, if any.
+	CalibrationRuns int `json:"calibration_runs,omitempty"`
 }
 
 // JSONSide describes one compared Result.
@@ -46,10 +55,26 @@ type JSONVerdict struct {
 	BaseTrials     int      `json:"baseline_trials"`
 	CandTrials     int      `json:"candidate_trials"`
 	Warnings       []string `json:"warnings"`
+	// P is the one-sided p-value and Level the level it was judged at,
+	// for gated verdicts; SE the standard error of log(ratio) and DF its
+	// degrees of freedom; ExcessSD the calibrated between-run sd per side.
+	P        *float64 `json:"p_value,omitempty"`
+	Level    *float64 `json:"level,omitempty"`
+	SE       *float64 `json:"se_log_ratio,omitempty"`
+	DF       *float64 `json:"df,omitempty"`
+	ExcessSD *float64 `json:"excess_sd,omitempty"`
 }
 
 func num(f float64) *float64 {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// positive is f when it is a positive number, else nil.
+func positive(f float64) *float64 {
+	if !(f > 0) || math.IsInf(f, 0) {
 		return nil
 	}
 	return &f
@@ -68,22 +93,30 @@ func (r *Report) JSON() JSONReport {
 		Headline:  r.Headline(),
 		Baseline:  JSONSide(r.Base),
 		Candidate: JSONSide(r.Cand),
-		Warnings:  nonNil(r.Warnings),
+		Warnings:  nonNil(warningStrings(r.Warnings)),
 		Scenarios: []JSONScenario{},
+		Look:      r.Look, Alpha: r.Alpha, Beta: r.Beta, Tests: r.Tests, Stored: r.Stored,
+	}
+	if r.Calibration != nil {
+		out.CalibrationRuns = r.Calibration.Runs
 	}
 	for _, s := range r.Scenarios {
-		js := JSONScenario{Name: s.Name, Warnings: nonNil(s.Warnings), Verdicts: []JSONVerdict{}}
+		js := JSONScenario{Name: s.Name, Warnings: nonNil(warningStrings(s.Warnings)), Verdicts: []JSONVerdict{}}
 		for _, v := range s.Verdicts {
 			jv := JSONVerdict{
 				Metric: v.Metric, Percentile: v.Quantile,
 				BaseNs: num(v.Base), CandNs: num(v.Cand), Ratio: num(v.Ratio), Lo: num(v.Lo), Hi: num(v.Hi),
 				Gated: v.Gated, Verdict: v.Kind, TrialsToSettle: v.TrialsToSettle,
 				BaseTrials: v.BaseTrials, CandTrials: v.CandTrials,
-				Warnings: nonNil(v.Warnings),
+				Warnings: nonNil(warningStrings(v.Warnings)),
 			}
 			if v.Gated {
 				jv.Threshold = num(v.Threshold)
 			}
+			if v.Level > 0 {
+				jv.P, jv.Level = num(v.P), num(v.Level)
+			}
+			jv.SE, jv.DF, jv.ExcessSD = positive(v.SE), positive(v.DF), positive(v.ExcessSD)
 			js.Verdicts = append(js.Verdicts, jv)
 		}
 		out.Scenarios = append(out.Scenarios, js)

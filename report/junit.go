@@ -54,7 +54,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			var detail []string
 			detail = append(detail, line)
 			for _, warn := range v.Warnings {
-				detail = append(detail, "warning: "+warn)
+				detail = append(detail, "warning: "+warn.String())
 			}
 			if v.Kind == Regression {
 				c.Failure = &junitFailure{Message: line, Type: "regression", Text: strings.Join(detail, "\n")}

@@ -16,7 +16,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(ew, "\n")
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn))
+			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn.String()))
 		}
 	}
 	for _, s := range r.Scenarios {

@@ -33,15 +33,16 @@ type Matrix struct {
 	// Targets[i] (candidate).
 	Pairs     []*Report
 	Scenarios []MatrixScenario
-	Warnings  []string
+	// Warnings are the pairs' report-wide warnings, deduplicated.
+	Warnings []MatrixWarning
 }
 
 // MatrixScenario is one scenario of the reference.
 type MatrixScenario struct {
 	Name    string
 	Metrics []MatrixMetric
-	// Warnings come from the pairwise comparisons, prefixed with the target.
-	Warnings []string
+	// Warnings come from the pairwise comparisons.
+	Warnings []MatrixWarning
 }
 
 // MatrixMetric is one metric: a row per percentile.
@@ -71,28 +72,30 @@ type MatrixCell struct {
 }
 
 // CompareMatrix compares every target with the first. opt applies to every
-// pair, as to Compare.
+// pair, as to Compare, and the gated tests of all pairs form one family:
+// the family-wise false-alarm rate holds for the matrix as a whole.
 func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	if len(targets) < 2 {
 		return nil, fmt.Errorf("a matrix needs at least two targets, got %d", len(targets))
 	}
 	m := &Matrix{Targets: targets}
 	ref := targets[0]
-	seen := map[string]bool{}
+	seen := map[MatrixWarning]bool{}
 	for _, t := range targets[1:] {
-		rep, err := Compare(ref.Result, t.Result, opt)
+		rep, err := compare(ref.Result, t.Result, opt)
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s: %w", t.Name, ref.Name, err)
 		}
 		m.Pairs = append(m.Pairs, rep)
 		for _, w := range rep.Warnings {
-			w = pairWarning(w, ref.Name, t.Name)
-			if !seen[w] {
-				seen[w] = true
-				m.Warnings = append(m.Warnings, w)
+			mw := MatrixWarning{Target: t.Name, Warning: w}
+			if !seen[mw] {
+				seen[mw] = true
+				m.Warnings = append(m.Warnings, mw)
 			}
 		}
 	}
+	judgeReports(m.Pairs, opt)
 	resamples := opt.Resamples
 	if resamples <= 0 {
 		resamples = DefaultResamples
@@ -116,7 +119,7 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 					continue
 				}
 				for _, w := range sr.Warnings {
-					ms.Warnings = append(ms.Warnings, targets[i+1].Name+": "+w)
+					ms.Warnings = append(ms.Warnings, MatrixWarning{Target: targets[i+1].Name, Warning: w})
 				}
 			}
 		}
@@ -145,14 +148,6 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 		m.Scenarios = append(m.Scenarios, ms)
 	}
 	return m, nil
-}
-
-// pairWarning names the target a comparison's warning is about: "the
-// candidate" is the target, "the baseline" the reference.
-func pairWarning(w, ref, target string) string {
-	w = strings.ReplaceAll(w, "the baseline", ref)
-	w = strings.ReplaceAll(w, "the candidate", target)
-	return target + " vs " + ref + ": " + w
 }
 
 func (r *Report) find(scenario, metric, quantile string) *Verdict {
@@ -239,6 +234,23 @@ func (m *Matrix) Failed(strict bool) bool {
 		}
 	}
 	return false
+}
+
+// Decided reports whether every gated test of every pair is decided (see
+// Report.Decided).
+func (m *Matrix) Decided() bool {
+	for _, r := range m.Pairs {
+		if !r.Decided() {
+			return false
+		}
+	}
+	return true
+}
+
+// Stopping says whether a sequential matrix run stops after this look (see
+// Report.Stopping); its tests are those of every pair.
+func (m *Matrix) Stopping(budgetSpent bool) Stopping {
+	return stopping(m.Pairs, budgetSpent)
 }
 
 // Headlines is one line per target: its comparison's headline.
@@ -362,7 +374,7 @@ func WriteMatrixText(w io.Writer, m *Matrix) error {
 		}
 		fmt.Fprintf(ew, "%s %s\n", label, describeTarget(t))
 	}
-	for _, warn := range m.Warnings {
+	for _, warn := range matrixReportWarnings(m) {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
 	for _, s := range m.Scenarios {
@@ -389,6 +401,18 @@ func WriteMatrixText(w io.Writer, m *Matrix) error {
 	return ew.err
 }
 
+// matrixReportWarnings words the matrix-wide warnings, each naming the
+// pair it comes from, the reference and target in place of "the
+// baseline" and "the candidate".
+func matrixReportWarnings(m *Matrix) []string {
+	ref := m.Targets[0].Name
+	var out []string
+	for _, w := range m.Warnings {
+		out = append(out, w.Target+" vs "+ref+": "+w.text(ref))
+	}
+	return out
+}
+
 // matrixWarnings are a scenario's warnings and its verdicts', each prefixed
 // with the target it concerns, deduplicated.
 func matrixWarnings(m *Matrix, s MatrixScenario) []string {
@@ -401,7 +425,7 @@ func matrixWarnings(m *Matrix, s MatrixScenario) []string {
 		}
 	}
 	for _, w := range s.Warnings {
-		add(w)
+		add(w.Target + ": " + w.Warning.String())
 	}
 	for _, mm := range s.Metrics {
 		for _, row := range mm.Rows {
@@ -413,7 +437,7 @@ func matrixWarnings(m *Matrix, s MatrixScenario) []string {
 					continue
 				}
 				for _, w := range c.Verdict.Warnings {
-					add(fmt.Sprintf("%s %s %s: %s", m.Targets[ti].Name, mm.Name, row.Quantile, w))
+					add(fmt.Sprintf("%s %s %s: %s", m.Targets[ti].Name, mm.Name, row.Quantile, w.String()))
 				}
 			}
 		}
@@ -435,9 +459,9 @@ func WriteMatrixMarkdown(w io.Writer, m *Matrix) error {
 		}
 		fmt.Fprintf(ew, "| %s | %s |\n", role, mdEscape(describeTarget(t)))
 	}
-	if len(m.Warnings) > 0 {
+	if warns := matrixReportWarnings(m); len(warns) > 0 {
 		fmt.Fprintf(ew, "\n")
-		for _, warn := range m.Warnings {
+		for _, warn := range warns {
 			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn))
 		}
 	}
@@ -532,7 +556,7 @@ type JSONMatrixCell struct {
 func (m *Matrix) JSON() JSONMatrix {
 	out := JSONMatrix{
 		Headlines: m.Headlines(), Reference: m.Targets[0].Name,
-		Warnings: nonNil(m.Warnings), Scenarios: []JSONMatrixScenario{}, Comparisons: []JSONReport{},
+		Warnings: nonNil(matrixReportWarnings(m)), Scenarios: []JSONMatrixScenario{}, Comparisons: []JSONReport{},
 	}
 	for _, t := range m.Targets {
 		jt := JSONMatrixTarget{Name: t.Name, Description: t.Description}
@@ -543,7 +567,11 @@ func (m *Matrix) JSON() JSONMatrix {
 		out.Targets = append(out.Targets, jt)
 	}
 	for _, s := range m.Scenarios {
-		js := JSONMatrixScenario{Name: s.Name, Warnings: nonNil(s.Warnings), Metrics: []JSONMatrixMetric{}}
+		var sw []string
+		for _, w := range s.Warnings {
+			sw = append(sw, w.Target+": "+w.Warning.String())
+		}
+		js := JSONMatrixScenario{Name: s.Name, Warnings: nonNil(sw), Metrics: []JSONMatrixMetric{}}
 		for _, mm := range s.Metrics {
 			jm := JSONMatrixMetric{Metric: mm.Name}
 			for _, row := range mm.Rows {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
@@ -47,32 +45,49 @@ func sampleMatrix(t *testing.T) *Matrix {
 		{Name: "generic", Description: "debian:6.1-generic", Result: syntheticResult("generic", "6.1.0-57-amd64", base, 5, 1)},
 		{Name: "generic-again", Description: "debian:6.1-generic", Result: syntheticResult("generic-again", "6.1.0-57-amd64", base, 5, 2)},
 		{Name: "slow", Description: "vm.swappiness=10", Result: syntheticResult("slow", "6.1.0-57-amd64", slow, 5, 3)},
-	}, Options{Resamples: 400})
+	}, sampleMatrixOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-// The matrix judges each target with Compare itself: the same verdicts,
-// interval for interval, as comparing the two Results alone.
+// sampleMatrixOptions gate p90 on top of the default p99 of every metric.
+var sampleMatrixOptions = Options{Resamples: 400, Thresholds: []Threshold{{Percentile: "p90", Value: 0.10}}}
+
+// The matrix estimates each pair as Compare does, interval for interval,
+// and judges the gated tests of all pairs as one family: the verdicts are
+// Holm's over the union of the pairs' tests.
 func TestMatrixVerdictsAreCompare(t *testing.T) {
 	m := sampleMatrix(t)
+	var family []*Verdict
+	var alone []*Report
 	for i, tg := range m.Targets[1:] {
-		rep, err := Compare(m.Targets[0].Result, tg.Result, Options{Resamples: 400})
+		rep, err := Compare(m.Targets[0].Result, tg.Result, sampleMatrixOptions)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(rep.JSON(), m.Pairs[i].JSON()); diff != "" {
-			t.Errorf("%s: matrix pair differs from Compare (-compare +matrix):\n%s", tg.Name, diff)
+		alone = append(alone, rep)
+		if rep.Tests != 4 || m.Pairs[i].Tests != 8 {
+			t.Errorf("%s: a family of %d alone and %d in the matrix, want 4 and 8", tg.Name, rep.Tests, m.Pairs[i].Tests)
 		}
+		for si := range rep.Scenarios {
+			family = append(family, gatedOf(rep.Scenarios[si].Verdicts)...)
+		}
+	}
+	judgeFamily(family, DefaultAlpha, DefaultBeta)
+	for i, tg := range m.Targets[1:] {
+		rep := alone[i]
 		for _, s := range m.Scenarios {
 			for _, mm := range s.Metrics {
 				for _, row := range mm.Rows {
 					got := row.Cells[i+1].Verdict
 					want := rep.find(s.Name, mm.Name, row.Quantile)
-					if got == nil || want == nil || got.Kind != want.Kind || got.Ratio != want.Ratio {
-						t.Errorf("%s %s %s %s: cell verdict %+v, Compare's %+v", tg.Name, s.Name, mm.Name, row.Quantile, got, want)
+					if got == nil || want == nil {
+						t.Fatalf("%s %s %s %s: cell verdict %v, Compare's %v", tg.Name, s.Name, mm.Name, row.Quantile, got, want)
+					}
+					if got.Kind != want.Kind || got.Ratio != want.Ratio || got.Lo != want.Lo || got.Hi != want.Hi || got.P != want.P || got.Level != want.Level {
+						t.Errorf("%s %s %s %s: cell verdict %+v, judged with the union %+v", tg.Name, s.Name, mm.Name, row.Quantile, got, want)
 					}
 				}
 			}
@@ -118,7 +133,7 @@ func TestMatrixRenderers(t *testing.T) {
 	}
 	text := b.String()
 	for _, want := range []string{
-		"slow vs generic: 8 regressions in 8 gated percentiles",
+		"slow vs generic: 4 regressions in 4 gated percentiles",
 		"generic-again vs generic: No regressions",
 		"reference: generic (debian:6.1-generic), kernel 6.1.0-57-amd64, 5 trials",
 		"| timer.lateness | p50   | generic (ref)",

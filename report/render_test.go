@@ -51,8 +51,8 @@ func sampleReport() *Report {
 	return &Report{
 		Base: Side{Target: "host", KernelRelease: "6.1.0-28-amd64"},
 		Cand: Side{Target: "debian-6.12", KernelRelease: "6.12.9-amd64", Accel: "kvm"},
-		Warnings: []string{
-			`environments differ: kernel release is "6.1.0-28-amd64" in the baseline, "6.12.9-amd64" in the candidate`,
+		Warnings: []Warning{
+			{Kind: WarnEnvironment, Field: FieldKernelRelease, Base: "6.1.0-28-amd64", Cand: "6.12.9-amd64"},
 		},
 		Scenarios: []ScenarioReport{
 			{
@@ -62,16 +62,16 @@ func sampleReport() *Report {
 					{Metric: "sched.wakeup", Quantile: "p90", Base: 8190, Cand: 9120, Ratio: 1.1135, Lo: 0.991, Hi: 1.22, Threshold: 0.10, Gated: true, Kind: Inconclusive, TrialsToSettle: 12, BaseTrials: 5, CandTrials: 5},
 					{Metric: "sched.wakeup", Quantile: "p99", Base: 41500, Cand: 52300, Ratio: 1.2602, Lo: 1.181, Hi: 1.342, Threshold: 0.10, Gated: true, Kind: Regression, BaseTrials: 5, CandTrials: 5},
 					{Metric: "sched.wakeup", Quantile: "p99.9", Base: 1.2e6, Cand: 0.81e6, Ratio: 0.675, Lo: 0.6, Hi: 0.74, Threshold: 0.25, Gated: true, Kind: Improvement, BaseTrials: 5, CandTrials: 5,
-						Warnings: []string{"few events beyond p99.9 (baseline 12; want ≥ 20): run longer or more trials"}},
+						Warnings: []Warning{{Kind: WarnFewTailEvents, Side: Baseline, Percentile: "p99.9", BaseCount: 12, CandCount: 810}}},
 					{Metric: "sched.wakeup", Quantile: "max", Base: 3.4e9, Cand: 2.1e9, Ratio: 0.6176, Lo: 0.2, Hi: 1.9, Kind: NotGated, BaseTrials: 5, CandTrials: 5},
 				},
-				Warnings: []string{"metric syscall.write is in the baseline only; not compared"},
+				Warnings: []Warning{{Kind: WarnMetricOneSide, Side: Baseline, Metric: "syscall.write"}},
 			},
 			{
 				Name: "getppid",
 				Verdicts: []Verdict{
 					{Metric: "syscall.getppid", Quantile: "p99", Base: 640, Cand: 655, Ratio: 1.0234, Lo: nan, Hi: nan, Threshold: 0.08, Gated: true, Kind: NoChange, BaseTrials: 1, CandTrials: 1,
-						Warnings: []string{"one trial per side: the interval ignores trial-to-trial variation"}},
+						Warnings: []Warning{{Kind: WarnOneTrial, Side: Both}}},
 				},
 			},
 		},

@@ -2,43 +2,212 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
-// simulation compares Runs pairs of synthetic runs: Trials trials per side
-// of about Events events each, every trial's scale drawn with Spread around
-// 1, the candidate shifted by Shift (0.2 = every latency 20% longer).
-type simulation struct {
+// The simulations check the gate per gate run, not per percentile: a run
+// is two scenarios, three metrics, each gated at p99 (the default gate),
+// and it fails when any of the three is called a regression.
+
+// trialNoise is how a trial's latencies vary, as a factor on every
+// latency of the trial: each trial is a fresh process, which lands in one
+// of two clusters (measured on this machine: syscall.read p50 ~200 ns or
+// ~286 ns, a ratio of 1.43, 15% CV between processes), and varies a little
+// more within its cluster (2.3% between trials inside one process). Run
+// is the sd of an offset every trial of one run shares: what separates a
+// stored baseline from today's run beyond the trials' own spread.
+type trialNoise struct {
+	SlowShare float64 // chance a process lands in the slow cluster
+	SlowRatio float64 // slow cluster / fast cluster
+	Within    float64 // sd of the log scale inside a cluster
+	Run       float64 // sd of the log offset of a whole run
+}
+
+// measured is the noise measured here; its between-process CV at p50 is
+// 15%.
+var measured = trialNoise{SlowShare: 0.175, SlowRatio: 1.43, Within: 0.023}
+
+// cv is the coefficient of variation of a trial's scale.
+func (n trialNoise) cv() float64 {
+	mean := 1 + n.SlowShare*(n.SlowRatio-1)
+	sd := (n.SlowRatio - 1) * math.Sqrt(n.SlowShare*(1-n.SlowShare))
+	return math.Hypot(sd/mean, n.Within)
+}
+
+// simMetric is one metric of the simulated gate.
+type simMetric struct {
+	Scenario, Name string
+	Shape          synthetic
+}
+
+// simMetrics are the gate's three tests over two scenarios. A process's
+// cluster moves every metric of its scenario together.
+var simMetrics = []simMetric{
+	{"syscall-read", "syscall.read", synthetic{Median: 250, Sigma: 0.3, Scale: 1}},
+	{"syscall-read", "sched.wakeup", synthetic{Median: 4000, Sigma: 0.5, Scale: 1}},
+	{"timer-1ms", "timer.lateness", synthetic{Median: 50000, Sigma: 0.4, Scale: 1}},
+}
+
+// simRun is one side's run: per metric, its trials in round order.
+type simRun map[string][]*hist.Histogram
+
+// drawRun draws rounds trials of every metric, every latency multiplied
+// by exp(offset) and those of the metrics shift names by 1 + their shift.
+func drawRun(r *rand.Rand, n trialNoise, rounds int, events float64, shift map[string]float64, offset float64) simRun {
+	run := simRun{}
+	for range rounds {
+		cluster := map[string]float64{}
+		for _, m := range simMetrics {
+			c, ok := cluster[m.Scenario]
+			if !ok {
+				if r.Float64() < n.SlowShare {
+					c = math.Log(n.SlowRatio)
+				}
+				cluster[m.Scenario] = c
+			}
+			s := m.Shape
+			s.Scale *= (1 + shift[m.Name]) * math.Exp(offset+c+n.Within*r.NormFloat64())
+			run[m.Name] = append(run[m.Name], s.trial(r, events))
+		}
+	}
+	return run
+}
+
+// result is the run's first rounds trials as a Result.
+func (run simRun) result(target string, rounds int) *result.Result {
+	res := &result.Result{
+		Schema:      result.SchemaVersion,
+		Target:      result.Target{Name: target, Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0", CPUModel: "sim", CPUs: 2},
+	}
+	for _, m := range simMetrics {
+		s := res.Find(m.Scenario)
+		if s == nil {
+			res.Scenarios = append(res.Scenarios, result.Scenario{Name: m.Scenario, Params: "p", Trials: rounds, Metrics: map[string]*result.Metric{}})
+			s = &res.Scenarios[len(res.Scenarios)-1]
+		}
+		met := &result.Metric{Unit: "ns"}
+		for _, h := range run[m.Name][:rounds] {
+			met.Trials = append(met.Trials, result.Trial{Histogram: h})
+		}
+		s.Metrics[m.Name] = met
+	}
+	return res
+}
+
+// gateSim runs Runs simulated gate runs of base and candidate measured in
+// the same job, Rounds rounds each (one trial per side per round).
+type gateSim struct {
 	Runs       int
-	Trials     int
+	Rounds     int
 	Events     float64
-	Spread     float64
-	Shift      float64
+	Noise      trialNoise
+	Shift      map[string]float64
 	Seed       uint64
-	Thresholds []Threshold
+	Sequential bool // look after rounds 6, 8, …, Rounds; else once at Rounds
+	// Stored compares with a baseline from a separate run; Calibration
+	// is then the spread passed (nil: none).
+	Stored      bool
+	Calibration *Calibration
 }
 
-// simOutcome counts, per percentile, the comparisons that ended in each
-// kind, and the comparisons with any gated regression.
-type simOutcome struct {
-	Runs   int
-	Kinds  map[string]map[Kind]int // percentile → kind → comparisons
-	Failed int                     // comparisons with at least one regression
+// gateOutcome is what one gate run ended with.
+type gateOutcome struct {
+	Failed     bool // a regression in the final report: exit 1
+	EverFailed bool // a regression at any look, stopped or not
+	Stop       Stopping
+	Kinds      map[string]Kind // metric → its p99 verdict at the stop
 }
 
-func (o simOutcome) rate(p string, k Kind) float64 {
-	return float64(o.Kinds[p][k]) / float64(o.Runs)
+// gateTally sums the outcomes of a simulation.
+type gateTally struct {
+	Runs, Failed, EverFailed int
+	Decided                  int         // runs that stopped with every test decided
+	StopLooks                map[int]int // look → runs that stopped there
+	Kinds                    map[string]map[Kind]int
 }
 
-func (s simulation) run() simOutcome {
-	// Lognormal-ish latencies around 20µs; the shape puts p99 near 80µs.
-	d := synthetic{Median: 20000, Sigma: 0.6, Scale: 1}
-	out := simOutcome{Runs: s.Runs, Kinds: map[string]map[Kind]int{}}
-	for _, p := range Percentiles {
-		out.Kinds[p.Name] = map[Kind]int{}
+func (t gateTally) rate(n int) float64 { return float64(n) / float64(t.Runs) }
+
+func (t gateTally) medianLook() int {
+	seen := 0
+	for k := 0; ; k++ {
+		seen += t.StopLooks[k]
+		if 2*seen >= t.Runs {
+			return k
+		}
+	}
+}
+
+func (g gateSim) one(i int) gateOutcome {
+	r := rand.New(rand.NewPCG(g.Seed, uint64(i)))
+	events := g.Events
+	if events == 0 {
+		events = 5e4
+	}
+	// Measured in one job, interleaved, base and candidate share the
+	// run's offset; a stored baseline drew its own on another day.
+	baseOffset := g.Noise.Run * r.NormFloat64()
+	candOffset := baseOffset
+	if g.Stored {
+		candOffset = g.Noise.Run * r.NormFloat64()
+	}
+	base := drawRun(r, g.Noise, g.Rounds, events, nil, baseOffset)
+	cand := drawRun(r, g.Noise, g.Rounds, events, g.Shift, candOffset)
+	opt := Options{gatedOnly: true, Stored: g.Stored, Calibration: g.Calibration}
+	var out gateOutcome
+	judge := func(rounds, look int) *Report {
+		opt.Look = look
+		rep, err := Compare(base.result("base", rounds), cand.result("cand", rounds), opt)
+		if err != nil {
+			panic(err)
+		}
+		if rep.Failed(false) {
+			out.EverFailed = true
+		}
+		return rep
+	}
+	var rep *Report
+	if !g.Sequential {
+		rep = judge(g.Rounds, 0)
+		out.Stop = rep.Stopping(true)
+	} else {
+		var seq Sequential
+		for round := 1; round <= g.Rounds; round++ {
+			look := seq.LookAt(round)
+			if look == 0 {
+				continue
+			}
+			rep = judge(round, look)
+			// The budget is spent when the next look would pass Rounds.
+			if out.Stop = rep.Stopping(round+DefaultLookEvery > g.Rounds); out.Stop.Stop {
+				break
+			}
+		}
+	}
+	out.Failed = rep.Failed(false)
+	out.Kinds = map[string]Kind{}
+	for _, s := range rep.Scenarios {
+		for _, v := range s.Verdicts {
+			if v.Gated {
+				out.Kinds[v.Metric] = v.Kind
+			}
+		}
+	}
+	return out
+}
+
+func (g gateSim) run() gateTally {
+	t := gateTally{Runs: g.Runs, StopLooks: map[int]int{}, Kinds: map[string]map[Kind]int{}}
+	for _, m := range simMetrics {
+		t.Kinds[m.Name] = map[Kind]int{}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -46,111 +215,213 @@ func (s simulation) run() simOutcome {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range work {
-				r := rand.New(rand.NewPCG(s.Seed, uint64(i)))
-				base := d.trials(r, s.Trials, s.Events, s.Spread)
-				c := d
-				c.Scale = 1 + s.Shift
-				cand := c.trials(r, s.Trials, s.Events, s.Spread)
-				th := func(p Percentile) (float64, bool) { return ResolveThreshold("m", p.Name, nil, s.Thresholds) }
-				vs := CompareMetric("m", base, cand, th, 0)
+				o := g.one(i)
 				mu.Lock()
-				failed := false
-				for _, v := range vs {
-					out.Kinds[v.Quantile][v.Kind]++
-					failed = failed || v.Kind == Regression
+				if o.Failed {
+					t.Failed++
 				}
-				if failed {
-					out.Failed++
+				if o.EverFailed {
+					t.EverFailed++
+				}
+				if o.Stop.Reason == StopDecided {
+					t.Decided++
+				}
+				t.StopLooks[o.Stop.Look]++
+				for m, k := range o.Kinds {
+					t.Kinds[m][k]++
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	for i := range s.Runs {
+	for i := range g.Runs {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	return out
+	return t
 }
 
-func simRuns(t *testing.T, n int) int {
+func simRuns(t testing.TB, n int) int {
 	if testing.Short() {
 		return n / 10
 	}
 	return n
 }
 
-// Same distribution on both sides: at the default thresholds, at most 1%
-// of comparisons may report any regression.
-//
-// The trial spread is 2%. At 3% the rule R > 1+T itself is the limit: the
-// merged p50 of 5 trials then moves about 2% per side, R crosses the 5% p50
-// threshold in roughly 1% of A/A comparisons, and the interval, as narrow
-// as the data says, excludes 1 (TestSimulationReport measures 0.4% to 1.4%
-// depending on the seed).
+func TestSimulationNoiseIsMeasured(t *testing.T) {
+	if cv := measured.cv(); math.Abs(cv-0.15) > 0.01 {
+		t.Errorf("between-process CV %.3f, want the measured 0.15", cv)
+	}
+}
+
+// A/A, same job, one look at 20 trials per side: at most 1% of gate runs
+// may exit 1.
 func TestSimulationFalseAlarms(t *testing.T) {
-	o := simulation{Runs: simRuns(t, 500), Trials: 5, Events: 50000, Spread: 0.02, Seed: 1}.run()
-	rate := float64(o.Failed) / float64(o.Runs)
-	t.Logf("A/A, 5v5 trials, 2%% trial spread: %d of %d comparisons had a regression (%.2f%%)", o.Failed, o.Runs, 100*rate)
-	if rate > 0.01 {
-		t.Errorf("false regressions in %.2f%% of comparisons, want ≤ 1%%", 100*rate)
+	o := gateSim{Runs: simRuns(t, 600), Rounds: 20, Noise: measured, Seed: 1}.run()
+	t.Logf("A/A, 20 trials/side, one look: %d of %d gate runs had a regression (%.2f%%); %d decided", o.Failed, o.Runs, 100*o.rate(o.Failed), o.Decided)
+	if o.rate(o.Failed) > 0.01 {
+		t.Errorf("false alarms in %.2f%% of gate runs, want ≤ 1%%", 100*o.rate(o.Failed))
 	}
 }
 
-// Every latency 20% longer: p99 must be called a regression in ≥ 95%.
+// A/A with looks after rounds 6, 8, …, 20: the alpha spent over all looks
+// still holds the false alarms per gate run to 1%, counting a regression
+// at any look, not only where the run stopped.
+func TestSimulationSequentialFalseAlarms(t *testing.T) {
+	o := gateSim{Runs: simRuns(t, 600), Rounds: 20, Noise: measured, Seed: 2, Sequential: true}.run()
+	t.Logf("A/A sequential: exit 1 in %d of %d gate runs (%.2f%%), a regression at any look in %d; stopped by look %v",
+		o.Failed, o.Runs, 100*o.rate(o.Failed), o.EverFailed, o.StopLooks)
+	if o.rate(o.EverFailed) > 0.01 {
+		t.Errorf("a regression at some look in %.2f%% of gate runs, want ≤ 1%%", 100*o.rate(o.EverFailed))
+	}
+}
+
+// A large shift stops a sequential run early, a regression. With trials
+// as spread as inside one process, +50% of one metric stops at the first
+// look. Under the measured between-process noise the merged p99 of 6
+// trials moves by about 15% (its standard error), so +50% is only about
+// 2.7 standard errors there, and no valid test at the first look's level
+// can call it; +100% must still stop by the second look in most runs.
+func TestSimulationLargeShiftStopsEarly(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		noise               trialNoise
+		shift               float64
+		byLook              int
+		minCaught, minEarly float64
+	}{
+		{"within-run noise, +50%", trialNoise{Within: 0.023}, 0.5, 1, 0.99, 0.95},
+		{"measured noise, +100%", measured, 1.0, 2, 0.95, 0.50},
+	} {
+		o := gateSim{Runs: simRuns(t, 100), Rounds: 20, Noise: c.noise, Seed: 3, Sequential: true, Shift: map[string]float64{"syscall.read": c.shift}}.run()
+		early := 0
+		for k := 1; k <= c.byLook; k++ {
+			early += o.StopLooks[k]
+		}
+		caught := o.Kinds["syscall.read"][Regression]
+		t.Logf("%s: regression in %d of %d gate runs, stopped by look %d in %d; stops per look %v", c.name, caught, o.Runs, c.byLook, early, o.StopLooks)
+		if o.rate(caught) < c.minCaught {
+			t.Errorf("%s: regression in %.1f%% of gate runs, want ≥ %.0f%%", c.name, 100*o.rate(caught), 100*c.minCaught)
+		}
+		if o.rate(early) < c.minEarly {
+			t.Errorf("%s: stopped by look %d in %.1f%% of gate runs, want ≥ %.0f%%", c.name, c.byLook, 100*o.rate(early), 100*c.minEarly)
+		}
+	}
+}
+
+// Power at 20 trials per side, one look, for a shift of one metric's
+// latencies under the measured noise. The standard error of log p99 is
+// about 0.08 there, so +30% is 3.3 standard errors against a critical
+// value of 3.2: the floors are what that allows, well short of the 95%
+// the issue asks for a real slowdown within the budget.
 func TestSimulationPower(t *testing.T) {
-	o := simulation{Runs: simRuns(t, 200), Trials: 5, Events: 50000, Spread: 0.03, Shift: 0.20, Seed: 2}.run()
-	power := o.rate("p99", Regression)
-	t.Logf("20%% shift, 5v5 trials, 3%% trial spread: p99 regression in %.1f%% of comparisons", 100*power)
-	if power < 0.95 {
-		t.Errorf("p99 regression called in %.1f%%, want ≥ 95%%", 100*power)
+	var last float64
+	for _, c := range []struct {
+		shift float64
+		min   float64
+	}{{0.2, 0.10}, {0.3, 0.45}} {
+		o := gateSim{Runs: simRuns(t, 200), Rounds: 20, Noise: measured, Seed: 4, Shift: map[string]float64{"syscall.read": c.shift}}.run()
+		power := o.rate(o.Kinds["syscall.read"][Regression])
+		t.Logf("+%.0f%% syscall.read, 20 trials/side, one look: regression in %.1f%% of gate runs", 100*c.shift, 100*power)
+		if power < c.min || power <= last {
+			t.Errorf("+%.0f%%: power %.1f%%, want ≥ %.0f%% and above the smaller shift's %.1f%%", 100*c.shift, 100*power, 100*c.min, 100*last)
+		}
+		last = power
 	}
 }
 
-// Every latency 3% longer, gated at 10% everywhere: never a regression.
-// The trial spread here is 2%: at 3% the spread alone moves a merged
-// quantile of 5 trials by about 2% (one standard deviation), and a 3%
-// shift then crosses 10% in a few comparisons in a thousand (see
-// TestSimulationReport), which the rule R > 1+T cannot tell from a real
-// shift.
-func TestSimulationSmallShift(t *testing.T) {
-	var th []Threshold
-	for _, p := range []string{"p50", "p90", "p99", "p99.9"} {
-		th = append(th, Threshold{Percentile: p, Value: 0.10})
-	}
-	o := simulation{Runs: simRuns(t, 200), Trials: 5, Events: 50000, Spread: 0.02, Shift: 0.03, Seed: 3, Thresholds: th}.run()
-	if o.Failed != 0 {
-		t.Errorf("3%% shift gated at 10%%: %d of %d comparisons had a regression, want none", o.Failed, o.Runs)
-	}
-}
-
-// BenchmarkSimulationGrid prints false-alarm rate and power over a grid of
-// shifts and trial spreads, for BENCHMARKS.md (about 5 minutes):
+// BenchmarkSimulationGrid prints per gate run the false-alarm rate, the
+// power and the looks to a decision over a grid of noise and shifts (a
+// few minutes):
 //
 //	go test ./report -run '^$' -bench SimulationGrid -benchtime 1x -v
 func BenchmarkSimulationGrid(b *testing.B) {
-	t := b
-	for _, spread := range []float64{0.02, 0.03, 0.05} {
-		for _, shift := range []float64{0, 0.03, 0.10, 0.20} {
-			runs := 500
-			if shift == 0 {
-				runs = 1000 // a false-alarm rate near 1% needs the runs
+	noises := []struct {
+		name string
+		n    trialNoise
+	}{
+		{"measured (15% CV, 17.5% slow)", measured},
+		{"clusters even (18% CV)", trialNoise{SlowShare: 0.5, SlowRatio: 1.43, Within: 0.023}},
+		{"within-run only (2.3%)", trialNoise{Within: 0.023}},
+	}
+	for _, nz := range noises {
+		for _, seq := range []bool{false, true} {
+			for _, shift := range []float64{0, 0.1, 0.2, 0.3, 0.5} {
+				runs := 500
+				if shift == 0 {
+					runs = 2000 // a false-alarm rate near 1% needs the runs
+				}
+				o := gateSim{Runs: runs, Rounds: 20, Noise: nz.n, Seed: 5, Sequential: seq, Shift: map[string]float64{"syscall.read": shift}}.run()
+				mode := "one look at 20"
+				if seq {
+					mode = "looks 6,8..20 "
+				}
+				b.Logf("%-30s %s shift %+3.0f%%: exit 1 %5.1f%% (any look %5.1f%%)  syscall.read p99 reg %5.1f%% no-change %5.1f%%  decided %5.1f%%  median stop look %d",
+					nz.name, mode, 100*shift, 100*o.rate(o.Failed), 100*o.rate(o.EverFailed),
+					100*o.rate(o.Kinds["syscall.read"][Regression]), 100*o.rate(o.Kinds["syscall.read"][NoChange]),
+					100*o.rate(o.Decided), o.medianLook())
 			}
-			o := simulation{Runs: runs, Trials: 5, Events: 50000, Spread: spread, Shift: shift, Seed: 4}.run()
-			line := fmt.Sprintf("spread %2.0f%% shift %+3.0f%%: any regression %5.1f%%", spread*100, shift*100, 100*float64(o.Failed)/float64(o.Runs))
-			for _, p := range Percentiles[:4] {
-				line += fmt.Sprintf("  %s reg %5.1f%% inc %5.1f%%", p.Name, 100*o.rate(p.Name, Regression), 100*o.rate(p.Name, Inconclusive))
-			}
-			t.Log(line)
 		}
 	}
-	var at10 []Threshold
-	for _, p := range []string{"p50", "p90", "p99", "p99.9"} {
-		at10 = append(at10, Threshold{Percentile: p, Value: 0.10})
+	storedGrid(b)
+}
+
+func TestSimulationStoredBaseline(t *testing.T) {
+	storedCheck(t, simRuns(t, 300))
+}
+
+// storedNoise adds a 5% run-level offset to the measured noise: what a
+// baseline stored from another day carries that same-job trials do not.
+var storedNoise = func() trialNoise { n := measured; n.Run = 0.05; return n }()
+
+// calibrationFrom draws k separate runs and calibrates from them.
+func calibrationFrom(t testing.TB, n trialNoise, k, rounds int, seed uint64) *Calibration {
+	r := rand.New(rand.NewPCG(seed, 1<<40))
+	var runs []*result.Result
+	for range k {
+		runs = append(runs, drawRun(r, n, rounds, 5e4, nil, n.Run*r.NormFloat64()).result("host", rounds))
 	}
-	for _, spread := range []float64{0.02, 0.03, 0.05} {
-		o := simulation{Runs: 500, Trials: 5, Events: 50000, Spread: spread, Shift: 0.03, Seed: 5, Thresholds: at10}.run()
-		t.Logf("spread %2.0f%% shift  +3%% gated at 10%% everywhere: any regression %5.1f%%", spread*100, 100*float64(o.Failed)/float64(o.Runs))
+	c, err := Calibrate(runs)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return c
+}
+
+// A stored baseline with a run-level offset: with a calibration from 10
+// runs the A/A false alarms per gate run stay at 1%; without one they do
+// not, which is why the report warns.
+func storedCheck(t testing.TB, runs int) {
+	cal := calibrationFrom(t, storedNoise, 10, 20, 6)
+	sp := cal.Scenarios["syscall-read"]["syscall.read"]["p99"]
+	t.Logf("calibration from 10 runs, 5%% run offset: syscall.read p99 between %.3f within %.3f excess %.3f upper %.3f",
+		sp.BetweenSD, sp.WithinSD, sp.ExcessSD, sp.UpperSD)
+	with := gateSim{Runs: runs, Rounds: 20, Noise: storedNoise, Seed: 7, Stored: true, Calibration: cal}.run()
+	without := gateSim{Runs: runs, Rounds: 20, Noise: storedNoise, Seed: 7, Stored: true}.run()
+	t.Logf("A/A against a stored baseline, 5%% run offset: exit 1 in %.2f%% with calibration, %.2f%% without", 100*with.rate(with.Failed), 100*without.rate(without.Failed))
+	if with.rate(with.Failed) > 0.01 {
+		t.Errorf("calibrated stored A/A: false alarms in %.2f%% of gate runs, want ≤ 1%%", 100*with.rate(with.Failed))
+	}
+	if without.Failed <= with.Failed {
+		t.Errorf("the calibration changed nothing: %d false alarms without, %d with", without.Failed, with.Failed)
+	}
+}
+
+func storedGrid(b *testing.B) {
+	for _, k := range []int{3, 5, 10, 20} {
+		cal := calibrationFrom(b, storedNoise, k, 20, uint64(100+k))
+		sp := cal.Scenarios["syscall-read"]["syscall.read"]["p99"]
+		for _, shift := range []float64{0, 0.3} {
+			runs := 500
+			if shift == 0 {
+				runs = 1000
+			}
+			o := gateSim{Runs: runs, Rounds: 20, Noise: storedNoise, Seed: 8, Stored: true, Calibration: cal, Shift: map[string]float64{"syscall.read": shift}}.run()
+			b.Logf("stored baseline, 5%% run offset, calibrated from %2d runs (upper sd %.3f): shift %+3.0f%%: exit 1 %5.1f%%  syscall.read p99 reg %5.1f%%",
+				k, sp.UpperSD, 100*shift, 100*o.rate(o.Failed), 100*o.rate(o.Kinds["syscall.read"][Regression]))
+		}
+	}
+	o := gateSim{Runs: 1000, Rounds: 20, Noise: storedNoise, Seed: 8, Stored: true}.run()
+	b.Log(fmt.Sprintf("stored baseline, 5%% run offset, no calibration: A/A exit 1 %5.1f%%", 100*o.rate(o.Failed)))
 }

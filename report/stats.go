@@ -1,7 +1,9 @@
 // Package report compares Results and renders the comparison. The
-// statistics (this file, verdict.go, threshold.go) are pure: they never
-// print. The renderers (text.go, markdown.go, json.go, junit.go) only lay
-// out what the statistics returned.
+// statistics (this file, verdict.go, family.go, threshold.go,
+// calibrate.go, dist.go, matrix.go's CompareMatrix) are pure: they never
+// print, and say what they doubt in typed Warnings. The renderers
+// (text.go, markdown.go, json.go, junit.go, github.go, html.go,
+// wording.go) only lay out and word what the statistics returned.
 package report
 
 import (
@@ -43,14 +45,29 @@ func LookupPercentile(name string) (Percentile, bool) {
 	return Percentile{}, false
 }
 
-// Estimate is a ratio candidate/baseline of one quantile with its
-// bootstrap confidence interval.
+// Estimate is a ratio candidate/baseline of one quantile with the spread
+// behind it.
 type Estimate struct {
 	Base, Cand float64 // the quantile of the merged trials, ns
 	Ratio      float64 // Cand / Base
-	Lo, Hi     float64 // 95% confidence interval of Ratio
-	// BaseEvents and CandEvents are the merged event counts.
+	// BaseVar and CandVar are the bootstrap variances of each side's log
+	// quantile (resample trials, then events), inflated by n/(n−1).
+	BaseVar, CandVar float64
+	// ExcessVar is the between-run variance of log Ratio added for a
+	// stored baseline with calibration (2σ²: each side is one run); 0
+	// otherwise.
+	ExcessVar float64
+	// SE is the standard error of log Ratio: the two variances above (at
+	// least the histogram buckets' own resolution) plus ExcessVar. DF is
+	// its degrees of freedom: the fewer trials of the two sides, minus 1.
+	SE, DF float64
+	// Lo and Hi are the 95% confidence interval of Ratio,
+	// exp(log Ratio ± t·SE).
+	Lo, Hi float64
+	// BaseEvents and CandEvents are the merged event counts, BaseTrials
+	// and CandTrials the trials.
 	BaseEvents, CandEvents uint64
+	BaseTrials, CandTrials int
 }
 
 // side is one side of a comparison (baseline or candidate) prepared for
@@ -94,109 +111,199 @@ func newSide(trials []*hist.Histogram) *side {
 	return s
 }
 
-// scratch is per-resample working memory, allocated once per comparison.
+// scratch is per-resample working memory, allocated once per side.
 type scratch struct {
-	slot []int    // the trials drawn (with replacement)
-	w    []uint64 // each drawn trial's resampled count in the current range
-	left []uint64 // its share of the left half
+	mult  []uint64 // how often each trial was drawn in the current replicate
+	drawn []int    // the trials drawn at least once
 }
 
 func newScratch(n int) *scratch {
-	return &scratch{slot: make([]int, n), w: make([]uint64, n), left: make([]uint64, n)}
+	return &scratch{mult: make([]uint64, n), drawn: make([]int, 0, n)}
 }
 
 // resample draws one hierarchical bootstrap replicate of the side and
 // returns its q-quantile: trials are drawn with replacement, then each
 // drawn trial's events are Poisson-resampled bucket by bucket.
 //
-// Weighting every bucket count c by an independent Poisson(c) draw is the
-// same, in distribution, as drawing the trial's total as Poisson(N) and
-// splitting it binomially between halves of the bucket range, recursively.
-// Only the half that holds the quantile's rank needs splitting further, so
-// a replicate costs O(trials · log buckets) draws instead of
-// O(trials · buckets), and nothing is allocated.
+// A sum of independent Poisson variables is Poisson with the summed mean,
+// so weighting every bucket of every drawn copy by its own Poisson draw and
+// merging is the same, in distribution, as one Poisson draw per bucket of
+// the merge of the drawn trials (each counted as often as drawn). Poisson
+// counts over buckets are in turn a Poisson total split binomially between
+// halves of the bucket range, recursively. Only the half that holds the
+// quantile's rank needs splitting further, so a replicate costs one
+// binomial draw per halving plus O(trials · log buckets) additions, and
+// allocates nothing.
 func (s *side) resample(r *rand.Rand, q float64, sc *scratch) float64 {
 	n := len(s.prefix)
 	u := len(s.idx)
 	if n == 0 || u == 0 {
 		return math.NaN()
 	}
-	var total uint64
-	for i := range sc.slot {
-		t := r.IntN(n)
-		sc.slot[i] = t
-		sc.w[i] = poisson(r, float64(s.prefix[t][u]))
-		total += sc.w[i]
+	for _, t := range sc.drawn {
+		sc.mult[t] = 0
 	}
-	if total == 0 {
+	sc.drawn = sc.drawn[:0]
+	for range n {
+		t := r.IntN(n)
+		if sc.mult[t] == 0 {
+			sc.drawn = append(sc.drawn, t)
+		}
+		sc.mult[t]++
+	}
+	// count is the merged count of the drawn trials in idx[lo:hi].
+	count := func(lo, hi int) uint64 {
+		var c uint64
+		for _, t := range sc.drawn {
+			c += sc.mult[t] * (s.prefix[t][hi] - s.prefix[t][lo])
+		}
+		return c
+	}
+	inRange := count(0, u)
+	w := poisson(r, float64(inRange))
+	if w == 0 {
 		return math.NaN()
 	}
-	rank := uint64(math.Ceil(q * float64(total)))
+	rank := uint64(math.Ceil(q * float64(w)))
 	rank = max(rank, 1)
-	rank = min(rank, total)
-	// Invariant: before < rank ≤ before + Σw, the rank lies in idx[lo:hi].
+	rank = min(rank, w)
+	// Invariant: the replicate has w events in idx[lo:hi], where the
+	// drawn trials have inRange, and before < rank ≤ before + w.
 	lo, hi := 0, u
 	var before uint64
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		var left uint64
-		for i, t := range sc.slot {
-			sc.left[i] = 0
-			if sc.w[i] == 0 {
-				continue
-			}
-			p := s.prefix[t]
-			cn, cl := p[hi]-p[lo], p[mid]-p[lo]
-			sc.left[i] = binomial(r, sc.w[i], float64(cl)/float64(cn))
-			left += sc.left[i]
-		}
+		inLeft := count(lo, mid)
+		left := binomial(r, w, float64(inLeft)/float64(inRange))
 		if before+left >= rank {
-			hi = mid
-			for i := range sc.w {
-				sc.w[i] = sc.left[i]
-			}
+			hi, w, inRange = mid, left, inLeft
 		} else {
+			lo, w, inRange = mid, w-left, inRange-inLeft
 			before += left
-			lo = mid
-			for i := range sc.w {
-				sc.w[i] -= sc.left[i]
-			}
 		}
 	}
 	return hist.Mid(s.idx[lo])
 }
 
-// estimate computes the ratio of q-quantiles and its bootstrap CI. seed
-// makes the resampling reproducible; resamples < 1 means no CI (Lo, Hi
-// NaN).
+// estimate computes the ratio of q-quantiles and the bootstrap variance of
+// each side's log quantile. seed makes the resampling reproducible;
+// resamples < 1 means no variance (NaN). finish adds any between-run
+// spread and derives the standard error, p-value and interval.
 func estimate(base, cand *side, q float64, resamples int, seed [32]byte) Estimate {
 	e := Estimate{
 		Base:       base.merged.Quantile(q),
 		Cand:       cand.merged.Quantile(q),
 		BaseEvents: base.merged.Count(),
 		CandEvents: cand.merged.Count(),
-		Lo:         math.NaN(),
-		Hi:         math.NaN(),
+		BaseTrials: len(base.prefix),
+		CandTrials: len(cand.prefix),
+		BaseVar:    math.NaN(),
+		CandVar:    math.NaN(),
 	}
 	e.Ratio = e.Cand / e.Base
-	if resamples < 1 || e.BaseEvents == 0 || e.CandEvents == 0 {
+	if resamples >= 1 && e.BaseEvents > 0 && e.CandEvents > 0 {
+		r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
+		e.BaseVar = base.logVariance(r, q, resamples)
+		e.CandVar = cand.logVariance(r, q, resamples)
+	}
+	return e.finish(0)
+}
+
+// finish sets the between-run variance of log Ratio to excess and derives
+// SE, DF and the 95% interval.
+func (e Estimate) finish(excess float64) Estimate {
+	e.ExcessVar = excess
+	e.SE, e.DF, e.Lo, e.Hi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	v := pooledVariance(e.BaseVar, e.CandVar, e.BaseTrials, e.CandTrials)
+	if math.IsNaN(v) || !(e.Ratio > 0) || math.IsInf(e.Ratio, 0) {
 		return e
 	}
-	r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
-	bs, cs := newScratch(len(base.prefix)), newScratch(len(cand.prefix))
-	ratios := make([]float64, 0, resamples)
-	for range resamples {
-		b := base.resample(r, q, bs)
-		c := cand.resample(r, q, cs)
-		if x := c / b; !math.IsNaN(x) && !math.IsInf(x, 0) {
-			ratios = append(ratios, x)
-		}
-	}
-	if len(ratios) == 0 {
-		return e
-	}
-	e.Lo, e.Hi = interval95(ratios)
+	v = math.Max(v, bucketVariance(e.Base)+bucketVariance(e.Cand))
+	e.SE = math.Sqrt(v + excess)
+	e.DF = float64(max(min(e.BaseTrials, e.CandTrials)-1, 1))
+	half := tQuantile(0.025, e.DF) * e.SE
+	e.Lo, e.Hi = e.Ratio*math.Exp(-half), e.Ratio*math.Exp(half)
 	return e
+}
+
+// pooledVariance is the variance of log Ratio from the two sides'
+// bootstrap variances of their log quantiles: the larger per-trial
+// variance of the two (a side's variance times its trials), over each
+// side's trials. A scale shift leaves the per-trial spread of log
+// latencies as it is, so the two sides estimate one variance; taking the
+// larger guards against the side whose trials all missed a rare slow
+// cluster of processes, whose own variance is then low exactly when its
+// quantile is extreme (the simulations show the sum of the two below the
+// level under the measured noise).
+func pooledVariance(baseVar, candVar float64, baseTrials, candTrials int) float64 {
+	nb, nc := float64(baseTrials), float64(candTrials)
+	if nb < 1 || nc < 1 {
+		return math.NaN()
+	}
+	return math.Max(baseVar*nb, candVar*nc) * (1/nb + 1/nc)
+}
+
+// P is the one-sided p-value of the estimate in its own direction: of H0
+// "ratio ≤ 1" when Ratio > 1, of H0 "ratio ≥ 1" when it is below, from
+// t = log(Ratio)/SE against Student's t with DF degrees of freedom. NaN
+// when there is no SE.
+func (e Estimate) P() float64 {
+	if math.IsNaN(e.SE) {
+		return math.NaN()
+	}
+	if e.SE == 0 {
+		if e.Ratio == 1 {
+			return 0.5
+		}
+		return 0
+	}
+	return tTail(math.Abs(math.Log(e.Ratio))/e.SE, e.DF)
+}
+
+// logVariance is the bootstrap variance of the side's log q-quantile,
+// inflated by n/(n−1): resampling n trials from n spreads a mean by
+// (n−1)/n of what n new trials would, and the quantile of merged trials
+// behaves like such a mean.
+func (s *side) logVariance(r *rand.Rand, q float64, resamples int) float64 {
+	sc := newScratch(len(s.prefix))
+	var sum, sum2 float64
+	k := 0
+	for range resamples {
+		v := s.resample(r, q, sc)
+		if !(v > 0) {
+			continue
+		}
+		l := math.Log(v)
+		sum += l
+		sum2 += l * l
+		k++
+	}
+	if k < 2 {
+		return math.NaN()
+	}
+	mean := sum / float64(k)
+	v := math.Max(sum2/float64(k)-mean*mean, 0) * float64(k) / float64(k-1)
+	if n := len(s.prefix); n > 1 {
+		v *= float64(n) / float64(n-1)
+	}
+	return v
+}
+
+// bucketVariance is the variance, on the log scale, of a value known only
+// to lie in the bucket that holds x: uniform over the bucket's relative
+// width. A quantile is read at its bucket's midpoint, so this much
+// uncertainty remains however many events there are.
+func bucketVariance(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return 0
+	}
+	i := hist.Bucket(uint64(x))
+	_, w := hist.Bounds(i)
+	if w == 1 {
+		return 0 // unit buckets hold exact values
+	}
+	rel := float64(w) / hist.Mid(i)
+	return rel * rel / 12
 }
 
 // interval95 sorts bootstrap values and returns their 2.5th and 97.5th

@@ -8,7 +8,11 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-func defaultThreshold(p Percentile) (float64, bool) { return ResolveThreshold("", p.Name, nil, nil) }
+// defaultThreshold gates every percentile but max at its customary
+// threshold.
+func defaultThreshold(p Percentile) (float64, bool) {
+	return ResolveThreshold("", p.Name, map[string]map[string]float64{"*": DefaultThresholds}, nil)
+}
 
 func TestPoissonBinomialMoments(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))

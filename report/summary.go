@@ -45,11 +45,17 @@ func plural(n int, one, many string) string {
 func verdictLabel(v Verdict) string {
 	switch v.Kind {
 	case Inconclusive:
+		// A direction only where the data lean one way: past the
+		// threshold, or a change confirmed that may be past it. Inside the
+		// threshold it waits for a narrower interval, not for a direction.
 		dir := ""
+		leans := v.Ratio > 1+v.Threshold || v.Ratio < 1-v.Threshold || (v.Level > 0 && v.P <= v.Level)
 		switch {
-		case v.Ratio > 1:
+		case !leans && v.TrialsToSettle > 0:
+			dir = "no change?"
+		case leans && v.Ratio > 1:
 			dir = "slower?"
-		case v.Ratio < 1:
+		case leans && v.Ratio < 1:
 			dir = "faster?"
 		}
 		s := "inconclusive"
@@ -92,10 +98,10 @@ func describeSide(s Side) string {
 // and percentile they concern.
 func verdictWarnings(s ScenarioReport) []string {
 	var out []string
-	out = append(out, s.Warnings...)
+	out = append(out, warningStrings(s.Warnings)...)
 	for _, v := range s.Verdicts {
 		for _, w := range v.Warnings {
-			out = append(out, v.Metric+" "+v.Quantile+": "+w)
+			out = append(out, v.Metric+" "+v.Quantile+": "+w.String())
 		}
 	}
 	return out

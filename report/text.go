@@ -11,7 +11,7 @@ func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(ew, "%s\n", r.Headline())
 	fmt.Fprintf(ew, "baseline:  %s\ncandidate: %s\n", describeSide(r.Base), describeSide(r.Cand))
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
+		fmt.Fprintf(ew, "warning: %s\n", warn.String())
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(ew, "\nscenario %s\n", s.Name)

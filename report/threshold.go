@@ -1,14 +1,17 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
-// DefaultThresholds are the thresholds used when neither the scenario nor
-// the command line sets one. max is absent: one event decides it, so it is
-// reported but not gated.
+// DefaultThresholds are the customary thresholds per percentile: p99's is
+// the default gate's (see GatePolicy). max is absent: one event decides
+// it.
 var DefaultThresholds = map[string]float64{
 	"p50":   0.05,
 	"p90":   0.10,
@@ -77,10 +80,38 @@ func ParseThreshold(s string) (Threshold, error) {
 	return t, nil
 }
 
+// GatePolicy returns what a scenario's run gates: metric (or "*") to
+// percentile to threshold. It is the scenario's resolved Gate, written by
+// the runner; for a Result written before that field, the gate block of
+// its Definition; when that is empty too, p99 of every metric at
+// DefaultThresholds["p99"]. A Definition that cannot be read is warned
+// about and the default used.
+func GatePolicy(s *result.Scenario) (map[string]map[string]float64, *Warning) {
+	if len(s.Gate) > 0 {
+		return s.Gate, nil
+	}
+	var warn *Warning
+	if len(s.Definition) > 0 && string(s.Definition) != "null" {
+		// Only the gate block matters here; decoding just it keeps report
+		// free of the scenarios package and its workloads. The field is
+		// scenarios.Scenario.Gate's.
+		var def struct {
+			Gate map[string]map[string]float64 `json:"gate"`
+		}
+		if err := json.Unmarshal(s.Definition, &def); err != nil {
+			warn = &Warning{Kind: WarnDefinitionUnreadable, Scenario: s.Name, Detail: err.Error()}
+		} else if len(def.Gate) > 0 {
+			return def.Gate, nil
+		}
+	}
+	return map[string]map[string]float64{"*": {"p99": DefaultThresholds["p99"]}}, warn
+}
+
 // ResolveThreshold returns the threshold for metric at percentile and
 // whether it is gated. Precedence, first match wins: a command-line
-// override naming the metric, a command-line override for the percentile,
-// the scenario's gate block for the metric, its "*" entry, the default.
+// override naming the metric, a command-line override for the percentile
+// (either may turn gating off), the gate policy for the metric, its "*"
+// entry. What none of them names is not gated.
 func ResolveThreshold(metric, percentile string, gate map[string]map[string]float64, cli []Threshold) (value float64, gated bool) {
 	// The last of several matching overrides wins, as with repeated flags.
 	for _, wantMetric := range []string{metric, ""} {
@@ -99,6 +130,5 @@ func ResolveThreshold(metric, percentile string, gate map[string]map[string]floa
 			return max(v, 0), true
 		}
 	}
-	v, ok := DefaultThresholds[percentile]
-	return v, ok
+	return 0, false
 }

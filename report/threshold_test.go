@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -66,9 +68,10 @@ func TestResolveThreshold(t *testing.T) {
 		want      float64
 		wantGated bool
 	}{
-		{"default p50", "m", "p50", nil, nil, 0.05, true},
-		{"default p99.9", "m", "p99.9", nil, nil, 0.25, true},
-		{"max not gated by default", "m", "max", nil, nil, 0, false},
+		{"nothing named is not gated", "m", "p50", nil, nil, 0, false},
+		{"p99.9 unnamed is not gated", "m", "p99.9", gate, nil, 0, false},
+		{"cli adds a percentile", "m", "p50", nil, []Threshold{{Percentile: "p50", Value: 0.05}}, 0.05, true},
+		{"cli turns a gated one off", "syscall.read", "p99", gate, []Threshold{{Metric: "syscall.read", Percentile: "p99", Off: true}}, 0, false},
 		{"scenario star", "m", "p99", gate, nil, 0.20, true},
 		{"scenario star gates max", "m", "max", gate, nil, 0.5, true},
 		{"scenario metric beats star", "syscall.read", "p99", gate, nil, 0.15, true},
@@ -77,12 +80,38 @@ func TestResolveThreshold(t *testing.T) {
 		{"cli metric beats cli percentile", "syscall.read", "p99", gate, cli, 0.05, true},
 		{"cli off", "m", "p90", gate, cli, 0, false},
 		{"later cli wins", "m", "p50", nil, []Threshold{{Percentile: "p50", Value: 0.1}, {Percentile: "p50", Value: 0.2}}, 0.2, true},
-		{"untouched falls through", "m", "p99.9", gate, cli, 0.25, true},
+		{"untouched falls through to the gate", "m", "max", gate, cli, 0.5, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, gated := ResolveThreshold(c.metric, c.p, c.gate, c.cli)
 			if got != c.want || gated != c.wantGated {
 				t.Errorf("= %g, %v; want %g, %v", got, gated, c.want, c.wantGated)
+			}
+		})
+	}
+}
+
+func TestGatePolicy(t *testing.T) {
+	def := []byte(`{"name":"s","gate":{"syscall.read":{"p50":0.05}}}`)
+	for _, c := range []struct {
+		name     string
+		s        result.Scenario
+		want     map[string]map[string]float64
+		wantWarn bool
+	}{
+		{"resolved gate wins", result.Scenario{Gate: map[string]map[string]float64{"*": {"p90": 0.2}}, Definition: def}, map[string]map[string]float64{"*": {"p90": 0.2}}, false},
+		{"older result: the definition's block", result.Scenario{Definition: def}, map[string]map[string]float64{"syscall.read": {"p50": 0.05}}, false},
+		{"no block: p99 of every metric", result.Scenario{Definition: []byte(`{"name":"s"}`)}, map[string]map[string]float64{"*": {"p99": 0.10}}, false},
+		{"no definition", result.Scenario{}, map[string]map[string]float64{"*": {"p99": 0.10}}, false},
+		{"unreadable definition", result.Scenario{Definition: []byte(`{"gate":{"*":"p99"}}`)}, map[string]map[string]float64{"*": {"p99": 0.10}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, warn := GatePolicy(&c.s)
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			if (warn != nil) != c.wantWarn || (warn != nil && warn.Kind != WarnDefinitionUnreadable) {
+				t.Errorf("warning %+v, want one: %v", warn, c.wantWarn)
 			}
 		})
 	}

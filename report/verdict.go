@@ -1,12 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -21,8 +19,8 @@ const (
 	Regression   Kind = "regression"
 	Improvement  Kind = "improvement"
 	Inconclusive Kind = "inconclusive"
-	// NotGated is reported for percentiles without a threshold (max by
-	// default): the numbers are shown, nothing is judged.
+	// NotGated is reported for what the gate policy does not name: the
+	// numbers are shown, nothing is judged.
 	NotGated Kind = "not gated"
 )
 
@@ -36,23 +34,36 @@ const maxTrialsToSettle = 1000
 
 // Verdict is the comparison of one metric at one percentile.
 type Verdict struct {
-	Metric    string
-	Quantile  string  // "p50", "p90", "p99", "p99.9", "max"
-	Base      float64 // baseline quantile of the merged trials, ns
-	Cand      float64 // candidate quantile, ns
-	Ratio     float64 // Cand / Base
-	Lo, Hi    float64 // 95% confidence interval of Ratio
+	Metric   string
+	Quantile string  // "p50", "p90", "p99", "p99.9", "max"
+	Base     float64 // baseline quantile of the merged trials, ns
+	Cand     float64 // candidate quantile, ns
+	Ratio    float64 // Cand / Base
+	Lo, Hi   float64 // 95% confidence interval of Ratio
+	// SE is the standard error of log Ratio and DF its degrees of freedom
+	// (see Estimate). ExcessSD is the between-run spread, per side, that
+	// a calibration added to SE (0 when none was).
+	SE, DF, ExcessSD float64
+	// P is the one-sided p-value in the direction of the estimate (of
+	// "ratio ≤ 1" when Ratio > 1, of "ratio ≥ 1" when below). Level is the
+	// level it was judged at: its Holm level in the invocation's family at
+	// this look's alpha, so that the test rejects exactly when P ≤ Level.
+	// Level is 0 for a verdict that is not gated.
+	P, Level  float64
 	Threshold float64 // as a fraction; 0 when not gated
 	Gated     bool
 	Kind      Kind
 	// Warnings say why the verdict may be less solid than it looks; they
 	// never change it.
-	Warnings []string
+	Warnings []Warning
 	// TrialsToSettle, for an inconclusive verdict, estimates the trials per
-	// side that would likely make the interval exclude 1 (0 otherwise).
+	// side that would likely decide it at this look's levels (0 when no
+	// count would, or when it is decided).
 	TrialsToSettle int
-	// BaseTrials and CandTrials are the trial counts behind the verdict.
+	// BaseTrials and CandTrials are the trial counts behind the verdict,
+	// BaseEvents and CandEvents the events.
 	BaseTrials, CandTrials int
+	BaseEvents, CandEvents uint64
 }
 
 // ScenarioReport is the comparison of one scenario.
@@ -61,7 +72,7 @@ type ScenarioReport struct {
 	Verdicts []Verdict // by metric name, then percentile order
 	// Warnings apply to the scenario as a whole: a metric on one side only,
 	// a gate block that could not be read, parameters forced past.
-	Warnings []string
+	Warnings []Warning
 }
 
 // Report is the comparison of two Results.
@@ -70,10 +81,21 @@ type Report struct {
 	Scenarios  []ScenarioReport
 	// Warnings apply to every verdict: the environments differ, timings are
 	// emulated, a scenario is on one side only.
-	Warnings []string
+	Warnings []Warning
 	// BaseResult and CandResult are the compared Results, for renderers
 	// that draw the distributions (html); nil in a Report built by hand.
 	BaseResult, CandResult *result.Result
+	// Look is the look of a sequential gate run this report judged (0: a
+	// single look). Alpha is the family-wise level spent at this look and
+	// Beta the equivalence level ("no change"); Tests the gated tests of
+	// the family they were spent over (for a matrix, all of its pairs').
+	Look        int
+	Alpha, Beta float64
+	Tests       int
+	// Stored says the baseline is a stored run; Calibration is the
+	// between-run spread its intervals were widened by (nil for none).
+	Stored      bool
+	Calibration *Calibration
 }
 
 // Side describes one of the compared Results.
@@ -83,32 +105,80 @@ type Side struct {
 	Accel         string
 }
 
-// Options controls Compare. The zero value compares with the defaults.
+// Options controls Compare. The zero value compares with the defaults: a
+// single look at DefaultAlpha, the baseline measured in the same job.
 type Options struct {
-	// Resamples per confidence interval; 0 means DefaultResamples.
+	// Resamples per bootstrap; 0 means DefaultResamples.
 	Resamples int
 	// Thresholds are command-line overrides.
 	Thresholds []Threshold
 	// Force compares scenarios whose parameters differ (with a warning)
 	// instead of refusing.
 	Force bool
+	// Alpha is the family-wise false-alarm rate of the invocation, over
+	// all looks of a sequential run; 0 means DefaultAlpha. Beta bounds the
+	// chance that a regression of at least its threshold is called "no
+	// change", over all looks; 0 means DefaultBeta.
+	Alpha, Beta float64
+	// Look is the look this comparison is of a sequential gate run
+	// (1-based; see Sequential), or 0 for a single, final look at the full
+	// Alpha and Beta.
+	Look int
+	// Stored says the baseline is a stored run from another job, not
+	// measured beside the candidate: between-run spread is not in its
+	// trials. Calibration, when set, is that spread, and widens every
+	// interval; without it the report warns that its intervals cover
+	// within-run noise only.
+	Stored      bool
+	Calibration *Calibration
+
+	// gatedOnly skips the bootstrap of what is not gated (simulations:
+	// it changes no verdict, only what is reported beside them).
+	gatedOnly bool
 }
+
+func (o Options) sequential() Sequential { return Sequential{Alpha: o.Alpha, Beta: o.Beta} }
 
 // ErrParamsDiffer reports scenarios run with different parameters: their
 // numbers measure different things.
 var ErrParamsDiffer = errors.New("scenario parameters differ")
 
-// Compare compares every scenario present in both Results.
+// Compare compares every scenario present in both Results. The gated tests
+// of all scenarios form one family (see Sequential for the rule).
 func Compare(base, cand *result.Result, opt Options) (*Report, error) {
-	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand}
+	rep, err := compare(base, cand, opt)
+	if err != nil {
+		return nil, err
+	}
+	judgeReports([]*Report{rep}, opt)
+	return rep, nil
+}
+
+// compare builds the report with every estimate and p-value, its verdicts
+// not yet judged: the family may span other reports.
+func compare(base, cand *result.Result, opt Options) (*Report, error) {
+	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
+	if opt.Stored {
+		if c := opt.Calibration; c == nil {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnWithinRunOnly, Side: Baseline, Target: base.Target.Name, Detail: base.Environment.KernelRelease})
+		} else {
+			rep.Calibration = c
+			if c.Target != base.Target.Name {
+				rep.Warnings = append(rep.Warnings, Warning{Kind: WarnCalibrationMismatch, Field: FieldTarget, Base: base.Target.Name, Cand: c.Target})
+			}
+			if c.KernelRelease != base.Environment.KernelRelease {
+				rep.Warnings = append(rep.Warnings, Warning{Kind: WarnCalibrationMismatch, Field: FieldKernelRelease, Base: base.Environment.KernelRelease, Cand: c.KernelRelease})
+			}
+		}
+	}
 	for _, cs := range cand.Scenarios {
 		bs := base.Find(cs.Name)
 		if bs == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("scenario %s is not in the baseline; not compared", cs.Name))
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnScenarioOneSide, Side: Candidate, Scenario: cs.Name})
 			continue
 		}
-		sr, err := CompareScenario(bs, &cs, opt)
+		sr, err := compareScenario(bs, &cs, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +186,7 @@ func Compare(base, cand *result.Result, opt Options) (*Report, error) {
 	}
 	for _, bs := range base.Scenarios {
 		if cand.Find(bs.Name) == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("scenario %s is in the baseline only; not compared", bs.Name))
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnScenarioOneSide, Side: Baseline, Scenario: bs.Name})
 		}
 	}
 	if len(rep.Scenarios) == 0 {
@@ -129,86 +199,117 @@ func sideOf(r *result.Result) Side {
 	return Side{Target: r.Target.Name, KernelRelease: r.Environment.KernelRelease, Accel: r.Target.Accel}
 }
 
-func environmentWarnings(base, cand *result.Result) []string {
-	var w []string
+func environmentWarnings(base, cand *result.Result) []Warning {
+	var w []Warning
 	diff := func(field, b, c string) {
 		if b != c {
-			w = append(w, fmt.Sprintf("environments differ: %s is %q in the baseline, %q in the candidate", field, b, c))
+			w = append(w, Warning{Kind: WarnEnvironment, Field: field, Base: b, Cand: c})
 		}
 	}
 	be, ce := base.Environment, cand.Environment
-	diff("kernel release", be.KernelRelease, ce.KernelRelease)
-	diff("kernel config hash", be.ConfigHash, ce.ConfigHash)
-	diff("CPU model", be.CPUModel, ce.CPUModel)
-	diff("CPU count", fmt.Sprint(be.CPUs), fmt.Sprint(ce.CPUs))
+	diff(FieldKernelRelease, be.KernelRelease, ce.KernelRelease)
+	diff(FieldConfigHash, be.ConfigHash, ce.ConfigHash)
+	diff(FieldCPUModel, be.CPUModel, ce.CPUModel)
+	diff(FieldCPUs, fmt.Sprint(be.CPUs), fmt.Sprint(ce.CPUs))
 	bt, ct := base.Target, cand.Target
-	diff("target accel", bt.Accel, ct.Accel)
-	diff("target kind", bt.Kind, ct.Kind)
-	diff("target vCPUs", fmt.Sprint(bt.VCPUs), fmt.Sprint(ct.VCPUs))
-	diff("target memory (MiB)", fmt.Sprint(bt.MemMiB), fmt.Sprint(ct.MemMiB))
-	diff("target kernel cmdline", bt.Cmdline, ct.Cmdline)
+	diff(FieldAccel, bt.Accel, ct.Accel)
+	diff(FieldKind, bt.Kind, ct.Kind)
+	diff(FieldVCPUs, fmt.Sprint(bt.VCPUs), fmt.Sprint(ct.VCPUs))
+	diff(FieldMemMiB, fmt.Sprint(bt.MemMiB), fmt.Sprint(ct.MemMiB))
+	diff(FieldCmdline, bt.Cmdline, ct.Cmdline)
 	for _, s := range []struct {
-		name string
+		side Role
 		r    *result.Result
-	}{{"baseline", base}, {"candidate", cand}} {
+	}{{Baseline, base}, {Candidate, cand}} {
 		if s.r.Partial {
-			w = append(w, fmt.Sprintf("the %s run is partial (%s): trials are missing", s.name, s.r.Error))
+			w = append(w, Warning{Kind: WarnPartial, Side: s.side, Detail: s.r.Error})
 		}
 		if s.r.Target.Accel == "tcg" {
-			w = append(w, fmt.Sprintf("the %s ran under TCG: timings are emulated and say little about real hardware", s.name))
+			w = append(w, Warning{Kind: WarnEmulated, Side: s.side})
 		}
 	}
 	return w
 }
 
-// CompareScenario compares the metrics present in both runs of a scenario.
-// The candidate's gate block sets its thresholds.
+// CompareScenario compares the metrics present in both runs of a scenario,
+// its gated tests judged as a family of their own. The candidate's gate
+// policy (see GatePolicy) says what is gated.
 func CompareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
+	sr, err := compareScenario(base, cand, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Scenarios: []ScenarioReport{*sr}}
+	judgeReports([]*Report{rep}, opt)
+	return &rep.Scenarios[0], nil
+}
+
+func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
 	sr := &ScenarioReport{Name: cand.Name}
 	if base.Params != cand.Params {
 		if !opt.Force {
 			return nil, fmt.Errorf("%w in scenario %s (baseline %s, candidate %s): the runs measure different things; rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, short(base.Params), short(cand.Params))
 		}
-		sr.Warnings = append(sr.Warnings, fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", short(base.Params), short(cand.Params)))
+		sr.Warnings = append(sr.Warnings, Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
-	var gate map[string]map[string]float64
-	if len(cand.Definition) > 0 && string(cand.Definition) != "null" {
-		// Only the gate block matters here; decoding just it keeps report
-		// free of the scenarios package and its workloads. The field is
-		// scenarios.Scenario.Gate's.
-		var def struct {
-			Gate map[string]map[string]float64 `json:"gate"`
-		}
-		if err := json.Unmarshal(cand.Definition, &def); err != nil {
-			sr.Warnings = append(sr.Warnings, fmt.Sprintf("scenario definition unreadable (%v); default thresholds used", err))
-		} else {
-			gate = def.Gate
-		}
+	gate, warn := GatePolicy(cand)
+	if warn != nil {
+		sr.Warnings = append(sr.Warnings, *warn)
 	}
 	var names []string
+	var oneSide []Warning
 	for name := range cand.Metrics {
 		if _, ok := base.Metrics[name]; ok {
 			names = append(names, name)
 		} else {
-			sr.Warnings = append(sr.Warnings, fmt.Sprintf("metric %s is in the candidate only; not compared", name))
+			oneSide = append(oneSide, Warning{Kind: WarnMetricOneSide, Side: Candidate, Scenario: cand.Name, Metric: name})
 		}
 	}
 	for name := range base.Metrics {
 		if _, ok := cand.Metrics[name]; !ok {
-			sr.Warnings = append(sr.Warnings, fmt.Sprintf("metric %s is in the baseline only; not compared", name))
+			oneSide = append(oneSide, Warning{Kind: WarnMetricOneSide, Side: Baseline, Scenario: cand.Name, Metric: name})
 		}
 	}
+	slices.SortFunc(oneSide, func(a, b Warning) int {
+		if a.Metric != b.Metric {
+			return compareStrings(a.Metric, b.Metric)
+		}
+		return compareStrings(string(a.Side), string(b.Side))
+	})
+	sr.Warnings = append(sr.Warnings, oneSide...)
 	slices.Sort(names)
-	slices.Sort(sr.Warnings)
 	for _, name := range names {
 		if base.Metrics[name].Merged().Count() == 0 && cand.Metrics[name].Merged().Count() == 0 {
-			sr.Warnings = append(sr.Warnings, fmt.Sprintf("metric %s has no events on either side; not compared", name))
+			sr.Warnings = append(sr.Warnings, Warning{Kind: WarnMetricNoEvents, Scenario: cand.Name, Metric: name})
 			continue
 		}
 		th := func(p Percentile) (float64, bool) { return ResolveThreshold(name, p.Name, gate, opt.Thresholds) }
-		sr.Verdicts = append(sr.Verdicts, CompareMetric(name, trialsOf(base.Metrics[name]), trialsOf(cand.Metrics[name]), th, opt.Resamples)...)
+		excess := func(Percentile) float64 { return 0 }
+		if opt.Stored && opt.Calibration != nil {
+			excess = func(p Percentile) float64 {
+				sd, ok := opt.Calibration.Excess(cand.Name, name, p.Name)
+				if !ok {
+					if _, gated := th(p); gated {
+						sr.Warnings = append(sr.Warnings, Warning{Kind: WarnNotCalibrated, Scenario: cand.Name, Metric: name, Percentile: p.Name})
+					}
+					return 0
+				}
+				return sd
+			}
+		}
+		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(base.Metrics[name]), trialsOf(cand.Metrics[name]), th, excess, opt)...)
 	}
 	return sr, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func short(digest string) string {
@@ -231,10 +332,20 @@ func trialsOf(m *result.Metric) []*hist.Histogram {
 	return hs
 }
 
-// CompareMetric returns a verdict per percentile for one metric's trials.
-// threshold gives each percentile's threshold and whether it is gated;
-// resamples ≤ 0 means DefaultResamples.
+// CompareMetric returns a verdict per percentile for one metric's trials,
+// its gated percentiles judged as a family of their own at a single look
+// at DefaultAlpha. threshold gives each percentile's threshold and whether
+// it is gated; resamples ≤ 0 means DefaultResamples.
 func CompareMetric(metric string, base, cand []*hist.Histogram, threshold func(Percentile) (float64, bool), resamples int) []Verdict {
+	vs := compareMetric(metric, base, cand, threshold, func(Percentile) float64 { return 0 }, Options{Resamples: resamples})
+	judgeFamily(gatedOf(vs), DefaultAlpha, DefaultBeta)
+	return vs
+}
+
+// compareMetric estimates every percentile; the verdicts are judged later,
+// with their family. excess gives the between-run sd per side to add.
+func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(Percentile) (float64, bool), excess func(Percentile) float64, opt Options) []Verdict {
+	resamples := opt.Resamples
 	if resamples <= 0 {
 		resamples = DefaultResamples
 	}
@@ -243,130 +354,133 @@ func CompareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 	var out []Verdict
 	for _, p := range Percentiles {
 		t, gated := threshold(p)
-		e := estimate(bs, cs, p.Q, resamples, seedFor(content, metric, p.Name))
-		out = append(out, Judge(metric, p, e, t, gated, len(base), len(cand)))
+		n := resamples
+		if opt.gatedOnly && !gated {
+			n = 0
+		}
+		e := estimate(bs, cs, p.Q, n, seedFor(content, metric, p.Name))
+		sd := excess(p)
+		if sd > 0 {
+			e = e.finish(2 * sd * sd)
+		}
+		v := newVerdict(metric, p, e, t, gated, len(base), len(cand))
+		v.ExcessSD = sd
+		out = append(out, v)
 	}
 	return out
 }
 
-// Judge applies the verdict rules to an estimate.
-func Judge(metric string, p Percentile, e Estimate, threshold float64, gated bool, baseTrials, candTrials int) Verdict {
+// newVerdict is a verdict's numbers before its family judges it.
+func newVerdict(metric string, p Percentile, e Estimate, threshold float64, gated bool, baseTrials, candTrials int) Verdict {
 	v := Verdict{
 		Metric: metric, Quantile: p.Name,
 		Base: e.Base, Cand: e.Cand, Ratio: e.Ratio, Lo: e.Lo, Hi: e.Hi,
-		Threshold: threshold, Gated: gated,
+		SE: e.SE, DF: e.DF, P: e.P(),
+		Threshold: threshold, Gated: gated, Kind: NotGated,
 		BaseTrials: baseTrials, CandTrials: candTrials,
+		BaseEvents: e.BaseEvents, CandEvents: e.CandEvents,
 	}
 	if !gated {
 		v.Threshold = 0
 	}
 	v.Warnings = warnings(p, e, gated, baseTrials, candTrials)
-	switch {
-	case !gated:
-		v.Kind = NotGated
-	case e.BaseEvents == 0 || e.CandEvents == 0 || math.IsNaN(e.Ratio) || math.IsInf(e.Ratio, 0):
-		v.Kind = Inconclusive
-	case e.Ratio > 1+threshold:
-		if e.Lo > 1 && !tailShort(p, e) {
-			v.Kind = Regression
-		} else if e.Lo > 1 {
-			// The interval cannot be trusted on a handful of events past
-			// the quantile: a gate says "regression" only when it knows.
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(p, e, baseTrials, candTrials)
-		} else {
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsToSettle(e.Ratio-1, e.Ratio-e.Lo, baseTrials, candTrials)
-		}
-	case e.Ratio < 1-threshold:
-		if e.Hi < 1 && !tailShort(p, e) {
-			v.Kind = Improvement
-		} else if e.Hi < 1 {
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(p, e, baseTrials, candTrials)
-		} else {
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsToSettle(1-e.Ratio, e.Hi-e.Ratio, baseTrials, candTrials)
-		}
-	default:
-		v.Kind = NoChange
+	return v
+}
+
+// Judge judges one estimate alone: a family of one test at a single look
+// at DefaultAlpha.
+func Judge(metric string, p Percentile, e Estimate, threshold float64, gated bool, baseTrials, candTrials int) Verdict {
+	v := newVerdict(metric, p, e, threshold, gated, baseTrials, candTrials)
+	if gated {
+		judgeFamily([]*Verdict{&v}, DefaultAlpha, DefaultBeta)
 	}
 	return v
 }
 
 // tailShort reports whether either side has fewer than MinTailEvents events
 // beyond the quantile.
-func tailShort(p Percentile, e Estimate) bool {
-	return float64(e.BaseEvents)*(1-p.Q) < MinTailEvents || float64(e.CandEvents)*(1-p.Q) < MinTailEvents
+func tailShort(q float64, baseEvents, candEvents uint64) bool {
+	return float64(baseEvents)*(1-q) < MinTailEvents || float64(candEvents)*(1-q) < MinTailEvents
 }
 
 // trialsForTail estimates the trials per side that would give both sides
 // MinTailEvents events beyond the quantile, at the events per trial seen.
-func trialsForTail(p Percentile, e Estimate, baseTrials, candTrials int) int {
+func trialsForTail(q float64, v *Verdict) int {
 	need := 0
 	for _, side := range []struct {
 		events uint64
 		trials int
-	}{{e.BaseEvents, baseTrials}, {e.CandEvents, candTrials}} {
+	}{{v.BaseEvents, v.BaseTrials}, {v.CandEvents, v.CandTrials}} {
 		if side.trials == 0 || side.events == 0 {
 			continue
 		}
-		perTrial := float64(side.events) / float64(side.trials) * (1 - p.Q)
+		perTrial := float64(side.events) / float64(side.trials) * (1 - q)
+		if perTrial <= 0 {
+			return maxTrialsToSettle
+		}
 		need = max(need, int(math.Ceil(MinTailEvents/perTrial)))
 	}
 	return min(max(need, 1), maxTrialsToSettle)
 }
 
-// trialsToSettle estimates the trials per side at which the interval's
-// half-width, shrinking as 1/√n, falls below the distance from the ratio to
-// 1. It assumes the ratio stays where it is, so it is a likely answer, not
-// a promise.
-func trialsToSettle(distance, halfWidth float64, baseTrials, candTrials int) int {
+// trialsToSettle estimates the trials per side at which crit standard
+// errors fit in distance (on the log scale): the within-run variance
+// shrinks as 1/n, the between-run excess does not. It assumes the ratio
+// stays where it is, so it is a likely answer, not a promise; 0 when no
+// trial count would do.
+func trialsToSettle(distance, within, excess, crit float64, baseTrials, candTrials int) int {
 	n := float64(max(min(baseTrials, candTrials), 1))
-	if math.IsNaN(halfWidth) || halfWidth <= 0 || distance <= 0 {
+	if math.IsNaN(within) || math.IsNaN(crit) || within <= 0 || distance <= 0 {
 		return 0
 	}
-	need := n * (halfWidth / distance) * (halfWidth / distance)
+	room := (distance/crit)*(distance/crit) - excess
+	if room <= 0 {
+		return maxTrialsToSettle
+	}
 	// A 10% margin: stopping exactly at the boundary settles half the time.
-	k := int(math.Ceil(need * 1.1))
+	need := n * within / room * 1.1
+	if need >= maxTrialsToSettle {
+		return maxTrialsToSettle
+	}
+	k := int(math.Ceil(need))
 	if k <= int(n) {
 		k = int(n) + 1
 	}
 	return min(k, maxTrialsToSettle)
 }
 
-func warnings(p Percentile, e Estimate, gated bool, baseTrials, candTrials int) []string {
-	var w []string
+func warnings(p Percentile, e Estimate, gated bool, baseTrials, candTrials int) []Warning {
+	var w []Warning
 	if e.BaseEvents == 0 {
-		w = append(w, "baseline has no events")
+		w = append(w, Warning{Kind: WarnNoEvents, Side: Baseline, Percentile: p.Name})
 	}
 	if e.CandEvents == 0 {
-		w = append(w, "candidate has no events")
+		w = append(w, Warning{Kind: WarnNoEvents, Side: Candidate, Percentile: p.Name})
 	}
 	if p.Q < 1 || gated {
-		var few []string
-		for _, s := range []struct {
-			name string
-			n    uint64
-		}{{"baseline", e.BaseEvents}, {"candidate", e.CandEvents}} {
-			if s.n == 0 {
-				continue
-			}
-			if beyond := float64(s.n) * (1 - p.Q); beyond < MinTailEvents {
-				few = append(few, fmt.Sprintf("%s %.0f", s.name, math.Floor(beyond)))
-			}
+		beyond := func(n uint64) (int, bool) {
+			b := float64(n) * (1 - p.Q)
+			return int(math.Floor(b)), n > 0 && b < MinTailEvents
 		}
-		if len(few) > 0 {
-			w = append(w, fmt.Sprintf("few events beyond %s (%s; want ≥ %d): run longer or more trials", p.Name, strings.Join(few, ", "), MinTailEvents))
+		bc, bShort := beyond(e.BaseEvents)
+		cc, cShort := beyond(e.CandEvents)
+		if bShort || cShort {
+			side := Both
+			if !cShort {
+				side = Baseline
+			} else if !bShort {
+				side = Candidate
+			}
+			w = append(w, Warning{Kind: WarnFewTailEvents, Side: side, Percentile: p.Name, BaseCount: bc, CandCount: cc})
 		}
 	}
 	switch {
 	case baseTrials == 1 && candTrials == 1:
-		w = append(w, "one trial per side: the interval ignores trial-to-trial variation")
+		w = append(w, Warning{Kind: WarnOneTrial, Side: Both, Percentile: p.Name})
 	case baseTrials == 1:
-		w = append(w, "one baseline trial: the interval ignores trial-to-trial variation")
+		w = append(w, Warning{Kind: WarnOneTrial, Side: Baseline, Percentile: p.Name})
 	case candTrials == 1:
-		w = append(w, "one candidate trial: the interval ignores trial-to-trial variation")
+		w = append(w, Warning{Kind: WarnOneTrial, Side: Candidate, Percentile: p.Name})
 	}
 	return w
 }

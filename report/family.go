@@ -1,0 +1,353 @@
+package report
+
+import (
+	"math"
+	"slices"
+)
+
+// DefaultAlpha is the family-wise false-alarm rate of one invocation:
+// the chance, with nothing changed, that any gated test is called a
+// regression (over all looks of a sequential run).
+const DefaultAlpha = 0.01
+
+// DefaultBeta bounds, per gated test, the chance that a regression of at
+// least its threshold is called "no change" (over all looks).
+const DefaultBeta = 0.05
+
+// Sequential is the stopping rule of a gate run that looks at its data
+// more than once: after rounds First, First+Every, First+2·Every, … (each
+// round one more trial per side), it compares everything measured so far,
+// and stops when every gated test is decided (Report.Decided), or when a
+// regression is confirmed (the exit code is then settled: more rounds
+// could only add regressions), or when the budget is spent; what is
+// undecided then is inconclusive. Report.Stopping applies the rule.
+//
+// Each look k spends part of the error rates: Holm's procedure over the
+// invocation's gated tests at AlphaAt(k), and the "no change" intervals at
+// one-sided level BetaAt(k) each side, where
+//
+//	AlphaAt(k) = Alpha · 6/(π²k²),  BetaAt(k) = Beta · 6/(π²k²),
+//
+// which sum to Alpha and Beta over any number of looks. Look 0 is a
+// single, final look at the full Alpha and Beta.
+//
+// Why the rule holds its rates: at look k, Holm keeps the chance of any
+// false regression among the tests at most AlphaAt(k), whatever the other
+// tests' truth (given valid p-values, which the simulations check). A run
+// that stops at look K reports the verdicts of look K, so a false
+// regression in its report is a false regression at some look k ≤ K, and
+// by the union bound its chance is at most Σ_k AlphaAt(k) ≤ Alpha, for
+// any stopping time K, however data-dependent. Likewise a test whose true
+// ratio is at least 1+T is called "no change" at look k only if the
+// upper end of its one-sided 1−BetaAt(k) interval falls below 1+T, a
+// chance of at most BetaAt(k); over all looks at most Beta. The looks must
+// fall at rounds fixed in advance (as First and Every fix them), not at
+// rounds chosen from the data. The union bound ignores how strongly
+// successive looks agree, so the real rates are lower than Alpha and Beta;
+// the price is power at later looks.
+type Sequential struct {
+	// Alpha is the family-wise false-alarm rate over all looks; 0 means
+	// DefaultAlpha. Beta bounds the chance of "no change" for a real
+	// regression, per test, over all looks; 0 means DefaultBeta.
+	Alpha, Beta float64
+	// First is the round of the first look and Every the rounds between
+	// looks after it; 0 means DefaultFirstLook and DefaultLookEvery.
+	First, Every int
+}
+
+// The default look schedule: the first look after 6 rounds, then one
+// every 2.
+const (
+	DefaultFirstLook = 6
+	DefaultLookEvery = 2
+)
+
+// spend is the share of a rate spent at look k ≥ 1: 6/(π²k²).
+func spend(k int) float64 { return 6 / (math.Pi * math.Pi * float64(k) * float64(k)) }
+
+// AlphaAt returns the family-wise level to spend at look k (1-based), or
+// all of Alpha for k = 0, a single look.
+func (s Sequential) AlphaAt(k int) float64 {
+	a := s.Alpha
+	if a <= 0 {
+		a = DefaultAlpha
+	}
+	if k <= 0 {
+		return a
+	}
+	return a * spend(k)
+}
+
+// BetaAt returns the one-sided level of the "no change" interval at look
+// k (1-based), or all of Beta for k = 0.
+func (s Sequential) BetaAt(k int) float64 {
+	b := s.Beta
+	if b <= 0 {
+		b = DefaultBeta
+	}
+	if k <= 0 {
+		return b
+	}
+	return b * spend(k)
+}
+
+// LookAt returns the look due after the given round (1-based), or 0 when
+// none is.
+func (s Sequential) LookAt(round int) int {
+	first, every := s.First, s.Every
+	if first <= 0 {
+		first = DefaultFirstLook
+	}
+	if every <= 0 {
+		every = DefaultLookEvery
+	}
+	if round < first || (round-first)%every != 0 {
+		return 0
+	}
+	return (round-first)/every + 1
+}
+
+// judgeReports judges the gated tests of all reports as one family, at
+// the levels of opt.Look.
+func judgeReports(reps []*Report, opt Options) {
+	seq := opt.sequential()
+	alpha, beta := seq.AlphaAt(opt.Look), seq.BetaAt(opt.Look)
+	var family []*Verdict
+	for _, r := range reps {
+		r.Look, r.Alpha, r.Beta = opt.Look, alpha, beta
+		for si := range r.Scenarios {
+			family = append(family, gatedOf(r.Scenarios[si].Verdicts)...)
+		}
+	}
+	for _, r := range reps {
+		r.Tests = len(family)
+	}
+	judgeFamily(family, alpha, beta)
+}
+
+// gatedOf returns pointers to the gated verdicts of vs.
+func gatedOf(vs []Verdict) []*Verdict {
+	var out []*Verdict
+	for i := range vs {
+		if vs[i].Gated {
+			out = append(out, &vs[i])
+		}
+	}
+	return out
+}
+
+// judgeFamily sets the kind of every verdict of a family of gated tests.
+// Regressions and improvements are two families of one-sided tests, each
+// under Holm at alpha: a regression needs Holm to reject "ratio ≤ 1", the
+// ratio beyond 1+T, and MinTailEvents events beyond the quantile on each
+// side; an improvement mirrors it. "No change" needs the one-sided 1−beta
+// bounds of the ratio inside (1−T, 1+T), and the same tail events. The
+// rest is inconclusive.
+func judgeFamily(vs []*Verdict, alpha, beta float64) {
+	up := make([]float64, len(vs))
+	down := make([]float64, len(vs))
+	for i, v := range vs {
+		p := v.P
+		if math.IsNaN(p) {
+			p = 1
+		}
+		if v.Ratio >= 1 {
+			up[i], down[i] = p, 1-p
+		} else {
+			up[i], down[i] = 1-p, p
+		}
+	}
+	upRej, upLevel := holm(up, alpha)
+	downRej, downLevel := holm(down, alpha)
+	for i, v := range vs {
+		if v.Ratio >= 1 || math.IsNaN(v.Ratio) {
+			v.Level = upLevel[i]
+		} else {
+			v.Level = downLevel[i]
+		}
+		decide(v, upRej[i], downRej[i], beta)
+	}
+}
+
+// decide sets v's kind from its family's rejections.
+func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
+	v.TrialsToSettle = 0
+	pc, ok := LookupPercentile(v.Quantile)
+	q := pc.Q
+	if !ok {
+		q = 1
+	}
+	t := v.Threshold
+	short := tailShort(q, v.BaseEvents, v.CandEvents)
+	if v.BaseEvents == 0 || v.CandEvents == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) || math.IsNaN(v.SE) {
+		v.Kind = Inconclusive
+		return
+	}
+	logR := math.Log(v.Ratio)
+	excess := 2 * v.ExcessSD * v.ExcessSD
+	within := v.SE*v.SE - excess
+	eqCrit := tQuantile(beta, v.DF)
+	equivalent := v.Ratio*math.Exp(eqCrit*v.SE) < 1+t && v.Ratio*math.Exp(-eqCrit*v.SE) > 1-t
+	switch {
+	case v.Ratio > 1+t && upRejected, v.Ratio < 1-t && downRejected:
+		if short {
+			// The interval cannot be trusted on a handful of events past
+			// the quantile: a gate says "regression" only when it knows.
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(q, v)
+		} else if v.Ratio > 1 {
+			v.Kind = Regression
+		} else {
+			v.Kind = Improvement
+		}
+	case equivalent:
+		if short {
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(q, v)
+		} else {
+			v.Kind = NoChange
+		}
+	case v.Ratio > 1+t || v.Ratio < 1-t:
+		v.Kind = Inconclusive
+		v.TrialsToSettle = trialsToSettle(math.Abs(logR), within, excess, tQuantile(v.Level, v.DF), v.BaseTrials, v.CandTrials)
+	default:
+		v.Kind = Inconclusive
+		room := math.Log1p(t) - logR
+		if t < 1 {
+			room = math.Min(room, logR-math.Log1p(-t))
+		}
+		v.TrialsToSettle = trialsToSettle(room, within, excess, eqCrit, v.BaseTrials, v.CandTrials)
+	}
+}
+
+// holm runs Holm's step-down procedure at level alpha over p-values p: the
+// j-th smallest is rejected when it and every smaller one is at most
+// alpha/(m−j+1). level[i] is the level p[i] was judged at: that of its
+// rank, or past the first acceptance the level there, so that rejected[i]
+// exactly when p[i] ≤ level[i].
+func holm(p []float64, alpha float64) (rejected []bool, level []float64) {
+	m := len(p)
+	rejected = make([]bool, m)
+	level = make([]float64, m)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case p[a] < p[b]:
+			return -1
+		case p[a] > p[b]:
+			return 1
+		}
+		return 0
+	})
+	stopped := false
+	var at float64
+	for j, i := range order {
+		if !stopped {
+			at = alpha / float64(m-j)
+			if p[i] <= at {
+				rejected[i] = true
+			} else {
+				stopped = true
+			}
+		}
+		level[i] = at
+	}
+	return rejected, level
+}
+
+// decided reports whether a gated verdict is settled: a regression, an
+// improvement or no change.
+func decided(v Verdict) bool {
+	return v.Kind == Regression || v.Kind == Improvement || v.Kind == NoChange
+}
+
+// Decided reports whether every gated test of r is decided: a regression,
+// an improvement or no change. A sequential gate run stops when it is.
+func (r *Report) Decided() bool {
+	for _, s := range r.Scenarios {
+		for _, v := range s.Verdicts {
+			if v.Gated && !decided(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// StopReason is why a gate run stops after a look.
+type StopReason string
+
+// Reasons to stop.
+const (
+	// StopSingleLook: the comparison was a single, final look.
+	StopSingleLook StopReason = "single look"
+	// StopDecided: every gated test is decided.
+	StopDecided StopReason = "decided"
+	// StopRegression: a regression is confirmed, so the gate fails
+	// whatever the undecided tests would become.
+	StopRegression StopReason = "regression"
+	// StopBudget: the budget is spent with gated tests undecided, which
+	// stay inconclusive.
+	StopBudget StopReason = "budget spent"
+)
+
+// Stopping says whether and why a gate run stops after a look, for the
+// renderers.
+type Stopping struct {
+	Stop   bool
+	Reason StopReason // empty when not stopping
+	Look   int
+	// Trials is the fewest trials of a side behind the gated verdicts;
+	// with one trial per round, the rounds run.
+	Trials int
+	// Gated, Undecided and Regressions count the gated tests, those not
+	// decided and the regressions.
+	Gated, Undecided, Regressions int
+}
+
+// Stopping says whether a gate run stops after r's look (see Sequential):
+// when every gated test is decided, when a regression is confirmed, when
+// it was a single look, or when budgetSpent. A caller that wants every
+// test decided even after a regression goes on while !r.Decided().
+func (r *Report) Stopping(budgetSpent bool) Stopping {
+	return stopping([]*Report{r}, budgetSpent)
+}
+
+func stopping(reps []*Report, budgetSpent bool) Stopping {
+	st := Stopping{Trials: -1}
+	for _, r := range reps {
+		st.Look = r.Look
+		for _, s := range r.Scenarios {
+			for _, v := range s.Verdicts {
+				if !v.Gated {
+					continue
+				}
+				st.Gated++
+				if !decided(v) {
+					st.Undecided++
+				}
+				if v.Kind == Regression {
+					st.Regressions++
+				}
+				if n := min(v.BaseTrials, v.CandTrials); st.Trials < 0 || n < st.Trials {
+					st.Trials = n
+				}
+			}
+		}
+	}
+	st.Trials = max(st.Trials, 0)
+	switch {
+	case st.Undecided == 0:
+		st.Stop, st.Reason = true, StopDecided
+	case st.Regressions > 0:
+		st.Stop, st.Reason = true, StopRegression
+	case st.Look == 0:
+		st.Stop, st.Reason = true, StopSingleLook
+	case budgetSpent:
+		st.Stop, st.Reason = true, StopBudget
+	}
+	return st
+}

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// fieldLabels word the fields a warning names.
+var fieldLabels = map[string]string{
+	FieldKernelRelease: "kernel release",
+	FieldConfigHash:    "kernel config hash",
+	FieldCPUModel:      "CPU model",
+	FieldCPUs:          "CPU count",
+	FieldAccel:         "target accel",
+	FieldKind:          "target kind",
+	FieldVCPUs:         "target vCPUs",
+	FieldMemMiB:        "target memory (MiB)",
+	FieldCmdline:       "target kernel cmdline",
+	FieldTarget:        "target",
+}
+
+func fieldLabel(f string) string {
+	if l, ok := fieldLabels[f]; ok {
+		return l
+	}
+	return f
+}
+
+// String words w as a two-sided report shows it.
+func (w Warning) String() string { return w.text("the baseline", "the candidate") }
+
+// text words w, naming the two sides base and cand where the wording
+// refers to a whole run ("the baseline" in a report, the reference
+// target's name in a matrix).
+func (w Warning) text(base, cand string) string {
+	name := func(r Role) string {
+		if r == Baseline {
+			return base
+		}
+		return cand
+	}
+	switch w.Kind {
+	case WarnEnvironment:
+		return fmt.Sprintf("environments differ: %s is %q in %s, %q in %s", fieldLabel(w.Field), w.Base, base, w.Cand, cand)
+	case WarnPartial:
+		return fmt.Sprintf("%s run is partial (%s): trials are missing", name(w.Side), w.Detail)
+	case WarnEmulated:
+		return fmt.Sprintf("%s ran under TCG: timings are emulated and say little about real hardware", name(w.Side))
+	case WarnScenarioOneSide:
+		if w.Side == Baseline {
+			return fmt.Sprintf("scenario %s is in %s only; not compared", w.Scenario, base)
+		}
+		return fmt.Sprintf("scenario %s is not in %s; not compared", w.Scenario, base)
+	case WarnParamsDiffer:
+		return fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", w.Base, w.Cand)
+	case WarnDefinitionUnreadable:
+		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
+	case WarnMetricOneSide:
+		return fmt.Sprintf("metric %s is in the %s only; not compared", w.Metric, w.Side)
+	case WarnMetricNoEvents:
+		return fmt.Sprintf("metric %s has no events on either side; not compared", w.Metric)
+	case WarnNoEvents:
+		return fmt.Sprintf("%s has no events", w.Side)
+	case WarnFewTailEvents:
+		var few []string
+		if w.Side == Baseline || w.Side == Both {
+			few = append(few, fmt.Sprintf("baseline %d", w.BaseCount))
+		}
+		if w.Side == Candidate || w.Side == Both {
+			few = append(few, fmt.Sprintf("candidate %d", w.CandCount))
+		}
+		return fmt.Sprintf("few events beyond %s (%s; want ≥ %d): run longer or more trials", w.Percentile, strings.Join(few, ", "), MinTailEvents)
+	case WarnOneTrial:
+		if w.Side == Both {
+			return "one trial per side: the interval ignores trial-to-trial variation"
+		}
+		return fmt.Sprintf("one %s trial: the interval ignores trial-to-trial variation", w.Side)
+	case WarnWithinRunOnly:
+		on := w.Target
+		if w.Detail != "" {
+			on += " (kernel " + w.Detail + ")"
+		}
+		return fmt.Sprintf("intervals cover within-run noise only: %s is stored from another run; run `tailgate calibrate` on %s to measure the between-run spread", base, on)
+	case WarnNotCalibrated:
+		return fmt.Sprintf("no calibration for %s %s: its interval covers within-run noise only", w.Metric, w.Percentile)
+	case WarnCalibrationMismatch:
+		return fmt.Sprintf("the calibration was measured with %s %q, %s with %q; applied all the same", fieldLabel(w.Field), w.Cand, base, w.Base)
+	}
+	return string(w.Kind)
+}
+
+// warningStrings words a list of warnings.
+func warningStrings(ws []Warning) []string {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.String()
+	}
+	return out
+}
+
+// text words a matrix warning with the names of the reference and the
+// target.
+func (mw MatrixWarning) text(ref string) string {
+	return mw.Warning.text(ref, mw.Target)
+}
+
+// String says whether and why a gate run stopped, for a report's last
+// line.
+func (s Stopping) String() string {
+	trials := fmt.Sprintf("%d %s per side", s.Trials, plural(s.Trials, "trial", "trials"))
+	at := fmt.Sprintf("after look %d (%s)", s.Look, trials)
+	if s.Look == 0 {
+		at = "after one look (" + trials + ")"
+	}
+	switch s.Reason {
+	case StopDecided:
+		return fmt.Sprintf("stopped %s: every gated test is decided", at)
+	case StopRegression:
+		return fmt.Sprintf("stopped %s: %d %s confirmed, the gate fails whatever the %d undecided %s", at,
+			s.Regressions, plural(s.Regressions, "regression", "regressions"), s.Undecided, plural(s.Undecided, "test would show", "tests would show"))
+	case StopBudget:
+		return fmt.Sprintf("stopped %s: the budget is spent with %d of %d gated %s undecided (inconclusive)", at, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+	case StopSingleLook:
+		return fmt.Sprintf("compared once (%s): %d of %d gated %s undecided (inconclusive)", trials, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+	}
+	return fmt.Sprintf("going on %s: %d of %d gated %s undecided", at, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+}
