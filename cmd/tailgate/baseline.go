@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -117,8 +118,21 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opt.Waiting = waitingForLock(stderr)
 	paths, err := baseline.SaveWith(pos[1], r, opt)
 	return savedBaselines(paths, err, stderr)
+}
+
+// waitingForLock says, in one line on w, that a baseline save waits for
+// another tailgate saving into the same store.
+func waitingForLock(w io.Writer) func(baseline.LockWait) {
+	return func(l baseline.LockWait) {
+		by := "another tailgate"
+		if l.PID > 0 {
+			by += fmt.Sprintf(" (pid %d)", l.PID)
+		}
+		fmt.Fprintf(w, "baseline store %s is locked by %s saving into it; waiting for %s\n", filepath.Dir(l.Lock), by, l.Lock)
+	}
 }
 
 // savedBaselines reports what a baseline save wrote and classifies its

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -80,4 +85,66 @@ func TestRefusedResults(t *testing.T) {
 			t.Errorf("a refused save stored %v", ents)
 		}
 	}
+}
+
+// TestBaselineSaveWaitsForLock: a baseline save into a store another
+// tailgate is saving into waits for it, says so in one line, then saves.
+func TestBaselineSaveWaitsForLock(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	os.Mkdir(store, 0o755)
+	r := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "r.json")
+	lock, err := os.OpenFile(filepath.Join(store, baseline.LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		code   int
+		stderr string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		code, _, stderr := cli("baseline", "save", r, store)
+		done <- outcome{code, stderr}
+	}()
+	// The save is blocked on the lock when the kernel lists its wait.
+	st, _ := lock.Stat()
+	ino := st.Sys().(*syscall.Stat_t).Ino
+	deadline := time.Now().Add(10 * time.Second)
+	for !flockWaiter(t, ino) {
+		if time.Now().After(deadline) {
+			t.Fatal("baseline save did not wait for the lock in 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	o := <-done
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	first, _, _ := strings.Cut(o.stderr, "\n")
+	if !strings.Contains(first, "locked by another tailgate") || !strings.Contains(first, store) {
+		t.Errorf("first line %q does not say it waits for another tailgate's lock on %s", first, store)
+	}
+}
+
+// flockWaiter reports whether /proc/locks lists a process blocked on an
+// flock of inode ino.
+func flockWaiter(t *testing.T, ino uint64) bool {
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		// "1: -> FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF"
+		f := strings.Fields(line)
+		if len(f) >= 7 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], fmt.Sprintf(":%d", ino)) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,15 @@
 // one per scenario and target, that later runs are compared with. Writes
 // are atomic, and a file that cannot be read is an error, never silently
 // replaced.
+//
+// Save holds the store's lock, an flock(2) on DIR/.tailgate.lock, from the
+// checks of the files it replaces to the last write: two tailgates saving
+// into one store take turns, and the second is told it waits
+// (SaveOptions.Waiting). The lock file is removed when Save ends.
+//
+// The temporaries of atomic writes (".NAME.tmp-PID-RANDOM", see
+// result.WriteFileAtomic) are never read as baselines; Save and Load remove
+// the ones whose writer is gone.
 package baseline
 
 import (
@@ -92,6 +101,15 @@ type SaveOptions struct {
 	// ReplaceUnreadable replaces a stored file that cannot be parsed
 	// (corrupt, truncated, a newer schema). Without it Save refuses.
 	ReplaceUnreadable bool
+	// Waiting, if set, is called once when another process holds the
+	// store's lock, before Save waits for it.
+	Waiting func(LockWait)
+}
+
+// LockWait describes the lock a Save waits for.
+type LockWait struct {
+	Lock string // the lock file
+	PID  int    // its holder's, as it wrote it; 0 when unknown
 }
 
 // Save stores each scenario of r as its own baseline file in dir, creating
@@ -117,6 +135,12 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("baseline directory: %w", err)
 	}
+	unlock, err := lockStore(dir, opt.Waiting)
+	if err != nil {
+		return nil, fmt.Errorf("lock the baseline directory: %w", err)
+	}
+	defer unlock()
+	result.RemoveStaleTemps(dir) // best effort: a leftover is harmless
 	type job struct {
 		path string
 		r    *result.Result
@@ -174,13 +198,14 @@ func Load(path, scenario, target, kernel string) (*Entry, error) {
 		return checked(&Entry{Path: path, Result: only(r, s)})
 	}
 	prefix := sanitize(scenario) + "@" + sanitize(target) + "-"
+	result.RemoveStaleTemps(path) // best effort: the store may be read-only
 	names, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
 	}
 	var best *Entry
 	for _, d := range names {
-		if d.IsDir() || !strings.HasPrefix(d.Name(), prefix) || !strings.HasSuffix(d.Name(), ".json") {
+		if d.IsDir() || result.IsTemp(d.Name()) || !strings.HasPrefix(d.Name(), prefix) || !strings.HasSuffix(d.Name(), ".json") {
 			continue
 		}
 		p := filepath.Join(path, d.Name())
@@ -243,8 +268,8 @@ func List(path string) ([]Entry, error) {
 			return nil, err
 		}
 		for _, d := range names {
-			// Dot files are temporaries of writes in progress.
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && !strings.HasPrefix(d.Name(), ".") {
+			// Dot files are temporaries of writes and the lock.
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && !strings.HasPrefix(d.Name(), ".") && !result.IsTemp(d.Name()) {
 				files = append(files, filepath.Join(path, d.Name()))
 			}
 		}

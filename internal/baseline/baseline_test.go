@@ -2,8 +2,10 @@ package baseline
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -257,6 +259,123 @@ func TestEmptyBaselinesRefused(t *testing.T) {
 				if !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), path) {
 					t.Errorf("Load(%s) = %v, want ErrEmpty naming %s", from, err, path)
 				}
+			}
+		})
+	}
+}
+
+// TestSaveWaitsForTheLock: a Save while another holds the store's lock says
+// it waits, writes nothing until the lock is released, then saves.
+func TestSaveWaitsForTheLock(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan LockWait, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := SaveWith(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), SaveOptions{
+			Waiting: func(w LockWait) { waited <- w },
+		})
+		done <- err
+	}()
+	select {
+	case w := <-waited:
+		if w.Lock != filepath.Join(dir, LockName) || w.PID != os.Getpid() {
+			t.Errorf("waits for %+v, want %s held by pid %d", w, filepath.Join(dir, LockName), os.Getpid())
+		}
+	case err := <-done:
+		t.Fatalf("Save did not wait for the lock: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Save neither waited nor finished in 10s")
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName("pipe", "host", "6.1.0"))); err == nil {
+		t.Error("Save wrote while another held the lock")
+	}
+	unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Save did not finish after the lock was released")
+	}
+	if _, err := Load(dir, "pipe", "host", "6.1.0"); err != nil {
+		t.Error(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the store holds %v, want the baseline alone (no lock file, no temporaries)", ents)
+	}
+}
+
+// TestConcurrentSaves: saves into one store at once take turns; each one
+// succeeds, every file is whole, and each file is from one Result.
+func TestConcurrentSaves(t *testing.T) {
+	dir := t.TempDir()
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			r := sample("host", "6.1.0", time.Unix(int64(100+i), 0), "getppid", "pipe", "fork")
+			_, err := Save(dir, r)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	entries, err := List(dir)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("List: %d entries, %v", len(entries), err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Errorf("the store holds %v, want 3 baselines", ents)
+	}
+}
+
+// TestStaleTemporariesInStore: a temporary left by a killed save is
+// removed by the next Save or Load and never read as a baseline.
+func TestStaleTemporariesInStore(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	for _, op := range []string{"Save", "Load"} {
+		t.Run(op, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := Save(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe")); err != nil {
+				t.Fatal(err)
+			}
+			// Half a baseline, named as a temporary of its file.
+			stale := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-99", FileName("pipe", "host", "6.1.0"), dead))
+			fresh := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-98", FileName("pipe", "host", "6.1.0"), os.Getpid()))
+			for _, p := range []string{stale, fresh} {
+				os.WriteFile(p, []byte(`{"schema": 1, "scen`), 0o644)
+				old := time.Now().Add(-5 * time.Minute)
+				os.Chtimes(p, old, old)
+			}
+			var err error
+			if op == "Save" {
+				_, err = Save(dir, sample("host", "6.1.0", time.Unix(200, 0), "pipe"))
+			} else {
+				_, err = Load(dir, "pipe", "host", "6.1.0")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(stale); err == nil {
+				t.Errorf("%s: the stale temporary is still there", op)
+			}
+			if _, err := os.Stat(fresh); err != nil {
+				t.Errorf("%s removed the temporary of a live writer: %v", op, err)
+			}
+			if entries, err := List(dir); err != nil || len(entries) != 1 {
+				t.Errorf("List: %d entries, %v; temporaries are not baselines", len(entries), err)
 			}
 		})
 	}

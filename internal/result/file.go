@@ -7,7 +7,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Write writes r to path with WriteFileAtomic.
@@ -48,7 +53,7 @@ func WriteFileAtomic(path string, b []byte) error {
 	dir := filepath.Dir(dest)
 	// CreateTemp opens with O_EXCL: a planted file or symlink of the
 	// temporary's name is never written through.
-	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp*")
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(dest)))
 	if err != nil {
 		return err
 	}
@@ -146,4 +151,103 @@ func FollowLinks(path string) (string, error) {
 		p = to
 	}
 	return "", &fs.PathError{Op: "follow symlinks", Path: path, Err: syscall.ELOOP}
+}
+
+// Temporaries of WriteFileAtomic are named ".NAME.tmp-PID-RANDOM": hidden,
+// and carrying the writer's pid so that a later run can tell one whose
+// writer was killed from one being written. Older tailgates named them
+// ".NAME.tmpRANDOM".
+func tempPattern(base string) string {
+	return "." + base + ".tmp-" + strconv.Itoa(os.Getpid()) + "-*"
+}
+
+// parseTemp reports whether name is a temporary of WriteFileAtomic, and the
+// pid of its writer (0 for the older form without one).
+func parseTemp(name string) (pid int, ok bool) {
+	i := strings.LastIndex(name, ".tmp")
+	if !strings.HasPrefix(name, ".") || i <= 1 {
+		return 0, false
+	}
+	rest := name[i+len(".tmp"):]
+	if r, withPID := strings.CutPrefix(rest, "-"); withPID {
+		p, random, found := strings.Cut(r, "-")
+		n, err := strconv.Atoi(p)
+		if !found || err != nil || n <= 0 || !digits(random) {
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, digits(rest)
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// IsTemp reports whether a file name is that of a temporary of
+// WriteFileAtomic, finished or not: readers of a directory skip it.
+func IsTemp(name string) bool {
+	_, ok := parseTemp(name)
+	return ok
+}
+
+// How old a temporary must be before it can be stale: a write takes
+// milliseconds. One of the older form, without the writer's pid, must be
+// older still.
+const (
+	staleAfter      = time.Minute
+	staleAfterNoPID = time.Hour
+)
+
+// RemoveStaleTemps removes the temporaries of WriteFileAtomic in dir whose
+// writer is gone (killed before its rename): older than a minute and
+// written by a pid that no longer exists (older than an hour for the form
+// without a pid). It returns the paths removed; a file it cannot remove is
+// an error beside them.
+func RemoveStaleTemps(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var removed []string
+	var errs []error
+	for _, e := range ents {
+		pid, ok := parseTemp(e.Name())
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		age := now.Sub(info.ModTime())
+		switch {
+		case pid == 0 && age < staleAfterNoPID:
+			continue
+		case pid != 0 && (age < staleAfter || processExists(pid)):
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// processExists reports whether pid names a process (of any user).
+func processExists(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
 }

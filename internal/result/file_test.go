@@ -2,11 +2,15 @@ package result
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -178,5 +182,82 @@ func onlyEntry(t *testing.T, dir string) {
 	t.Helper()
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%s holds %d entries, want 1: %v", dir, len(ents), ents)
+	}
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead, alive := deadPID(t), os.Getpid()
+	old, older := time.Now().Add(-2*time.Minute), time.Now().Add(-2*time.Hour)
+	files := []struct {
+		name  string
+		mtime time.Time
+		stale bool
+	}{
+		{fmt.Sprintf(".r.json.tmp-%d-123", dead), old, true},
+		{fmt.Sprintf(".r.json.tmp-%d-124", dead), time.Now(), false}, // perhaps a pid of another namespace: wait
+		{fmt.Sprintf(".r.json.tmp-%d-125", alive), older, false},
+		{".r.json.tmp4242", older, true}, // the form without a pid
+		{".r.json.tmp4243", old, false},
+		{"r.json", older, false},
+		{".r.json.tmp-x-1", older, false}, // not ours
+		{".notes", older, false},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, f.mtime, f.mtime)
+	}
+	removed, err := RemoveStaleTemps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(dir, f.name))
+		if f.stale {
+			want = append(want, filepath.Join(dir, f.name))
+			if err == nil {
+				t.Errorf("%s is stale and was kept", f.name)
+			}
+		} else if err != nil {
+			t.Errorf("%s was removed: it is not a stale temporary", f.name)
+		}
+	}
+	slices.Sort(removed)
+	slices.Sort(want)
+	if !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want %v", removed, want)
+	}
+}
+
+// TestWriteFileAtomicTempName: the temporary is hidden, names its writer's
+// pid and is recognized as a temporary.
+func TestWriteFileAtomicTempName(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.CreateTemp(dir, tempPattern("r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	name := filepath.Base(f.Name())
+	pid, ok := parseTemp(name)
+	if !ok || pid != os.Getpid() || !strings.HasPrefix(name, ".r.json.tmp-") {
+		t.Errorf("temporary %s: pid %d, ok %v; want a hidden .r.json.tmp-%d-RANDOM", name, pid, ok, os.Getpid())
+	}
+	if !IsTemp(name) || IsTemp("r.json") || IsTemp(".tailgate.lock") {
+		t.Error("IsTemp does not tell temporaries from other files")
 	}
 }

@@ -1,0 +1,76 @@
+package baseline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockName is the name of the store's lock file.
+const LockName = ".tailgate.lock"
+
+// lockStore takes the exclusive lock of the store in dir, waiting while
+// another process holds it (after calling waiting, once). unlock removes
+// the lock file and releases the lock.
+func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
+	path := filepath.Join(dir, LockName)
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		fd := int(f.Fd())
+		err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			if waiting != nil {
+				waiting(LockWait{Lock: path, PID: holder(f)})
+				waiting = nil
+			}
+			err = flock(fd, unix.LOCK_EX)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		// The holder before us removes the file as it unlocks: if it did
+		// after we opened it, our lock is on a file no one else will
+		// open. Start over on the path's file.
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+			f.Close()
+			continue
+		}
+		// Who holds it, for the message of a process that waits.
+		f.Truncate(0)
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		return func() {
+			os.Remove(path) // still holding the lock: see above
+			f.Close()
+		}, nil
+	}
+}
+
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// holder returns the pid written in the lock file f, or 0.
+func holder(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
