@@ -15,6 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -27,6 +28,43 @@ var runScenarios = runner.Run
 const hostTarget = "host"
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runGate(ctx, args, stdout, stderr, matrixEnv{exec: execute, sysctlRoot: sysctl.Root})
+}
+
+const gateUsage = `usage: tailgate gate [SCENARIO...] BASE HEAD [--budget D] [--trials N] [report flags]
+       tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
+       tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]
+
+Runs the scenarios (none: every built-in) and gates the head against the base.
+
+BASE HEAD (the same job, what CI should call): two targets, base first,
+run in alternating rounds (base head, head base, ...) on this machine, so
+that drift and the machine fall on both alike. After round 6 and every
+second round after it, the comparison looks at the data and stops once every
+gated test is decided (a regression, or no change) or a regression is
+confirmed, or when --budget is spent; what is still open is inconclusive. Targets, as matrix takes them:
+  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC, CMDLINE appended to its command line
+  --target NAME               a VM target from the targets file
+  --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
+                              this host, with those sysctls set during its trials
+
+  tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms
+  tailgate gate --variant base --variant 'tuned:kernel.timer_migration=0' timer-1ms
+
+--baseline: against a stored Result (history, a dedicated quiet machine);
+its interval is widened by the between-run spread 'tailgate calibrate' stored.
+--candidate: gate a Result made earlier (merged CI shards) instead of running.
+
+What is gated: the scenario's gate block, else p99 of its primary metrics
+(tailgate list); everything else is reported. The family-wise false-alarm
+rate over every gated test of the invocation is held at 1% (Holm), across
+the looks too.
+
+exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure
+
+`
+
+func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
 	fs := flag.NewFlagSet("tailgate gate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var rf runFlags
@@ -42,23 +80,31 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
 	var candPath string
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
+	fs.Func("variant", "a host target `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)", func(string) error { return nil })
+	var gopt gateOptions
+	fs.DurationVar(&gopt.budget, "budget", DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
+	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, gateUsage)
 		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]\n"+
-			"       [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-o RESULT]\n"+
-			"       tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]\n\n"+
-			"Runs the scenarios (none: every built-in), compares each with its stored baseline and reports.\n"+
-			"With --candidate, gates a Result made earlier (merged CI shards) instead of running.\n"+
-			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure\n\n")
 		fs.PrintDefaults()
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	if n := len(targetFlagOrder(args)); n >= 2 || (n == 1 && basePath == "") {
+		if basePath != "" || candPath != "" || save {
+			return usagef("two targets gate the head against the base in this job; --baseline, --candidate and --save-baseline are for stored baselines: give one or the other")
+		}
+		if n == 1 {
+			return usagef("one target given: a gate in one job needs two, base then head (e.g. --variant base --variant tuned:KEY=VALUE), or --baseline DIR")
+		}
+		return gatePair(ctx, args, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
+	}
 	if basePath == "" {
-		return usagef("--baseline DIR|FILE is required; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
+		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
 	}
 	outs, err := f.resolveOutputs()
 	if err != nil {

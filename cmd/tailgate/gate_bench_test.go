@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
+)
+
+// BenchmarkGateRuns runs real gates on this machine, many times over, and
+// counts their exit codes: the false-alarm rate of A/A gates, and how often
+// a real slowdown is caught. It takes long (each gate runs its rounds of
+// worker processes), so it is a benchmark, not a test:
+//
+//	go test ./cmd/tailgate/ -run '^$' -bench GateRuns -benchtime 1x -timeout 0
+//
+// Settings, from the environment:
+//
+//	TAILGATE_BENCH_SCENARIOS  scenarios (default: syscall-read pipe-pingpong timer-1ms)
+//	TAILGATE_BENCH_RUNS       gate runs per scenario (default 30)
+//	TAILGATE_BENCH_MODE       pair: two identical host variants in one job (default);
+//	                          stored: against a baseline from a separate earlier run
+//	TAILGATE_BENCH_SLOW       pair mode: work instructions attached to the traced
+//	                          tracepoints during the head's rounds (0: none, A/A)
+//	TAILGATE_BENCH_ARGS       more gate arguments, space separated
+//	TAILGATE_BENCH_OUT        append one line per gate run to this file (TSV)
+func BenchmarkGateRuns(b *testing.B) {
+	scens := strings.Fields(envOr("TAILGATE_BENCH_SCENARIOS", "syscall-read pipe-pingpong timer-1ms"))
+	runs, _ := strconv.Atoi(envOr("TAILGATE_BENCH_RUNS", "30"))
+	mode := envOr("TAILGATE_BENCH_MODE", "pair")
+	slow, _ := strconv.Atoi(envOr("TAILGATE_BENCH_SLOW", "0"))
+	extra := strings.Fields(os.Getenv("TAILGATE_BENCH_ARGS"))
+	var out io.Writer = io.Discard
+	if path := os.Getenv("TAILGATE_BENCH_OUT"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		out = f
+	}
+	ctx := context.Background()
+	for range b.N {
+		for _, sc := range scens {
+			var codes []int
+			var secs []float64
+			var rounds []int
+			base := ""
+			if mode == "stored" {
+				base = filepath.Join(b.TempDir(), sc+".json")
+				if err := storedBaseline(ctx, sc, base, extra); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range runs {
+				var args []string
+				env := matrixEnv{exec: execute, sysctlRoot: sysctl.Root}
+				switch mode {
+				case "pair":
+					args = append([]string{sc, "--variant", "base", "--variant", "head"}, extra...)
+					if slow > 0 {
+						env.exec = slowHead(slow)
+					}
+				case "stored":
+					args = append([]string{sc, "--baseline", base}, extra...)
+				default:
+					b.Fatalf("TAILGATE_BENCH_MODE %q: want pair or stored", mode)
+				}
+				var stderr bytes.Buffer
+				start := time.Now()
+				err := runGate(ctx, args, io.Discard, &stderr, env)
+				d := time.Since(start).Seconds()
+				code := exitCode(err)
+				if code >= exitUsage {
+					b.Fatalf("%s run %d: exit %d: %v\n%s", sc, i+1, code, err, stderr.String())
+				}
+				r := stoppedAfter(stderr.String())
+				codes, secs, rounds = append(codes, code), append(secs, d), append(rounds, r)
+				fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slow, i+1, code, r, d, mode)
+			}
+			fails := 0
+			for _, c := range codes {
+				if c == exitRegression {
+					fails++
+				}
+			}
+			b.Logf("%s mode=%s slow=%d: %d of %d gate runs exit 1; median %.1f s, median %d rounds", sc, mode, slow, fails, len(codes), median(secs), int(median(intsToFloats(rounds))))
+		}
+	}
+}
+
+// slowHead is execute with a slowdown attached for the head's rounds.
+func slowHead(insns int) func(context.Context, execTarget, *targetFlags, runner.Request, *progress.Reporter) (*result.Result, error) {
+	return func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+		if t.name == "head" {
+			s, err := attachSlowdown(insns)
+			if err != nil {
+				return nil, err
+			}
+			defer s.Close()
+		}
+		return execute(ctx, t, tf, req, p)
+	}
+}
+
+// storedBaseline runs sc once and stores it at path: the baseline a later
+// gate run compares with, from a separate earlier process tree.
+func storedBaseline(ctx context.Context, sc, path string, extra []string) error {
+	var stderr bytes.Buffer
+	args := append([]string{"run", sc, "-o", path}, extra...)
+	if code := run(ctx, args, io.Discard, &stderr); code != 0 {
+		return fmt.Errorf("baseline run: exit %d: %s", code, stderr.String())
+	}
+	return nil
+}
+
+var stoppedRe = regexp.MustCompile(`stopped after (\d+) rounds`)
+
+func stoppedAfter(s string) int {
+	m := stoppedRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func intsToFloats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}

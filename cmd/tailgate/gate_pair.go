@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// The same-job gate: base and head run in alternating rounds on this
+// machine, and after rounds on a fixed schedule the comparison looks at
+// what it has. It stops as soon as every gated test is decided (a
+// regression, or no change: the interval inside ±threshold), or when the
+// budget or the round cap is spent; what is still open is inconclusive.
+// Each look spends part of the false-alarm budget (report.Sequential), so
+// looking early and often keeps the family-wise rate at its level.
+
+// Gate defaults, chosen by measurement (BENCHMARKS.md, "Time to a
+// verdict").
+const (
+	// DefaultBudget is the wall time a same-job gate may spend on rounds.
+	DefaultBudget = 3 * time.Minute
+	// maxGateRounds caps the rounds of a same-job gate.
+	maxGateRounds = 200
+)
+
+// pairEnv is what a same-job gate touches outside itself; tests replace it.
+type pairEnv = matrixEnv
+
+// gateOptions is what a same-job gate needs besides its flags.
+type gateOptions struct {
+	budget  time.Duration
+	retries int
+}
+
+// gatePair runs base and head in alternating rounds and gates head
+// against base.
+func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env pairEnv, stdout, stderr io.Writer) error {
+	ss, err := lookupScenarios(names)
+	if err != nil {
+		return err
+	}
+	outs, err := f.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	targets, err := matrixTargets(args, tf)
+	if err != nil {
+		return err
+	}
+	if len(targets) != 2 {
+		return usagef("a gate compares two targets, base then head (--kernel, --target or --variant), got %d; for more, use tailgate matrix", len(targets))
+	}
+	if err := checkVariantKeys(targets, env.sysctlRoot); err != nil {
+		return err
+	}
+	if _, err := rf.request(ss, nil); err != nil {
+		return err
+	}
+	if rf.output != "" {
+		for _, t := range targets {
+			if err := checkOutputPath(outputPath(rf.output, t.execTarget, 2)); err != nil { // from outputs.go
+				return err
+			}
+		}
+	}
+	if opt.budget <= 0 {
+		return usagef("--budget must be positive, got %s", opt.budget)
+	}
+	rounds := maxGateRounds
+	if rf.trials > 0 {
+		rounds = rf.trials
+	}
+	var seq report.Sequential
+	var last *report.Report
+	var lastLook, lastRound int
+	look := func(r int, res []*result.Result) (bool, error) {
+		k := seq.LookAt(r)
+		if k == 0 || res[0] == nil || res[1] == nil {
+			return false, nil
+		}
+		o := f.options()
+		o.Look = k
+		rep, err := report.Compare(res[0], res[1], o)
+		if err != nil {
+			return false, &usageError{err}
+		}
+		last, lastLook, lastRound = rep, k, r
+		st := rep.Stopping(false)
+		fmt.Fprintf(stderr, "look %d after round %d: %d gated, %d undecided, %d %s\n", k, r, st.Gated, st.Undecided, st.Regressions, pluralS(st.Regressions, "regression", "regressions"))
+		return st.Stop, nil
+	}
+	plan := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look}
+	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), alternating rounds, up to %d rounds or %s; a look after round %d and every %d after\n",
+		targets[0].name, targets[1].name, rounds, opt.budget, report.DefaultFirstLook, report.DefaultLookEvery)
+	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, plan, env, stderr)
+	for i, t := range targets {
+		out := outputPath(rf.output, t.execTarget, 2)
+		if out == "" || results[i] == nil {
+			continue
+		}
+		if err := result.Write(out, results[i]); err != nil {
+			return errors.Join(runErr, infra(fmt.Errorf("write result: %w", err)))
+		}
+		what := "result"
+		if runErr != nil {
+			what = "partial result"
+		}
+		fmt.Fprintf(stderr, "%s of %s written to %s\n", what, t.name, out)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if results[0] == nil || results[1] == nil {
+		return infra(fmt.Errorf("no round finished on both targets"))
+	}
+	// The budget or the cap ended the run between looks: the data since the
+	// last look get a look of their own.
+	if last == nil || lastRound != ran.Rounds {
+		o := f.options()
+		o.Look = lastLook + 1
+		if last, err = report.Compare(results[0], results[1], o); err != nil {
+			return &usageError{err}
+		}
+	}
+	fmt.Fprintf(stderr, "gate: %s\n", stopReason(ran, last, opt.budget))
+	if err := writeReports(last, outs, stdout, stderr); err != nil {
+		return err
+	}
+	return verdictError(last, f.strict, "gate", stderr)
+}
+
+func lookSummary(rep *report.Report) string {
+	c := rep.Tally()
+	open := c.Gated - c.Regressions - countKind(rep, report.NoChange)
+	return fmt.Sprintf("%d gated: %d regressions, %d no change, %d open", c.Gated, c.Regressions, countKind(rep, report.NoChange), open)
+}
+
+func countKind(rep *report.Report, k report.Kind) int {
+	n := 0
+	for _, s := range rep.Scenarios {
+		for _, v := range s.Verdicts {
+			if v.Gated && v.Kind == k {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// stopReason says how many rounds ran and why the gate stopped.
+func stopReason(ran roundsRun, rep *report.Report, budget time.Duration) string {
+	trials := pluralS(ran.Rounds, "trial", "trials")
+	switch ran.Why {
+	case "decided":
+		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): every gated test decided", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second))
+	case "budget":
+		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, lookSummary(rep))
+	}
+	return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the round cap; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), lookSummary(rep))
+}
+
+// checkVariantKeys refuses, before anything runs, a sysctl key this kernel
+// lacks: a typo until proven otherwise.
+func checkVariantKeys(targets []matrixTarget, root string) error {
+	for _, t := range targets {
+		for _, s := range t.sysctls {
+			if _, err := sysctl.Read(root, s.Key); err != nil {
+				return usagef("variant %s: %v", t.name, err)
+			}
+		}
+	}
+	return nil
+}
+
