@@ -177,4 +177,3 @@ func checkVariantKeys(targets []matrixTarget, root string) error {
 	}
 	return nil
 }
-
