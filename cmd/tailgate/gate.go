@@ -17,7 +17,6 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // runScenarios runs a request; tests replace it to gate without tracers.
@@ -130,7 +129,14 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		cand.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
 			return slices.Contains(missing, s.Name)
 		})
-		if rep, err = report.Compare(base, &cand, f.options()); err != nil {
+		// A stored baseline is another run: its interval needs the
+		// between-run spread that calibrate measured, and says so without.
+		o := f.options()
+		o.Stored = true
+		if o.Calibration, err = loadCalibration(basePath, base.Target.Name, base.Environment.KernelRelease); err != nil {
+			return err
+		}
+		if rep, err = report.Compare(base, &cand, o); err != nil {
 			return &usageError{err}
 		}
 		if err := writeReports(rep, outs, stdout, stderr); err != nil {
@@ -299,74 +305,4 @@ func joinArgs(args []string) string {
 		return ""
 	}
 	return strings.Join(args, " ") + " "
-}
-
-func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tailgate calibrate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var rf runFlags
-	rf.register(fs)
-	var f reportFlags
-	f.registerThresholds(fs)
-	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: tailgate calibrate SCENARIO [--trials N] [--duration D] [--threshold [METRIC:]PCTL=T%%]...\n\n"+
-			"Runs the scenario twice on the same target (A/A) and reports, per metric and percentile,\n"+
-			"the noise floor and the smallest threshold the gate can enforce at this trial count.\n\n")
-		fs.PrintDefaults()
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("calibrate wants one SCENARIO, got %d", len(pos))
-	}
-	s, err := scenarios.Lookup(pos[0])
-	if err != nil {
-		return &usageError{err}
-	}
-	var runs [2]*result.Result
-	for i := range runs {
-		fmt.Fprintf(stderr, "calibrate %s: run %c of 2\n", s.Name, 'A'+i)
-		p := progress.New(stderr)
-		req, err := rf.request([]*scenarios.Scenario{s}, p)
-		if err != nil {
-			return err
-		}
-		res, runErr := runScenarios(ctx, req)
-		p.Done()
-		if errors.Is(runErr, context.Canceled) {
-			return infra(errors.New("interrupted"))
-		}
-		if runErr != nil {
-			return classify(runErr)
-		}
-		runs[i] = res
-	}
-	rep, err := report.Compare(runs[0], runs[1], f.options())
-	if err != nil {
-		return &usageError{err}
-	}
-	noise := report.NoiseFloor(rep)
-	fmt.Fprintf(stdout, "Noise floor of %s on %s (kernel %s): two runs, nothing changed.\n", s.Name, runs[0].Target.Name, runs[0].Environment.KernelRelease)
-	if err := report.WriteNoiseText(stdout, noise); err != nil {
-		return err
-	}
-	below := 0
-	for _, n := range noise {
-		if n.BelowFloor() {
-			below++
-		}
-	}
-	if below > 0 {
-		fmt.Fprintf(stdout, "%d gated %s below the noise floor: raise the threshold in the scenario's gate block or run more trials.\n", below, pluralS(below, "threshold is", "thresholds are"))
-	} else {
-		fmt.Fprintf(stdout, "Every gated threshold is above the noise floor.\n")
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(stdout, "warning: %s\n", w)
-	}
-	return nil
 }
