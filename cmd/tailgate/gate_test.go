@@ -129,18 +129,30 @@ func TestGate(t *testing.T) {
 }
 
 func TestCalibrate(t *testing.T) {
-	stubRunner(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}, fakeRun{scenario: "syscall-read", scales: steady, seed: 2})
-	code, stdout, stderr := cli("calibrate", "syscall-read", "--trials", "5")
+	stubRunner(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}, fakeRun{scenario: "syscall-read", scales: steady, seed: 2},
+		fakeRun{scenario: "syscall-read", scales: []float64{1.2, 1.21, 1.19, 1.2, 1.2}, seed: 3})
+	store := filepath.Join(t.TempDir(), "baselines")
+	code, stdout, stderr := cli("calibrate", "syscall-read", "--trials", "5", "--runs", "3", "--baseline", store)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Noise floor of syscall-read", "min threshold", "p99.9", "run B of 2"} {
+	for _, want := range []string{"Between-run spread on host", "3 separate runs", "run 3 of 3", "calibration written to"} {
 		if !strings.Contains(stdout+stderr, want) {
 			t.Errorf("output lacks %q:\n%s\n%s", want, stdout, stderr)
 		}
 	}
-	if code, _, _ := cli("calibrate"); code != 2 {
-		t.Errorf("no scenario: exit %d, want 2", code)
+	cal, err := loadCalibration(store, "host", "6.1.0-test")
+	if err != nil || cal == nil {
+		t.Fatalf("stored calibration: %v, %v", cal, err)
+	}
+	// One run of three 20% slower than the others: the spread between
+	// runs is real and stored.
+	sd, ok := cal.Excess("syscall-read", "syscall.read", "p99")
+	if !ok || sd < 0.05 {
+		t.Errorf("excess between-run sd of syscall.read p99 = %v (%v), want ≥ 0.05 from runs 20%% apart", sd, ok)
+	}
+	if code, _, _ := cli("calibrate", "syscall-read", "--runs", "1"); code != 2 {
+		t.Errorf("--runs 1: exit %d, want 2", code)
 	}
 }
 
