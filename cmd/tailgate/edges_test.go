@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // edgeCase is one command line that must be refused: exit 2 with one line
@@ -147,4 +148,75 @@ func flockWaiter(t *testing.T, ino uint64) bool {
 		}
 	}
 	return false
+}
+
+// minimalScenario is a valid scenario file.
+const minimalScenario = "name: x\nworkload:\n  kind: timer\n"
+
+// TestInputLimits: scenario and targets files over the size or nesting
+// limit are refused at once, in one line naming the file and the limit;
+// deep-looking text that is not nesting is not.
+func TestInputLimits(t *testing.T) {
+	stubResult(t, fakeRun{scenario: "x", scales: steady, seed: 1}.result()) // a file let through runs nothing
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var deepBlock, deepDashes strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&deepBlock, "%sk%d:\n", strings.Repeat("  ", i), i)
+	}
+	deepDashes.WriteString("workload: " + strings.Repeat("\n", 1))
+	deepDashes.WriteString("  " + strings.Repeat("- ", 100) + "x\n")
+	refused := []struct {
+		name, content, want string
+	}{
+		{"100 000 nested [", minimalScenario + "description: " + strings.Repeat("[", 100000) + "\n", "nested more than 64 deep"},
+		{"nested {a:", minimalScenario + "description: " + strings.Repeat("{a: ", 1000) + "\n", "nested more than 64 deep"},
+		{"closers hidden in quotes", minimalScenario + "description: " + strings.Repeat(`[ "]" `, 100) + "\n", "nested more than 64 deep"},
+		{"closers hidden in comments", minimalScenario + "description:\n" + strings.Repeat("  [ # ]\n", 100), "nested more than 64 deep"},
+		{"deep flow after a block scalar", minimalScenario + "description: |\n  \"\ngate: " + strings.Repeat("[", 1000) + "\n", "nested more than 64 deep"},
+		{"deep indentation", deepBlock.String(), "nested more than 64 deep"},
+		{"compact sequences", deepDashes.String(), "nested more than 64 deep"},
+		{"over 1 MiB", minimalScenario + strings.Repeat("# padding padding padding padding padding padding\n", 25000), "the limit is 1048576 bytes"},
+		{"long description", minimalScenario + "description: " + strings.Repeat("x", 5000) + "\n", "the limit is 4096"},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			path := write(strings.ReplaceAll(c.name, " ", "-")+".yaml", c.content)
+			start := time.Now()
+			edgeCase{args: []string{"run", path}, want: []string{path + ":", c.want}}.check(t)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("refused after %v, want at once", d)
+			}
+		})
+	}
+	t.Run("targets file", func(t *testing.T) {
+		path := write("targets.yaml", "targets:\n  - name: a\n    kernel: "+strings.Repeat("[", 100000)+"\n")
+		edgeCase{args: []string{"run", "syscall-read", "--targets", path, "--target", "a"}, want: []string{path + ":", "nested more than 64 deep"}}.check(t)
+		big := write("big-targets.yaml", strings.Repeat("# padding\n", 120000))
+		edgeCase{args: []string{"run", "syscall-read", "--targets", big, "--target", "a"}, want: []string{big + ":", "1 MiB"}}.check(t)
+	})
+
+	accepted := []struct{ name, content string }{
+		{"byte order mark", "\xef\xbb\xbf" + minimalScenario},
+		{"brackets in a double-quoted string", minimalScenario + "description: \"" + strings.Repeat("[{", 100) + "\"\n"},
+		{"brackets in a single-quoted string", minimalScenario + "description: 'it''s " + strings.Repeat("[", 100) + "'\n"},
+		{"brackets in a plain string", minimalScenario + "description: a" + strings.Repeat("[", 100) + "\n"},
+		{"brackets in a block scalar", minimalScenario + "description: |\n" + strings.Repeat("  [[[[ \" ' {{{{\n", 40)},
+		{"brackets in comments", minimalScenario + strings.Repeat("# [[[[[[[[[[[[[[[[[[[[\n", 10) + "description: x # [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"},
+		{"flow lists", minimalScenario + "tracers:\n  syscall: {syscalls: [read, write]}\n"},
+	}
+	for _, c := range accepted {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := scenarios.Parse("x.yaml", []byte(c.content))
+			if err != nil || s.Name != "x" {
+				t.Errorf("refused: %v", err)
+			}
+		})
+	}
 }

@@ -106,6 +106,24 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 	return out, nil
 }
 
+// checkTargetsFile refuses a targets file over the size and nesting limits
+// of YAML input before the YAML parser gets it; other faults are for
+// loading it to report.
+func checkTargetsFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := scenarios.ReadInput(path)
+	if err == nil {
+		_, err = scenarios.CheckInput(path, b)
+	}
+	var pe *scenarios.ParseError
+	if errors.As(err, &pe) {
+		return &usageError{err}
+	}
+	return nil
+}
+
 // runRequest builds a runner request with progress on stderr.
 func (f *runFlags) request(ss []*scenarios.Scenario, p *progress.Reporter) (runner.Request, error) {
 	if f.trials < 0 {
@@ -177,6 +195,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	ss, err := lookupScenarios(names)
 	if err != nil {
+		return err
+	}
+	if err := checkTargetsFile(tf.file); err != nil {
 		return err
 	}
 	targets, err := tf.targets()

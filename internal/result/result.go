@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"time"
@@ -165,7 +166,15 @@ func (r *Result) Find(name string) *Scenario {
 var (
 	ErrFutureSchema = errors.New("result schema is newer than this tailgate")
 	ErrCorrupt      = errors.New("result is not a valid tailgate result")
+	ErrTooLarge     = errors.New("result is larger than tailgate reads")
 )
+
+// MaxSize is the largest Result file Load reads, in bytes. A trial's
+// histogram takes 75 KB of JSON for a wide real distribution and 233 KB
+// with every bucket counted, so a Result of 20 trials of every built-in
+// (24 metrics) is 37 MB, 115 MB at worst; 256 MiB leaves room for merged
+// shards and more trials while bounding what a bad file costs.
+const MaxSize = 256 << 20
 
 // Parse decodes and checks a Result document.
 func Parse(b []byte) (*Result, error) {
@@ -239,10 +248,23 @@ func (m *Metric) total() (n uint64, ok bool) {
 }
 
 // Load reads and parses a Result file.
+// A file larger than MaxSize is refused (ErrTooLarge) from its size,
+// before it is read.
 func Load(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d (256 MiB)", path, ErrTooLarge, st.Size(), MaxSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes (256 MiB)", path, ErrTooLarge, MaxSize)
 	}
 	r, err := Parse(b)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRejects(t *testing.T) {
@@ -68,5 +70,28 @@ func TestWriteAtomicKeepsOldFileOnFailure(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("temporary files left behind: %v", ents)
+	}
+}
+
+// TestLoadRefusesTooLarge: a file over MaxSize is refused from its size,
+// without reading it (the file is sparse: reading it would take seconds).
+func TestLoadRefusesTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"schema": 1, "scenarios": [`)
+	if err := f.Truncate(MaxSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	start := time.Now()
+	_, err = Load(path)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "256 MiB") {
+		t.Errorf("Load = %v, want ErrTooLarge naming %s and the limit", err, path)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Load took %v: it read the file", d)
 	}
 }
