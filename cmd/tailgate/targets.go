@@ -127,8 +127,12 @@ func deadline(req runner.Request) time.Duration {
 	return 2*d + 90*time.Second
 }
 
-// execute runs req on t. Host runs go straight to the runner; VM runs boot
-// the kernel with tailgate itself as init and the request inside.
+// execute runs req on t. Host runs go straight to the runner, which runs
+// each trial in a worker process of its own; a VM run boots once per trial,
+// so that VM trials are as independent as host ones: each is a fresh
+// kernel, with its own boot-time layout, caches and timer calibration.
+// Finished trials are kept when a later boot fails or is interrupted: the
+// Result returned beside the error holds them, marked partial.
 func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	if t.vm == nil {
 		return runScenarios(ctx, req)
@@ -148,6 +152,50 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 	if err != nil {
 		return nil, infra(err)
 	}
+	trials := 0
+	for _, s := range req.Scenarios {
+		trials = max(trials, req.Resolve(s).Trials)
+	}
+	var done []result.Input
+	merged := func(runErr error) (*result.Result, error) {
+		if len(done) == 0 {
+			return nil, runErr
+		}
+		res, err := result.Merge(done)
+		if err != nil {
+			return nil, errors.Join(runErr, infra(err))
+		}
+		res = fixTrials(res)
+		if runErr != nil {
+			res.Partial, res.Error = true, runErr.Error()
+		}
+		return res, runErr
+	}
+	for trial := 1; trial <= trials; trial++ {
+		boot := req
+		boot.Scenarios = nil
+		for _, s := range req.Scenarios {
+			if r := req.Resolve(s); r.Trials >= trial {
+				one := *r
+				one.Trials = 1
+				boot.Scenarios = append(boot.Scenarios, &one)
+			}
+		}
+		boot.Trials = 1
+		if trials > 1 {
+			p.Line(fmt.Sprintf("%s: boot %d/%d", t.name, trial, trials))
+		}
+		res, err := bootOnce(ctx, t, k, boot, p)
+		if err != nil {
+			return merged(err)
+		}
+		done = append(done, result.Input{Path: fmt.Sprintf("%s boot %d", t.name, trial), Result: res})
+	}
+	return merged(nil)
+}
+
+// bootOnce boots t's kernel once and runs req in the guest.
+func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	vm := t.vm.VM(k)
 	if vm.Deadline == 0 {
 		vm.Deadline = deadline(req)
@@ -166,7 +214,7 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 		res.Target.Name = t.name
 	}
 	if err != nil {
-		return res, infra(err)
+		return nil, infra(err)
 	}
 	return res, nil
 }
