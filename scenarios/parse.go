@@ -229,6 +229,15 @@ const (
 	maxDuration = time.Hour
 )
 
+// Limits a scenario file enforces on trials and durations, for the flags
+// that override them.
+const (
+	MaxTrials   = maxTrials
+	MaxWarmup   = maxWarmup
+	MinDuration = minDuration
+	MaxDuration = maxDuration
+)
+
 // Parse parses and validates a scenario and fills in defaults. source names
 // the input in errors and becomes Scenario.Source. Every error is a
 // *ParseError pointing at the offending key or value.

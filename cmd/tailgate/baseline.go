@@ -142,7 +142,7 @@ func savedBaselines(paths []string, err error, stderr io.Writer) error {
 	for _, p := range paths {
 		fmt.Fprintf(stderr, "baseline written to %s\n", p)
 	}
-	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, result.ErrTooLarge) || errors.Is(err, baseline.ErrRefused) {
+	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, result.ErrTooLarge) || errors.Is(err, baseline.ErrRefused) || errors.Is(err, baseline.ErrNotStore) {
 		return &usageError{err}
 	}
 	if err != nil {

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
@@ -57,6 +59,12 @@ func (f *reportFlags) register(fs *flag.FlagSet) {
 // registerThresholds registers the flags that shape the statistics alone.
 func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", func(s string) error {
+		if _, v, ok := strings.Cut(s, "="); ok {
+			num, _ := strings.CutSuffix(strings.TrimSpace(v), "%")
+			if x, err := strconv.ParseFloat(strings.TrimSpace(num), 64); err == nil && (math.IsInf(x, 0) || math.IsNaN(x)) {
+				return fmt.Errorf("threshold %q: want a finite value such as 10%% (or off)", s)
+			}
+		}
 		t, err := report.ParseThreshold(s)
 		if err != nil {
 			return err
@@ -257,6 +265,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	} else if err := baseline.Check(base); err != nil {
 		// Nothing to compare with would pass every gate.
 		return usagef("baseline %s: %w", pos[0], err)
+	}
+	if err := checkThresholdMetrics(f.thresholds, resultMetrics(base, cand)); err != nil {
+		return err
 	}
 	rep, err := report.Compare(base, cand, f.options())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -218,5 +219,57 @@ func TestInputLimits(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestRefusedFlags: flag values a scenario file would refuse, thresholds
+// for metrics that are not there, a scenario named twice and baseline
+// directories that cannot be one are exit 2, in one line, before anything
+// runs.
+func TestRefusedFlags(t *testing.T) {
+	calls := stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 3}.result())
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "base.json")
+	same := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "same.json")
+	loop := filepath.Join(dir, "loop")
+	os.Symlink("loop", loop)
+	copyOf := filepath.Join(dir, "syscall-read.yaml")
+	os.WriteFile(copyOf, []byte("name: syscall-read\nworkload:\n  kind: timer\n"), 0o644)
+	for _, c := range []edgeCase{
+		{"trials 0", []string{"run", "syscall-read", "--trials", "0"}, []string{"-trials", "1 to 1000"}},
+		{"trials 1001", []string{"run", "syscall-read", "--trials", "1001"}, []string{"-trials", "1 to 1000"}},
+		{"duration 0", []string{"run", "syscall-read", "--duration", "0"}, []string{"-duration", "10ms to 1h"}},
+		{"duration 1ns", []string{"run", "syscall-read", "--duration", "1ns"}, []string{"-duration", "10ms to 1h"}},
+		{"duration 2h", []string{"run", "syscall-read", "--duration", "2h"}, []string{"-duration", "10ms to 1h"}},
+		{"warmup 11m", []string{"run", "syscall-read", "--warmup", "11m"}, []string{"-warmup", "0 to 10m"}},
+		{"a scenario twice", []string{"run", "syscall-read", "syscall-read"}, []string{"syscall-read is named twice"}},
+		{"a scenario twice by two names", []string{"run", "syscall-read", copyOf}, []string{copyOf, "both scenario syscall-read"}},
+		{"threshold for a missing metric", []string{"compare", base, same, "--threshold", "syscall.raed:p99=1%"}, []string{"syscall.raed", "syscall.read"}},
+		{"threshold Inf%", []string{"compare", base, same, "--threshold", "p99=Inf%"}, []string{"p99=Inf%", "finite"}},
+		{"threshold NaN", []string{"compare", base, same, "--threshold", "p99=NaN"}, []string{"p99=NaN", "finite"}},
+		{"baseline save into a file", []string{"baseline", "save", base, same}, []string{same, "not a baseline directory", "it is a file"}},
+		{"baseline save under a file", []string{"baseline", "save", base, filepath.Join(same, "store")}, []string{same, "not a baseline directory"}},
+		{"baseline save into a symlink loop", []string{"baseline", "save", base, loop}, []string{loop, "not a baseline directory", "too many levels"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			*calls = 0
+			c.check(t)
+			if *calls != 0 {
+				t.Errorf("ran %d times", *calls)
+			}
+		})
+	}
+	// checkThresholdMetrics is what run-based commands call.
+	if err := checkThresholdMetrics([]report.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}, []string{"sched.runq"}); err != nil {
+		t.Errorf("a threshold for a measured metric: %v", err)
+	}
+	// The limits themselves are fine.
+	for _, args := range [][]string{
+		{"run", "syscall-read", "--trials", "1000", "--duration", "10ms", "--warmup", "0s"},
+		{"run", "syscall-read", "--trials", "1", "--duration", "1h", "--warmup", "10m"},
+	} {
+		if code, _, stderr := cli(args...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 // stdoutPath is the output path that means standard output, as in -o -.
@@ -110,4 +113,37 @@ func outputKey(path string) (key string, ok bool) {
 		dest = abs
 	}
 	return "path " + dest, true
+}
+
+// checkThresholdMetrics refuses a --threshold for a metric that none of
+// metrics (what the scenarios run or compared measure) is: a typo would
+// otherwise be ignored and the default threshold gate in its place.
+func checkThresholdMetrics(ths []report.Threshold, metrics []string) error {
+	for _, th := range ths {
+		if th.Metric == "" || slices.Contains(metrics, th.Metric) {
+			continue
+		}
+		known := slices.Compact(slices.Sorted(slices.Values(metrics)))
+		if len(known) == 0 {
+			return usagef("--threshold %s: no scenario measures %s; they measure nothing", th, th.Metric)
+		}
+		return usagef("--threshold %s: no scenario measures %s; they measure %s", th, th.Metric, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// resultMetrics returns the names of the metrics of every scenario in rs.
+func resultMetrics(rs ...*result.Result) []string {
+	var out []string
+	for _, r := range rs {
+		for _, s := range r.Scenarios {
+			for name := range s.Metrics {
+				if !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,17 +30,46 @@ type runFlags struct {
 	output    string
 }
 
+// The flags hold what scenario files hold (scenarios.MaxTrials and the
+// duration limits): a value a file would refuse is refused, never taken
+// as "the scenario's default" (--trials 0) or run (--duration 1ns).
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.trials, "trials", 0, "trials per scenario (default: the scenario's)")
-	fs.DurationVar(&f.duration, "duration", 0, "duration of each trial (default: the scenario's)")
-	fs.Func("warmup", "warmup `duration` before the trials (default: the scenario's)", func(s string) error {
+	fs.Func("trials", fmt.Sprintf("`N` trials per scenario, 1 to %d (default: the scenario's)", scenarios.MaxTrials), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > scenarios.MaxTrials {
+			return fmt.Errorf("want a number of trials from 1 to %d", scenarios.MaxTrials)
+		}
+		f.trials = n
+		return nil
+	})
+	fs.Func("duration", fmt.Sprintf("`duration` of each trial, %s to %s (default: the scenario's)", scenarios.MinDuration, shortDuration(scenarios.MaxDuration)), func(s string) error {
 		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			return fmt.Errorf("want a duration ≥ 0 such as 500ms")
+		if err != nil || d < scenarios.MinDuration || d > scenarios.MaxDuration {
+			return fmt.Errorf("want a duration from %s to %s, such as 5s", scenarios.MinDuration, shortDuration(scenarios.MaxDuration))
+		}
+		f.duration = d
+		return nil
+	})
+	fs.Func("warmup", "warmup `duration` before the trials, up to "+shortDuration(scenarios.MaxWarmup)+" (default: the scenario's)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 || d > scenarios.MaxWarmup {
+			return fmt.Errorf("want a duration from 0 to %s, such as 500ms", shortDuration(scenarios.MaxWarmup))
 		}
 		f.warmup, f.warmupSet = d, true
 		return nil
 	})
+}
+
+// shortDuration writes d without zero tails: "1h", "10m", not "1h0m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // newFlagSet returns a flag set that prints nothing by itself: a bad flag
@@ -96,11 +126,21 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 		return scenarios.Builtin(), nil
 	}
 	var out []*scenarios.Scenario
+	from := map[string]string{} // scenario name → the argument that named it
 	for _, n := range names {
 		s, err := scenarios.Lookup(n)
 		if err != nil {
 			return nil, &usageError{err}
 		}
+		// One Result holds a scenario once: a second would add its trials
+		// to the first's.
+		if prev, dup := from[s.Name]; dup {
+			if prev == n {
+				return nil, usagef("scenario %s is named twice; for more trials use --trials", n)
+			}
+			return nil, usagef("%s and %s are both scenario %s; a run holds each scenario once", prev, n, s.Name)
+		}
+		from[s.Name] = n
 		out = append(out, s)
 	}
 	return out, nil

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -36,6 +37,9 @@ var (
 	// ErrEmpty reports a baseline scenario without measurements: no
 	// trials, or no metrics. Every comparison with it would pass.
 	ErrEmpty = errors.New("no measurements")
+	// ErrNotStore reports a baseline directory that cannot be one: a file,
+	// a path under a file, a symlink loop.
+	ErrNotStore = errors.New("not a baseline directory")
 )
 
 // Check returns an error wrapping ErrEmpty for the first scenario of r that
@@ -133,7 +137,18 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("baseline directory: %w", err)
+		var why error
+		switch st, serr := os.Stat(dir); {
+		case serr == nil && !st.IsDir():
+			why = errors.New("it is a file")
+		case errors.Is(serr, syscall.ELOOP), errors.Is(serr, syscall.ENOTDIR):
+			why = unwrapPath(serr)
+		case errors.Is(err, syscall.ENOTDIR):
+			why = unwrapPath(err)
+		default:
+			return nil, fmt.Errorf("baseline directory: %w", err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v; name a directory, new or holding baselines", ErrNotStore, dir, why)
 	}
 	unlock, err := lockStore(dir, opt.Waiting)
 	if err != nil {
@@ -294,4 +309,14 @@ func List(path string) ([]Entry, error) {
 
 func sortKey(e Entry) string {
 	return e.Result.Scenarios[0].Name + "\x00" + e.Result.Target.Name + "\x00" + e.Result.Environment.KernelRelease + "\x00" + e.Path
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError, for messages
+// that name the path already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
