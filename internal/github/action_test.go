@@ -119,7 +119,7 @@ func TestActionSteps(t *testing.T) {
 			t.Errorf("KVM step ran for a pre-made Result")
 		}
 		first, _, _ := strings.Cut(run.Summary, "\n")
-		if !strings.HasSuffix(first, "regressions in 4 gated percentiles.") || !strings.Contains(run.Summary, "actions/runs/4242") {
+		if !strings.HasSuffix(first, "regression in 1 gated percentile.") || !strings.Contains(run.Summary, "actions/runs/4242") {
 			t.Errorf("summary:\n%s", run.Summary)
 		}
 		if !strings.Contains(run.Log, "::error title=tailgate%3A syscall-read syscall.read p99 regression::syscall-read syscall.read p99:") {
@@ -179,7 +179,7 @@ func TestActionSteps(t *testing.T) {
 		w := clone(with)
 		w["tailgate"], w["candidate"] = bin, steady
 		run := runAction(t, a, w, gh, env)
-		if run.Failed || run.Outputs["exit-code"] != "0" || !strings.HasPrefix(run.Summary, "No regressions in 4 gated percentiles") {
+		if run.Failed || run.Outputs["exit-code"] != "0" || !strings.HasPrefix(run.Summary, "No regressions in 1 gated percentile") {
 			t.Fatalf("outputs %v\nsummary:\n%s\n%s", run.Outputs, run.Summary, run.Log)
 		}
 		if strings.Contains(run.Log, "::error") {
@@ -256,6 +256,67 @@ exec `+bin+` "$@"
 		}
 		if up := usesStep(t, run, "actions/upload-artifact@"); !strings.Contains(up.With["path"], result) {
 			t.Errorf("artifact path %q lacks the VM run's Result", up.With["path"])
+		}
+	})
+
+	t.Run("base and head in one job", func(t *testing.T) {
+		// A stand-in tailgate: logs its arguments, writes each target's
+		// Result where -o says and names them as the real one does.
+		fake, log := fakeSudo(t)
+		wrapper := filepath.Join(fake, "tailgate")
+		os.WriteFile(wrapper, []byte(`#!/bin/bash
+echo "$*" >> `+log+`
+out=""; fmt=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift ;;
+    --format) case "$2" in markdown=*) fmt="${2#markdown=}" ;; esac; shift ;;
+  esac
+  shift
+done
+cp `+steady+` "${out%.json}-base.json"; echo "result of base written to ${out%.json}-base.json" >&2
+cp `+slow+` "${out%.json}-tuned.json"; echo "result of tuned written to ${out%.json}-tuned.json" >&2
+echo "1 regression in 1 gated percentile." > "$fmt"
+exit 1
+`), 0o755)
+		gh, env := actionEnv(t, srv, 9)
+		env = append(env, "PATH="+fake+":"+os.Getenv("PATH"))
+		w := map[string]string{"tailgate": wrapper, "scenarios": "timer-1ms", "base-variant": "base", "head-variant": "tuned:kernel.timer_migration=0", "budget": "5m", "enable-kvm": "false"}
+		run := runAction(t, a, w, gh, env)
+		if run.Outputs["exit-code"] != "1" || !run.Failed {
+			t.Fatalf("outputs %v\n%s", run.Outputs, run.Log)
+		}
+		dir := filepath.Join(runnerTemp(env), "tailgate")
+		calls := mustRead(t, log)
+		want := "gate --format github --format markdown=" + dir + "/report.md --format json=" + dir + "/report.json --format text=" + dir + "/report.txt " +
+			"timer-1ms --variant base --variant tuned:kernel.timer_migration=0 -o " + dir + "/result.json --budget 5m"
+		if !strings.Contains(calls, want) {
+			t.Errorf("tailgate calls:\n%s\nwant:\n%s", calls, want)
+		}
+		if os.Getuid() != 0 && !strings.Contains(calls, "sudo -E") {
+			t.Errorf("a host variant did not run through sudo:\n%s", calls)
+		}
+		if run.Outputs["result"] != dir+"/result-tuned.json" || !strings.Contains(run.Outputs["results"], dir+"/result-base.json") {
+			t.Errorf("outputs %v: want the head's Result as result, both in results", run.Outputs)
+		}
+		for _, p := range strings.Fields(usesStep(t, run, "actions/upload-artifact@").With["path"]) {
+			if m, _ := filepath.Glob(p); len(m) == 0 {
+				t.Errorf("artifact path %s matches no file", p)
+			}
+		}
+	})
+
+	t.Run("base without head, or with a baseline: exit 2", func(t *testing.T) {
+		for _, w := range []map[string]string{
+			{"tailgate": bin, "base-kernel": "debian:6.1-cloud", "enable-kvm": "false"},
+			{"tailgate": bin, "base-variant": "a", "head-variant": "b", "baseline": "x", "enable-kvm": "false"},
+			{"tailgate": bin, "enable-kvm": "false"},
+		} {
+			gh, env := actionEnv(t, srv, 9)
+			run := runAction(t, a, w, gh, env)
+			if run.Outputs["exit-code"] != "2" || !strings.Contains(run.Log, "::error title=tailgate::") {
+				t.Errorf("%v: outputs %v\n%s", w, run.Outputs, run.Log)
+			}
 		}
 	})
 
