@@ -92,8 +92,8 @@ func TestCompareExitCodes(t *testing.T) {
 		stderr     string // substring
 		stderrLine bool   // stderr is exactly one line
 	}{
-		{name: "no change", args: []string{base, same}, code: 0, stdout: "No regressions in 4 gated percentiles"},
-		{name: "regression", args: []string{base, slow}, code: 1, stdout: "REGRESSION", stderr: "regressions in 4 gated"},
+		{name: "no change", args: []string{base, same}, code: 0, stdout: "No regressions in 1 gated percentile"},
+		{name: "regression", args: []string{base, slow}, code: 1, stdout: "REGRESSION", stderr: "regression in 1 gated"},
 		{name: "regression below a raised threshold", args: []string{base, slow, "--threshold", "p50=50%", "--threshold", "p90=50%", "--threshold", "p99=50%", "--threshold", "p99.9=50%"}, code: 0},
 		{name: "inconclusive passes", args: []string{base, wild, "--threshold", "p50=10%"}, code: 0, stdout: "inconclusive"},
 		{name: "inconclusive fails strict", args: []string{base, wild, "--threshold", "p50=10%", "--strict"}, code: 1, stderr: "fail --strict"},
@@ -141,9 +141,9 @@ func TestCompareOutputs(t *testing.T) {
 		t.Errorf("text report not on stdout:\n%s", stdout)
 	}
 	for path, want := range map[string]string{
-		md:    "4 regressions in 4 gated percentiles.",
+		md:    "1 regression in 1 gated percentile.",
 		junit: `<failure message="syscall.read p99`,
-		js:    `"headline": "4 regressions in 4 gated percentiles."`,
+		js:    `"headline": "1 regression in 1 gated percentile."`,
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -157,7 +157,7 @@ func TestCompareOutputs(t *testing.T) {
 	if code, stdout, _ := cli("compare", base, slow, "--format", "json", "--output", out); code != 1 || stdout != "" || !strings.Contains(mustRead(t, out), `"verdict"`) {
 		t.Errorf("--output: exit %d, stdout %q", code, stdout)
 	}
-	if first, _, _ := strings.Cut(mustRead(t, md), "\n"); first != "4 regressions in 4 gated percentiles." {
+	if first, _, _ := strings.Cut(mustRead(t, md), "\n"); first != "1 regression in 1 gated percentile." {
 		t.Errorf("markdown first line %q", first)
 	}
 }

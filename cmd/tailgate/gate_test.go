@@ -43,7 +43,7 @@ func TestGate(t *testing.T) {
 		}
 	})
 	t.Run("no --baseline", func(t *testing.T) {
-		if code, _, stderr := cli("gate", "syscall-read"); code != 2 || !strings.Contains(stderr, "--baseline DIR|FILE is required") {
+		if code, _, stderr := cli("gate", "syscall-read"); code != 2 || !strings.Contains(stderr, "or a stored --baseline DIR|FILE") {
 			t.Errorf("exit %d: %s", code, stderr)
 		}
 	})
@@ -60,7 +60,7 @@ func TestGate(t *testing.T) {
 	t.Run("pass", func(t *testing.T) {
 		stubRunner(t, steadyRun(2))
 		code, stdout, stderr := cli("gate", "syscall-read", "--baseline", store, "--format", "markdown")
-		if code != 0 || !strings.HasPrefix(stdout, "No regressions in 4 gated percentiles") {
+		if code != 0 || !strings.HasPrefix(stdout, "No regressions in 1 gated percentile") {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
 	})
@@ -186,7 +186,7 @@ func TestGateCandidate(t *testing.T) {
 		if code != 1 || !strings.Contains(stdout, "::error title=tailgate%3A syscall-read syscall.read p99 regression::") {
 			t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		if first, _, _ := strings.Cut(mustRead(t, md), "\n"); !strings.HasSuffix(first, "regressions in 4 gated percentiles.") {
+		if first, _, _ := strings.Cut(mustRead(t, md), "\n"); !strings.HasSuffix(first, "regression in 1 gated percentile.") {
 			t.Errorf("markdown first line %q", first)
 		}
 	})
