@@ -61,6 +61,12 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+		return err
+	}
+	if err := checkOutputPath(calibrationPathOf(basePath)); err != nil {
+		return err
+	}
 	targets, err := tf.targets()
 	if err != nil {
 		return err
@@ -124,6 +130,21 @@ func calibrationPath(basePath, target, kernel string) string {
 	}
 	name := strings.TrimSuffix(baseline.FileName("calibration", target, kernel), ".json")
 	return filepath.Join(basePath, "calibration", strings.TrimPrefix(name, "calibration@")+".json")
+}
+
+// calibrationPathOf is a path whose directory must be writable for a
+// calibration to be stored at basePath ("" when none is to be stored).
+func calibrationPathOf(basePath string) string {
+	if basePath == "" {
+		return ""
+	}
+	if singleFile(basePath) {
+		return calibrationPath(basePath, "", "")
+	}
+	if _, err := os.Stat(basePath); err != nil {
+		return filepath.Join(basePath) // a store not made yet: its parent must take it
+	}
+	return filepath.Join(basePath, "x")
 }
 
 // loadCalibration reads the calibration stored for the baselines at

@@ -17,6 +17,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // runScenarios runs a request; tests replace it to gate without tracers.
@@ -113,7 +114,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	if candPath != "" {
 		res, err = gateCandidate(fs, pos, candPath)
 	} else {
-		res, err = gateRun(ctx, &rf, &tf, pos, basePath, save, stderr)
+		res, err = gateRun(ctx, &rf, &tf, &f, pos, basePath, save, stderr)
 	}
 	if err != nil {
 		return err
@@ -182,9 +183,15 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 
 // gateRun checks that the scenarios have baselines, runs them and writes
 // the Result where -o says.
-func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
+func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
 	ss, err := lookupScenarios(pos)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+		return nil, err
+	}
+	if err := checkOutputPath(rf.output); err != nil {
 		return nil, err
 	}
 	targets, err := tf.targets()
@@ -227,12 +234,21 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, pos []string, b
 		return nil, classify(runErr)
 	}
 	if rf.output != "" {
-		if err := result.Write(rf.output, res); err != nil {
+		if err := writeResult(rf.output, res, stderr); err != nil {
 			return nil, infra(fmt.Errorf("write result: %w", err))
 		}
-		fmt.Fprintf(stderr, "result written to %s\n", rf.output)
+		fmt.Fprintf(stderr, "result written to %s\n", describeOutput(rf.output))
 	}
 	return res, nil
+}
+
+// scenarioMetrics returns the metrics the scenarios produce.
+func scenarioMetrics(ss []*scenarios.Scenario) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, scenarios.Metrics(s)...)
+	}
+	return out
 }
 
 // saveBaselines stores res as the baseline: every scenario when the gate
@@ -286,7 +302,7 @@ func saveBaselines(path string, res *result.Result, missing []string, failed boo
 		fmt.Fprintf(stderr, "baseline written to %s\n", path)
 		return nil
 	}
-	paths, err := baseline.Save(path, &toSave)
+	paths, err := baseline.SaveWith(path, &toSave, baseline.SaveOptions{Waiting: waitingForLock(stderr)})
 	return savedBaselines(paths, err, stderr)
 }
 

@@ -45,6 +45,9 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	if err != nil {
 		return err
 	}
+	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+		return err
+	}
 	outs, err := f.resolveOutputs()
 	if err != nil {
 		return err
@@ -64,7 +67,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	}
 	if rf.output != "" {
 		for _, t := range targets {
-			if err := checkOutputPath(outputPath(rf.output, t.execTarget, 2)); err != nil { // from outputs.go
+			if err := checkOutputPath(outputPath(rf.output, t.execTarget, 2)); err != nil {
 				return err
 			}
 		}

@@ -96,6 +96,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
+	if err := checkThresholdMetrics(rf.thresholds, scenarioMetrics(ss)); err != nil {
+		return err
+	}
 	outs, err := rf.resolveOutputs()
 	if err != nil {
 		return err
@@ -113,6 +116,11 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	}
 	if len(targets) < 2 {
 		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
+	}
+	for _, t := range targets {
+		if err := checkOutputPath(outputPath(f.output, t.execTarget, len(targets))); err != nil {
+			return err
+		}
 	}
 	// A key this kernel lacks is a typo until proven otherwise: say so
 	// before anything runs.
