@@ -52,6 +52,10 @@ func checkOutputPath(path string) error {
 		return nil
 	}
 	dest, err := result.FollowLinks(path)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// A file where a directory should be: named by the checks below.
+		dest, err = path, nil
+	}
 	if err != nil {
 		return usagef("cannot write %s: %v", path, unwrapPathError(err))
 	}
