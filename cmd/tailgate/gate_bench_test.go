@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 // BenchmarkGateRuns runs real gates on this machine, many times over, and
@@ -79,6 +81,8 @@ func BenchmarkGateRuns(b *testing.B) {
 				default:
 					b.Fatalf("TAILGATE_BENCH_MODE %q: want pair or stored", mode)
 				}
+				js := filepath.Join(b.TempDir(), "report.json")
+				args = append(args, "--format", "json="+js)
 				var stderr bytes.Buffer
 				start := time.Now()
 				err := runGate(ctx, args, io.Discard, &stderr, env)
@@ -89,7 +93,7 @@ func BenchmarkGateRuns(b *testing.B) {
 				}
 				r := stoppedAfter(stderr.String())
 				codes, secs, rounds = append(codes, code), append(secs, d), append(rounds, r)
-				fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slow, i+1, code, r, d, mode)
+				fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slow, i+1, code, r, d, mode, gatedRatios(js))
 			}
 			fails := 0
 			for _, c := range codes {
@@ -125,6 +129,28 @@ func storedBaseline(ctx context.Context, sc, path string, extra []string) error 
 		return fmt.Errorf("baseline run: exit %d: %s", code, stderr.String())
 	}
 	return nil
+}
+
+// gatedRatios lists the gated verdicts of a JSON report: metric,
+// percentile, ratio and verdict.
+func gatedRatios(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "-"
+	}
+	var doc report.JSONReport
+	if json.Unmarshal(b, &doc) != nil {
+		return "-"
+	}
+	var out []string
+	for _, s := range doc.Scenarios {
+		for _, v := range s.Verdicts {
+			if v.Gated && v.Ratio != nil {
+				out = append(out, fmt.Sprintf("%s:%s=%.3f:%s", v.Metric, v.Percentile, *v.Ratio, v.Verdict))
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 var stoppedRe = regexp.MustCompile(`stopped after (\d+) rounds`)

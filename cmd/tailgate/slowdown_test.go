@@ -14,16 +14,19 @@ import (
 
 // slowdown is a real slowdown of the paths tailgate's tracers time, for
 // proving that the gate catches one: BPF programs of work instructions
-// attached to the raw tracepoints the syscall and sched tracers time
-// between (sys_enter, sched_wakeup, sched_switch), so that every traced
-// syscall and every wakeup really takes longer while it is attached.
+// attached to the raw tracepoints where the syscall and sched tracers take
+// their end timestamps (sys_exit, sched_switch) and to sched_wakeup, so
+// that every traced syscall and every wakeup really takes longer while it
+// is attached. Programs on one tracepoint run in the order they were
+// attached, and the slowdown is attached before a trial's worker attaches
+// its tracers: its work falls inside the intervals they time.
 type slowdown struct {
 	progs []*ebpf.Program
 	links []link.Link
 }
 
 // slowdownHooks are the raw tracepoints a slowdown attaches to.
-var slowdownHooks = []string{"sys_enter", "sched_wakeup", "sched_switch"}
+var slowdownHooks = []string{"sys_exit", "sched_wakeup", "sched_switch"}
 
 // attachSlowdown attaches programs that each run insns dependent ALU
 // instructions (about a cycle each) to every slowdownHook.
@@ -96,7 +99,7 @@ func TestSlowdownSlowsSyscalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := getppidCost()
-	t.Logf("getppid: %s before, %s with 2000 instructions on sys_enter, %s after", before, during, after)
+	t.Logf("getppid: %s before, %s with 2000 instructions on sys_exit, %s after", before, during, after)
 	if during < before+50*time.Nanosecond || during < after+50*time.Nanosecond {
 		t.Errorf("getppid took %s with the slowdown, %s before and %s after: want ≥ 50 ns more", during, before, after)
 	}
