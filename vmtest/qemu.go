@@ -28,8 +28,8 @@ type VM struct {
 	MemMiB int // 1024 if 0
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
-	// Accel is "auto" (or ""): KVM when /dev/kvm can be opened read-write,
-	// else TCG; "kvm" or "tcg" insist.
+	// Accel is "auto" (or ""): KVM when CheckKVM finds that it runs a
+	// guest, else TCG; "kvm" or "tcg" insist.
 	Accel string
 	// Deadline bounds the whole run, boot to power-off; 0 means none
 	// beyond the context's.
@@ -58,7 +58,7 @@ var (
 	ErrDeadline = errors.New("VM deadline exceeded")
 	// ErrNoResult: the guest powered off without sending a result.
 	ErrNoResult = errors.New("guest sent no result")
-	// ErrKVM: Accel is "kvm" but /dev/kvm cannot be used.
+	// ErrKVM: Accel is "kvm" but KVM does not run guests here.
 	ErrKVM = errors.New("KVM is not usable")
 )
 
@@ -206,6 +206,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 			return nil, vmError(&VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail()})
 		}
 		kvmBroken.Store(true)
+		recordKVMBroken(b.stallReason())
 		fmt.Fprintf(console, "\ntailgate: %s; retrying with TCG\n", stall)
 		progress(stall + "; retrying with TCG")
 		accel, why = "tcg", "KVM is broken here; timings are emulated"
@@ -385,19 +386,18 @@ func qemuArgs(vm VM, accel, initrd, results, cmdline string) []string {
 
 // chooseAccel picks the accelerator and says why.
 func chooseAccel(want string) (accel, why string, err error) {
-	kvmErr := kvmUsable()
 	switch want {
 	case "", "auto":
 		if kvmBroken.Load() {
 			return "tcg", "KVM failed to start an earlier VM's kernel; timings are emulated", nil
 		}
-		if kvmErr == nil {
-			return "kvm", "/dev/kvm is usable", nil
+		if k := CheckKVM(); !k.Usable {
+			return "tcg", fmt.Sprintf("no KVM: %s; timings are emulated", k.Reason), nil
 		}
-		return "tcg", fmt.Sprintf("no KVM: %v; timings are emulated", kvmErr), nil
+		return "kvm", "KVM runs a test guest", nil
 	case "kvm":
-		if kvmErr != nil {
-			return "", "", fmt.Errorf("vm: %w: %v", ErrKVM, kvmErr)
+		if k := CheckKVM(); !k.Usable {
+			return "", "", fmt.Errorf("vm: %w: %s", ErrKVM, k.Reason)
 		}
 		return "kvm", "asked for", nil
 	case "tcg":
@@ -407,16 +407,9 @@ func chooseAccel(want string) (accel, why string, err error) {
 }
 
 // kvmBroken remembers, for the life of the process, that KVM failed to
-// start a kernel, so that later VMs go straight to TCG.
+// start a kernel, so that later VMs go straight to TCG; the cache of
+// CheckKVM remembers it for the boot.
 var kvmBroken atomic.Bool
-
-func kvmUsable() error {
-	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
 
 // consoleScanner copies the console to the log, passes the guest's
 // progress lines on, and watches for signs of a broken kernel.

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
 // check is one line of tailgate doctor.
@@ -67,13 +69,7 @@ func doctorChecks() []check {
 	}
 	add("qemu", err, q, "VM runs")
 
-	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
-	if err == nil {
-		f.Close()
-		add("kvm", nil, "/dev/kvm usable: VMs run with -accel kvm", "fast VM runs")
-	} else {
-		cs = append(cs, check{name: "kvm", ok: false, detail: fmt.Sprintf("%v: VMs fall back to TCG (emulated timings)", err), need: "fast VM runs"})
-	}
+	cs = append(cs, kvmCheck(vmtest.CheckKVM()))
 
 	_, err = exec.LookPath("apt-get")
 	if err != nil {
@@ -81,6 +77,24 @@ func doctorChecks() []check {
 	}
 	add("apt-get", err, "debian:<abi> kernels can be fetched", "VM runs")
 	return cs
+}
+
+// kvmCheck words what vmtest found out about KVM.
+func kvmCheck(k vmtest.KVM) check {
+	c := check{name: "kvm", ok: k.Usable, need: "fast VM runs"}
+	found := fmt.Sprintf("probed in %v", k.Took.Round(time.Millisecond))
+	if k.Cached {
+		found = "found earlier this boot, in " + k.CacheFile
+	}
+	switch {
+	case k.Usable:
+		c.detail = fmt.Sprintf("a test guest runs under KVM (%s): VMs run with -accel kvm", found)
+	case k.Opens:
+		c.detail = fmt.Sprintf("/dev/kvm opens but a guest does not run (%s; %s); VMs use TCG (emulated timings)", k.Reason, found)
+	default:
+		c.detail = k.Reason + ": VMs use TCG (emulated timings)"
+	}
+	return c
 }
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+func TestDoctorKVMCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kvm  vmtest.KVM
+		ok   bool
+		want []string
+	}{
+		{"usable", vmtest.KVM{Opens: true, Usable: true, Took: 3 * time.Millisecond}, true,
+			[]string{"a test guest runs under KVM (probed in 3ms)", "-accel kvm"}},
+		{"emulated", vmtest.KVM{Opens: true, Reason: "KVM_RUN: a test loop of 20000 iterations took 24ms", Took: 70 * time.Millisecond}, false,
+			[]string{"/dev/kvm opens but a guest does not run (KVM_RUN: a test loop", "probed in 70ms", "VMs use TCG"}},
+		{"cached", vmtest.KVM{Opens: true, Reason: "a VM's kernel did not start under KVM: no console output in 10s", Cached: true, CacheFile: "/c/kvm.json"}, false,
+			[]string{"did not start under KVM", "found earlier this boot, in /c/kvm.json", "VMs use TCG"}},
+		{"no device", vmtest.KVM{Reason: "open /dev/kvm: no such file or directory"}, false,
+			[]string{"open /dev/kvm: no such file or directory: VMs use TCG"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := kvmCheck(tc.kvm)
+			if c.ok != tc.ok || c.name != "kvm" {
+				t.Errorf("check = %+v, want ok %v", c, tc.ok)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(c.detail, w) {
+					t.Errorf("detail %q lacks %q", c.detail, w)
+				}
+			}
+		})
+	}
+}
