@@ -37,6 +37,7 @@ import (
 //	                          stored: against a baseline from a separate earlier run
 //	TAILGATE_BENCH_SLOW       pair mode: work instructions attached to the traced
 //	                          tracepoints during the head's rounds (0: none, A/A)
+//	TAILGATE_BENCH_CALIBRATE  stored mode: 0 skips the calibration of the baseline
 //	TAILGATE_BENCH_ARGS       more gate arguments, space separated
 //	TAILGATE_BENCH_OUT        append one line per gate run to this file (TSV)
 func BenchmarkGateRuns(b *testing.B) {
@@ -121,12 +122,21 @@ func slowHead(insns int) func(context.Context, execTarget, *targetFlags, runner.
 }
 
 // storedBaseline runs sc once and stores it at path: the baseline a later
-// gate run compares with, from a separate earlier process tree.
+// gate run compares with, from a separate earlier process tree; then
+// calibrates it (three more separate runs), as the README tells users to.
 func storedBaseline(ctx context.Context, sc, path string, extra []string) error {
 	var stderr bytes.Buffer
 	args := append([]string{"run", sc, "-o", path}, extra...)
 	if code := run(ctx, args, io.Discard, &stderr); code != 0 {
 		return fmt.Errorf("baseline run: exit %d: %s", code, stderr.String())
+	}
+	if os.Getenv("TAILGATE_BENCH_CALIBRATE") == "0" {
+		return nil
+	}
+	stderr.Reset()
+	args = append([]string{"calibrate", sc, "--baseline", path}, extra...)
+	if code := run(ctx, args, io.Discard, &stderr); code != 0 {
+		return fmt.Errorf("calibrate: exit %d: %s", code, stderr.String())
 	}
 	return nil
 }

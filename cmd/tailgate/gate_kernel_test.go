@@ -119,3 +119,22 @@ gate:
 		t.Errorf("markdown does not name sched.runq:\n%s", stdout)
 	}
 }
+
+// TestGatePairCatchesRealSlowdown gates, on this kernel, a head whose
+// traced syscall path really costs more (work attached where the syscall
+// tracer takes its end timestamp) against the same scenario as base, in one
+// job: a regression, found at the first look.
+func TestGatePairCatchesRealSlowdown(t *testing.T) {
+	env := matrixEnv{exec: slowHead(3000), sysctlRoot: "/proc/sys"}
+	var stdout, stderr strings.Builder
+	err := runGate(t.Context(), []string{"syscall-read", "--variant", "base", "--variant", "head", "--duration", "300ms", "--warmup", "50ms"}, &stdout, &stderr, env)
+	if code := exitCode(err); code != exitRegression {
+		t.Fatalf("exit %d (%v), want 1\n%s\n%s", code, err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopped after 6 rounds") {
+		t.Errorf("want the regression confirmed at the first look (round 6):\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "syscall.read") {
+		t.Errorf("report does not name syscall.read:\n%s", stdout.String())
+	}
+}
