@@ -247,7 +247,8 @@ func helperRunVM() {
 }
 
 // TestE2EParentKilled kills the process running the VM without warning:
-// QEMU must die with it.
+// QEMU must die with it, and the next VM run removes the run directory it
+// left.
 func TestE2EParentKilled(t *testing.T) {
 	k := testKernel(t)
 	tmp := t.TempDir()
@@ -285,5 +286,21 @@ func TestE2EParentKilled(t *testing.T) {
 			t.Fatalf("QEMU %v outlived its killed parent", pids)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	left := runDirs(t, tmp)
+	if len(left) != 1 {
+		t.Fatalf("run directories after the kill: %v, want the killed run's", left)
+	}
+	if b, err := os.ReadFile(filepath.Join(left[0], pidFile)); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("pid file of %s: %q, %v; want the helper's pid %d", left[0], b, err, cmd.Process.Pid)
+	}
+	t.Setenv("TMPDIR", tmp)
+	next := fakeQEMURun(t, "next", "")
+	if _, err := os.Lstat(left[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the next run did not remove %s: %v", left[0], err)
+	}
+	if dirs := runDirs(t, tmp); len(dirs) != 1 || dirs[0] != filepath.Dir(next.ConsoleLog) {
+		t.Errorf("run directories after the next run: %v, want only its kept console log's", dirs)
 	}
 }

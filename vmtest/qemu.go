@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -34,9 +33,13 @@ type VM struct {
 	// Deadline bounds the whole run, boot to power-off; 0 means none
 	// beyond the context's.
 	Deadline time.Duration
-	// ConsoleLog is the file the guest console is written to. If empty, a
-	// temporary file is used, kept only when the run fails (the error names
-	// it).
+	// ConsoleLog is ignored: the guest console is written to console.log
+	// in the run's own directory (tailgate-vm-NAME-* in os.TempDir()),
+	// kept only when the run fails, and VMError.ConsoleLog names it. A
+	// name chosen by the caller, fixed and in a shared directory, could be
+	// a planted symlink or shared by two runs.
+	//
+	// Deprecated: the field has no effect.
 	ConsoleLog string
 	// Init is the static binary to run as the guest's /init; empty means
 	// the running executable, which then must call IsGuest and GuestMain.
@@ -143,31 +146,29 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		VCPUs: vm.VCPUs, MemMiB: vm.MemMiB, Cmdline: vm.Cmdline,
 	}
 
-	work, err := os.MkdirTemp("", "tailgate-vm-")
+	dir, err := newRunDir(vm.Name, progress)
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
-	defer os.RemoveAll(work)
-	initrd := filepath.Join(work, "initramfs.cpio")
-	resultsPath := filepath.Join(work, "results")
-
-	consolePath := vm.ConsoleLog
-	keepConsole := consolePath != ""
-	var console *os.File
-	if keepConsole {
-		console, err = os.Create(consolePath)
-	} else {
-		console, err = os.CreateTemp("", "tailgate-console-*.log")
-	}
+	initrd := dir.file(initrdFile)
+	resultsPath := dir.file(resultsFile)
+	// The console log is the run directory's: a fixed name in a shared
+	// directory could be a planted symlink, or another run's log.
+	consolePath := dir.file(consoleFile)
+	console, err := os.OpenFile(consolePath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		dir.remove()
 		return nil, fmt.Errorf("vm: console log: %w", err)
 	}
-	consolePath = console.Name()
-	// A temporary console log is kept only when an error names it.
+	// The run directory goes at the end, but for a console log that an
+	// error names.
+	keepConsole := false
 	defer func() {
 		console.Close()
-		if !keepConsole {
-			os.Remove(consolePath)
+		if keepConsole {
+			dir.keepOnly(consoleFile)
+		} else {
+			dir.remove()
 		}
 	}()
 	vmError := func(e *VMError) error {
