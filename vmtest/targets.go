@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // Target is a named VM configuration from a targets file:
@@ -73,10 +74,15 @@ func DefaultTargets() *Targets {
 	return ts
 }
 
-// LoadTargets reads and parses a targets file.
+// LoadTargets reads and parses a targets file. A file over
+// scenarios.MaxInputSize is refused without reading it.
 func LoadTargets(path string) (*Targets, error) {
-	b, err := os.ReadFile(path)
+	b, err := scenarios.ReadInput(path)
 	if err != nil {
+		var pe *scenarios.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w: %w", ErrBadTargets, err)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrBadTargets, err)
 	}
 	return ParseTargets(b, path)
@@ -86,8 +92,14 @@ var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ParseTargets parses a targets file's content strictly: unknown fields,
 // missing kernels, duplicate names and out-of-range numbers are errors that
-// say FILE:LINE. Defaults are filled in.
+// say FILE:LINE. Defaults are filled in. Content over the limits of YAML
+// input (scenarios.CheckInput: size, nesting) is refused before the YAML
+// parser sees it; a UTF-8 byte order mark is dropped.
 func ParseTargets(b []byte, source string) (*Targets, error) {
+	b, err := scenarios.CheckInput(source, b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadTargets, err)
+	}
 	var doc struct {
 		Targets []Target `yaml:"targets"`
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 func TestParseTargets(t *testing.T) {
@@ -100,5 +102,61 @@ func TestDefaultTargets(t *testing.T) {
 		if _, ok := parseAlias(strings.TrimPrefix(tg.Kernel, "debian:")); !ok {
 			t.Errorf("target %s: kernel %s is not a debian: alias", tg.Name, tg.Kernel)
 		}
+	}
+}
+
+func TestLoadTargetsLimits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"oversized", "targets:\n  - name: a\n    kernel: k\n" + strings.Repeat("# padding to past the limit\n", scenarios.MaxInputSize/27+1),
+			":1:1: the file is "},
+		{"deep flow", "targets:\n  - name: a\n    kernel: k\n    cmdline: " + strings.Repeat("[", 100000) + "\n",
+			":4:1: nested more than 64 deep"},
+		{"deep block", "targets:\n" + func() string {
+			var b strings.Builder
+			for i := range 100 {
+				b.WriteString(strings.Repeat(" ", 2*i+2) + "x:\n")
+			}
+			return b.String()
+		}(), ":65:1: nested more than 64 deep"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(strings.ReplaceAll(tc.name, " ", "-")+".yaml", tc.content)
+			t0 := time.Now()
+			_, err := LoadTargets(p)
+			if d := time.Since(t0); d > time.Second {
+				t.Errorf("LoadTargets took %v", d)
+			}
+			var pe *scenarios.ParseError
+			if !errors.Is(err, ErrBadTargets) || !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want ErrBadTargets and a *scenarios.ParseError", err)
+			}
+			if !strings.Contains(err.Error(), p+tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q, want one line with %q", err, p+tc.want)
+			}
+			if _, err := ParseTargets([]byte(tc.content), "t.yaml"); !errors.Is(err, ErrBadTargets) || !errors.As(err, &pe) {
+				t.Errorf("ParseTargets: %v, want ErrBadTargets and a *scenarios.ParseError", err)
+			}
+		})
+	}
+
+	// A byte order mark, as some editors write, is not part of the YAML.
+	p := write("bom.yaml", "\xef\xbb\xbftargets:\n  - name: a\n    kernel: k\n    bogus: 1\n")
+	if _, err := LoadTargets(p); err == nil || !strings.Contains(err.Error(), p+":4:") {
+		t.Errorf("LoadTargets with a BOM = %v, want the error at %s:4", err, p)
+	}
+	p = write("bom-ok.yaml", "\xef\xbb\xbftargets:\n  - name: a\n    kernel: k\n")
+	ts, err := LoadTargets(p)
+	if err != nil || len(ts.Targets) != 1 || ts.Targets[0].Name != "a" {
+		t.Errorf("LoadTargets with a BOM = %+v, %v", ts, err)
 	}
 }
