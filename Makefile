@@ -6,7 +6,7 @@ BIN     := bin/tailgate
 GOFLAGS_BUILD := -trimpath
 export CGO_ENABLED := 0
 
-.PHONY: all build run test unit deps generate check-generate bench vet
+.PHONY: all build run test unit deps generate check-generate bench vet fuzz
 
 all: build
 
@@ -29,6 +29,19 @@ vet:
 # at a time (-p 1): tests that measure latency must not compete for the CPUs.
 test: deps build vet
 	TAILGATE_CI_STRICT=1 $(GO) test -p 1 -count=1 -timeout 45m ./...
+
+# Every fuzz target (func FuzzX in a _test.go file), each for FUZZTIME on
+# top of its checked-in corpus in testdata/fuzz/FuzzX; go test fuzzes one
+# target at a time. A failing input is written to that corpus directory.
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+		d=$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz $$d $$t for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$d/; \
+		done; \
+	done
 
 # Tests that need no root, no BPF and no VM.
 unit:
