@@ -18,33 +18,36 @@ const DefaultBeta = 0.05
 // more than once: after rounds First, First+Every, First+2·Every, … (each
 // round one more trial per side), it compares everything measured so far,
 // and stops when every gated test is decided (Report.Decided), or when a
-// regression is confirmed (the exit code is then settled: more rounds
-// could only add regressions), or when the budget is spent; what is
+// regression is confirmed (the exit code is then 1, and stopping there is
+// as valid as at any look), or when the budget is spent; what is
 // undecided then is inconclusive. Report.Stopping applies the rule.
 //
 // Each look k spends part of the error rates: Holm's procedure over the
 // invocation's gated tests at AlphaAt(k), and the "no change" intervals at
 // one-sided level BetaAt(k) each side, where
 //
-//	AlphaAt(k) = Alpha · 6/(π²k²),  BetaAt(k) = Beta · 6/(π²k²),
+//	AlphaAt(k) = Alpha · w(k),  BetaAt(k) = Beta · w(k),
+//	w(k) = 6/(π²k²)            open-ended (Looks = 0),
+//	w(k) = 2k/(K(K+1)), k ≤ K  with K = Looks planned,
 //
-// which sum to Alpha and Beta over any number of looks. Look 0 is a
-// single, final look at the full Alpha and Beta.
+// weights that sum to at most 1 over all looks. Look 0 is a single,
+// final look at the full Alpha and Beta.
 //
 // Why the rule holds its rates: at look k, Holm keeps the chance of any
 // false regression among the tests at most AlphaAt(k), whatever the other
 // tests' truth (given valid p-values, which the simulations check). A run
-// that stops at look K reports the verdicts of look K, so a false
-// regression in its report is a false regression at some look k ≤ K, and
+// that stops at look J reports the verdicts of look J, so a false
+// regression in its report is a false regression at some look k ≤ J, and
 // by the union bound its chance is at most Σ_k AlphaAt(k) ≤ Alpha, for
-// any stopping time K, however data-dependent. Likewise a test whose true
+// any stopping look J, however data-dependent. Likewise a test whose true
 // ratio is at least 1+T is called "no change" at look k only if the
 // upper end of its one-sided 1−BetaAt(k) interval falls below 1+T, a
 // chance of at most BetaAt(k); over all looks at most Beta. The looks must
 // fall at rounds fixed in advance (as First and Every fix them), not at
-// rounds chosen from the data. The union bound ignores how strongly
-// successive looks agree, so the real rates are lower than Alpha and Beta;
-// the price is power at later looks.
+// rounds chosen from the data, and Looks, when set, must not depend on the
+// data either. The union bound ignores how strongly successive looks
+// agree, so the real rates are lower than Alpha and Beta; the price is
+// power, most at the later looks of the open-ended weights.
 type Sequential struct {
 	// Alpha is the family-wise false-alarm rate over all looks; 0 means
 	// DefaultAlpha. Beta bounds the chance of "no change" for a real
@@ -53,6 +56,13 @@ type Sequential struct {
 	// First is the round of the first look and Every the rounds between
 	// looks after it; 0 means DefaultFirstLook and DefaultLookEvery.
 	First, Every int
+	// Looks, when positive, is the most looks the run will make, fixed
+	// before it starts (from the budget and the time a round takes). The
+	// rates are then spent in proportion to the look's number, as the
+	// trials seen grow: Alpha·2k/(K(K+1)) at look k ≤ K = Looks, nothing
+	// after. This keeps more for the last looks, where the power is. 0
+	// means open-ended: Alpha·6/(π²k²).
+	Looks int
 }
 
 // The default look schedule: the first look after 6 rounds, then one
@@ -62,8 +72,17 @@ const (
 	DefaultLookEvery = 2
 )
 
-// spend is the share of a rate spent at look k ≥ 1: 6/(π²k²).
-func spend(k int) float64 { return 6 / (math.Pi * math.Pi * float64(k) * float64(k)) }
+// spend is the share of a rate spent at look k ≥ 1: 6/(π²k²) when
+// open-ended, 2k/(K(K+1)) over K planned looks.
+func (s Sequential) spend(k int) float64 {
+	if K := s.Looks; K > 0 {
+		if k > K {
+			return 0
+		}
+		return 2 * float64(k) / float64(K*(K+1))
+	}
+	return 6 / (math.Pi * math.Pi * float64(k) * float64(k))
+}
 
 // AlphaAt returns the family-wise level to spend at look k (1-based), or
 // all of Alpha for k = 0, a single look.
@@ -75,7 +94,7 @@ func (s Sequential) AlphaAt(k int) float64 {
 	if k <= 0 {
 		return a
 	}
-	return a * spend(k)
+	return a * s.spend(k)
 }
 
 // BetaAt returns the one-sided level of the "no change" interval at look
@@ -88,7 +107,7 @@ func (s Sequential) BetaAt(k int) float64 {
 	if k <= 0 {
 		return b
 	}
-	return b * spend(k)
+	return b * s.spend(k)
 }
 
 // LookAt returns the look due after the given round (1-based), or 0 when

@@ -27,6 +27,17 @@ func TestSequentialSpending(t *testing.T) {
 	if got := (Sequential{}).AlphaAt(1); math.Abs(got-DefaultAlpha*6/(math.Pi*math.Pi)) > 1e-15 {
 		t.Errorf("default alpha at look 1 = %g", got)
 	}
+	planned := Sequential{Alpha: 0.01, Looks: 8}
+	a = 0
+	for k := 1; k <= 8; k++ {
+		a += planned.AlphaAt(k)
+		if k > 1 && planned.AlphaAt(k) <= planned.AlphaAt(k-1) {
+			t.Errorf("planned: look %d spends %g, not more than look %d", k, planned.AlphaAt(k), k-1)
+		}
+	}
+	if math.Abs(a-0.01) > 1e-15 || planned.AlphaAt(9) != 0 || planned.BetaAt(9) != 0 {
+		t.Errorf("8 planned looks spend %g, a 9th %g", a, planned.AlphaAt(9))
+	}
 	var looks []int
 	for round := 1; round <= 20; round++ {
 		if k := s.LookAt(round); k > 0 {

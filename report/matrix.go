@@ -178,7 +178,7 @@ func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string
 	}
 	seed := seedFor(contentHash(trials, nil), metric, p.Name)
 	r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
-	sc := newScratch(len(trials))
+	sc := s.newScratch(p.Q)
 	vals := make([]float64, 0, resamples)
 	for range resamples {
 		if v := s.resample(r, p.Q, sc); !math.IsNaN(v) {

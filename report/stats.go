@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
@@ -111,14 +112,45 @@ func newSide(trials []*hist.Histogram) *side {
 	return s
 }
 
-// scratch is per-resample working memory, allocated once per side.
+// scratch is per-resample working memory for one side and quantile,
+// allocated once.
 type scratch struct {
 	mult  []uint64 // how often each trial was drawn in the current replicate
 	drawn []int    // the trials drawn at least once
+	// lo and hi bracket, in positions of idx, where the replicate's
+	// quantile almost always falls (see bracket).
+	lo, hi int
 }
 
-func newScratch(n int) *scratch {
-	return &scratch{mult: make([]uint64, n), drawn: make([]int, 0, n)}
+func (s *side) newScratch(q float64) *scratch {
+	n := len(s.prefix)
+	sc := &scratch{mult: make([]uint64, n), drawn: make([]int, 0, n)}
+	sc.lo, sc.hi = s.bracket(q)
+	return sc
+}
+
+// bracket returns positions [lo, hi) of idx around every trial's own
+// q-quantile, with a margin. A merge of trials has its quantile between
+// the trials' own, so a replicate's falls outside only by its Poisson
+// noise; resample then needs a few halvings inside the bracket, not all
+// of the bucket range's.
+func (s *side) bracket(q float64) (lo, hi int) {
+	u := len(s.idx)
+	lo, hi = u, 0
+	for _, p := range s.prefix {
+		total := p[u]
+		if total == 0 {
+			continue
+		}
+		rank := min(max(uint64(math.Ceil(q*float64(total))), 1), total)
+		k := sort.Search(u, func(k int) bool { return p[k+1] >= rank })
+		lo, hi = min(lo, k), max(hi, k+1)
+	}
+	const margin = 4
+	if lo >= hi {
+		return 0, u
+	}
+	return max(lo-margin, 0), min(hi+margin, u)
 }
 
 // resample draws one hierarchical bootstrap replicate of the side and
@@ -129,11 +161,11 @@ func newScratch(n int) *scratch {
 // so weighting every bucket of every drawn copy by its own Poisson draw and
 // merging is the same, in distribution, as one Poisson draw per bucket of
 // the merge of the drawn trials (each counted as often as drawn). Poisson
-// counts over buckets are in turn a Poisson total split binomially between
-// halves of the bucket range, recursively. Only the half that holds the
-// quantile's rank needs splitting further, so a replicate costs one
-// binomial draw per halving plus O(trials · log buckets) additions, and
-// allocates nothing.
+// counts over buckets are in turn independent Poisson counts of a few
+// ranges (below the bracket, in it, above it), each split binomially
+// between halves, recursively. Only the half that holds the quantile's
+// rank needs splitting further, so a replicate costs one binomial draw per
+// halving plus O(trials · log buckets) additions, and allocates nothing.
 func (s *side) resample(r *rand.Rand, q float64, sc *scratch) float64 {
 	n := len(s.prefix)
 	u := len(s.idx)
@@ -159,18 +191,31 @@ func (s *side) resample(r *rand.Rand, q float64, sc *scratch) float64 {
 		}
 		return c
 	}
-	inRange := count(0, u)
-	w := poisson(r, float64(inRange))
-	if w == 0 {
+	// The three ranges' counts are independent Poisson draws.
+	bounds := [4]int{0, sc.lo, sc.hi, u}
+	var have, got [3]uint64
+	var total uint64
+	for i := range 3 {
+		have[i] = count(bounds[i], bounds[i+1])
+		got[i] = poisson(r, float64(have[i]))
+		total += got[i]
+	}
+	if total == 0 {
 		return math.NaN()
 	}
-	rank := uint64(math.Ceil(q * float64(w)))
+	rank := uint64(math.Ceil(q * float64(total)))
 	rank = max(rank, 1)
-	rank = min(rank, w)
+	rank = min(rank, total)
+	var before uint64
+	part := 0
+	for before+got[part] < rank {
+		before += got[part]
+		part++
+	}
 	// Invariant: the replicate has w events in idx[lo:hi], where the
 	// drawn trials have inRange, and before < rank ≤ before + w.
-	lo, hi := 0, u
-	var before uint64
+	lo, hi := bounds[part], bounds[part+1]
+	w, inRange := got[part], have[part]
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		inLeft := count(lo, mid)
@@ -265,7 +310,7 @@ func (e Estimate) P() float64 {
 // (n−1)/n of what n new trials would, and the quantile of merged trials
 // behaves like such a mean.
 func (s *side) logVariance(r *rand.Rand, q float64, resamples int) float64 {
-	sc := newScratch(len(s.prefix))
+	sc := s.newScratch(q)
 	var sum, sum2 float64
 	k := 0
 	for range resamples {

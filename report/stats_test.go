@@ -58,7 +58,7 @@ func TestResampleMatchesDirectPoisson(t *testing.T) {
 	trials := synthetic{Median: 20000, Sigma: 0.6, Scale: 1}.trials(r, 3, 5000, 0.02)
 	s := newSide(trials)
 	const q, n = 0.99, 4000
-	sc := newScratch(len(trials))
+	sc := s.newScratch(q)
 	var tree, direct []float64
 	counts := make([]uint64, hist.Buckets)
 	for range n {
@@ -81,6 +81,35 @@ func TestResampleMatchesDirectPoisson(t *testing.T) {
 	md, sd := meanSD(direct)
 	if math.Abs(mt-md) > 0.1*sd || math.Abs(st-sd) > 0.1*sd {
 		t.Errorf("tree resample mean %g sd %g, direct mean %g sd %g", mt, st, md, sd)
+	}
+}
+
+// The bracket only speeds the search up: a bracket that misses the
+// quantile (here one far below it, and one far above) gives replicates of
+// the same distribution.
+func TestResampleBracketIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	trials := synthetic{Median: 20000, Sigma: 0.6, Scale: 1}.trials(r, 4, 3000, 0.05)
+	s := newSide(trials)
+	const q, n = 0.9, 4000
+	draw := func(lo, hi int) []float64 {
+		sc := s.newScratch(q)
+		if hi > 0 {
+			sc.lo, sc.hi = lo, hi
+		}
+		var out []float64
+		for range n {
+			out = append(out, s.resample(r, q, sc))
+		}
+		return out
+	}
+	mb, sb := meanSD(draw(0, 0))
+	u := len(s.idx)
+	for _, br := range [][2]int{{0, 3}, {u - 3, u}} {
+		m, sd := meanSD(draw(br[0], br[1]))
+		if math.Abs(m-mb) > 0.1*sb || math.Abs(sd-sb) > 0.1*sb {
+			t.Errorf("bracket %v: mean %g sd %g, with the trials' bracket mean %g sd %g", br, m, sd, mb, sb)
+		}
 	}
 }
 

@@ -29,10 +29,15 @@ func (s synthetic) trial(r *rand.Rand, n float64) *hist.Histogram {
 	}
 	lo := math.Exp(mu - 7*s.Sigma)
 	hi := math.Exp(mu + 7*s.Sigma)
-	for i := hist.Bucket(uint64(lo)); i <= hist.Bucket(uint64(hi)); i++ {
+	first := hist.Bucket(uint64(lo))
+	b, _ := hist.Bounds(first)
+	below := cdf(float64(b))
+	for i := first; i <= hist.Bucket(uint64(hi)); i++ {
+		// Buckets are contiguous: one's upper edge is the next one's lower.
 		b, w := hist.Bounds(i)
-		p := cdf(float64(b+w)) - cdf(float64(b))
-		h.AddBucket(i, poisson(r, n*p))
+		upto := cdf(float64(b + w))
+		h.AddBucket(i, poisson(r, n*(upto-below)))
+		below = upto
 	}
 	return h
 }

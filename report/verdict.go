@@ -122,8 +122,9 @@ type Options struct {
 	Alpha, Beta float64
 	// Look is the look this comparison is of a sequential gate run
 	// (1-based; see Sequential), or 0 for a single, final look at the full
-	// Alpha and Beta.
-	Look int
+	// Alpha and Beta. Looks is Sequential.Looks: the most looks planned,
+	// 0 for open-ended.
+	Look, Looks int
 	// Stored says the baseline is a stored run from another job, not
 	// measured beside the candidate: between-run spread is not in its
 	// trials. Calibration, when set, is that spread, and widens every
@@ -137,7 +138,9 @@ type Options struct {
 	gatedOnly bool
 }
 
-func (o Options) sequential() Sequential { return Sequential{Alpha: o.Alpha, Beta: o.Beta} }
+func (o Options) sequential() Sequential {
+	return Sequential{Alpha: o.Alpha, Beta: o.Beta, Looks: o.Looks}
+}
 
 // ErrParamsDiffer reports scenarios run with different parameters: their
 // numbers measure different things.
