@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -200,7 +199,6 @@ func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Re
 	if vm.Deadline == 0 {
 		vm.Deadline = deadline(req)
 	}
-	vm.ConsoleLog = filepath.Join(os.TempDir(), "tailgate-"+t.name+".console.log")
 	gr := vmtest.GuestRequest{}
 	for _, s := range req.Scenarios {
 		b, err := json.Marshal(req.Resolve(s))
