@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -342,6 +344,20 @@ func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []execTarget) []
 	return work
 }
 
+// gatedList names what a scenario gates: "syscall.read p99 10%".
+func gatedList(s *scenarios.Scenario) string {
+	var out []string
+	pol := scenarios.GatePolicy(s)
+	for _, m := range slices.Sorted(maps.Keys(pol)) {
+		for _, p := range report.Percentiles {
+			if v, ok := pol[m][p.Name]; ok {
+				out = append(out, fmt.Sprintf("%s %s %g%%", m, p.Name, v*100))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("list")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -352,7 +368,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintln(stdout, "Scenarios (built in; run with 'tailgate run NAME'):")
 	t := report.NewTable(stdout)
-	t.Header([]string{"scenario", "workload", "tracers", "metrics", "description"})
+	t.Header([]string{"scenario", "workload", "tracers", "gated", "metrics", "description"})
 	for _, s := range scenarios.Builtin() {
 		var tr []string
 		if s.Tracers.Syscall != nil {
@@ -361,7 +377,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if s.Tracers.Sched != nil {
 			tr = append(tr, "sched")
 		}
-		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","),
+		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","), gatedList(s),
 			strings.Join(scenarios.Metrics(s), ", "), s.Description}); err != nil {
 			return err
 		}
