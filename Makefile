@@ -6,7 +6,7 @@ BIN     := bin/tailgate
 GOFLAGS_BUILD := -trimpath
 export CGO_ENABLED := 0
 
-.PHONY: all build run test unit deps generate check-generate bench vet fuzz
+.PHONY: all build run test unit deps generate check-generate bench bench-gate vet fuzz
 
 all: build
 
@@ -57,3 +57,10 @@ check-generate: generate
 bench:
 	$(GO) test ./bpf/syscalls/ -run '^$$' -bench TracerCost -benchtime 20x
 	$(GO) test ./report/ -run '^$$' -bench . -benchtime 20x
+
+# Real gate runs on this machine, many times over (long: an hour or more):
+# A/A false alarms of same-job and stored-baseline gates, and how often a
+# real slowdown is caught. Settings: TAILGATE_BENCH_* (see
+# cmd/tailgate/gate_bench_test.go); results in BENCHMARKS.md.
+bench-gate: build
+	$(GO) test ./cmd/tailgate/ -run '^$$' -bench GateRuns -benchtime 1x -timeout 0 -v
