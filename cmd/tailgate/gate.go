@@ -39,8 +39,8 @@ Runs the scenarios (none: every built-in) and gates the head against the base.
 
 BASE HEAD (the same job, what CI should call): two targets, base first,
 run in alternating rounds (base head, head base, ...) on this machine, so
-that drift and the machine fall on both alike. After round 6 and every
-second round after it, the comparison looks at the data and stops once every
+that drift and the machine fall on both alike. After rounds 6, 9, 12, 17,
+24, 33, 46, 64, ... the comparison looks at the data and stops once every
 gated test is decided (a regression, or no change) or a regression is
 confirmed, or when --budget is spent; what is still open is inconclusive. Targets, as matrix takes them:
   --kernel 'SPEC [CMDLINE]'   a VM booting SPEC, CMDLINE appended to its command line

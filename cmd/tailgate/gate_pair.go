@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -27,7 +29,40 @@ const (
 	DefaultBudget = 3 * time.Minute
 	// maxGateRounds caps the rounds of a same-job gate.
 	maxGateRounds = 200
+	// firstLook is the round of the first look: fewer trials a side give
+	// a t reference with too few degrees of freedom to decide anything.
+	firstLook = 6
+	// lookGrowth spaces the later looks geometrically, each after about
+	// 1.4 times the rounds of the one before (6, 9, 12, 17, 24, 33, 46,
+	// 64, 89, 125, 175): look k spends alpha·6/(π²k²), so a long run that
+	// looked every other round would have almost nothing left to spend by
+	// its later looks, where a noisy metric's decision falls.
+	lookGrowth = 1.4
 )
+
+// lookRounds returns the rounds, at most n, after which a same-job gate
+// looks at its data: fixed before the run starts, as the stopping rule
+// requires.
+func lookRounds(n int) []int {
+	var out []int
+	for r := float64(firstLook); int(math.Ceil(r-1e-9)) <= n; r *= lookGrowth {
+		k := int(math.Ceil(r - 1e-9))
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// lookIndex returns the 1-based index of round r among looks, or 0.
+func lookIndex(looks []int, r int) int {
+	for i, l := range looks {
+		if l == r {
+			return i + 1
+		}
+	}
+	return 0
+}
 
 // pairEnv is what a same-job gate touches outside itself; tests replace it.
 type pairEnv = matrixEnv
@@ -79,11 +114,11 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	if rf.trials > 0 {
 		rounds = rf.trials
 	}
-	var seq report.Sequential
+	looks := lookRounds(rounds)
 	var last *report.Report
 	var lastLook, lastRound int
 	look := func(r int, res []*result.Result) (bool, error) {
-		k := seq.LookAt(r)
+		k := lookIndex(looks, r)
 		if k == 0 || res[0] == nil || res[1] == nil {
 			return false, nil
 		}
@@ -99,8 +134,8 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		return st.Stop, nil
 	}
 	plan := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look}
-	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), alternating rounds, up to %d rounds or %s; a look after round %d and every %d after\n",
-		targets[0].name, targets[1].name, rounds, opt.budget, report.DefaultFirstLook, report.DefaultLookEvery)
+	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), alternating rounds, up to %d rounds or %s; looks after rounds %s\n",
+		targets[0].name, targets[1].name, rounds, opt.budget, joinInts(looks))
 	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, plan, env, stderr)
 	for i, t := range targets {
 		out := outputPath(rf.output, t.execTarget, 2)
@@ -166,6 +201,17 @@ func stopReason(ran roundsRun, rep *report.Report, budget time.Duration) string 
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, lookSummary(rep))
 	}
 	return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the round cap; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), lookSummary(rep))
+}
+
+func joinInts(xs []int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, x)
+	}
+	return b.String()
 }
 
 // checkVariantKeys refuses, before anything runs, a sysctl key this kernel
