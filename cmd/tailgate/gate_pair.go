@@ -34,7 +34,7 @@ const (
 	firstLook = 6
 	// lookGrowth spaces the later looks geometrically, each after about
 	// 1.4 times the rounds of the one before (6, 9, 12, 17, 24, 33, 46,
-	// 64, 89, 125, 175): look k spends alpha·6/(π²k²), so a long run that
+	// 64, 89, 124, 174): look k spends alpha·6/(π²k²), so a long run that
 	// looked every other round would have almost nothing left to spend by
 	// its later looks, where a noisy metric's decision falls.
 	lookGrowth = 1.4

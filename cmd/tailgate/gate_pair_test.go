@@ -111,7 +111,7 @@ func TestGatePairBadUsage(t *testing.T) {
 
 func TestLookRounds(t *testing.T) {
 	got := lookRounds(200)
-	want := []int{6, 9, 12, 17, 24, 33, 46, 64, 89, 125, 175}
+	want := []int{6, 9, 12, 17, 24, 33, 46, 64, 89, 124, 174}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("looks (-want +got):\n%s", diff)
 	}
