@@ -370,3 +370,12 @@ func stopping(reps []*Report, budgetSpent bool) Stopping {
 	}
 	return st
 }
+
+// RunInfo says how a sequential gate run went: how many rounds it ran, for
+// how long, and why it stopped. The caller that ran the rounds sets it on
+// the Report of its last look; renderers show it under the headline.
+type RunInfo struct {
+	Rounds  int
+	Seconds float64
+	Stop    Stopping
+}

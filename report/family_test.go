@@ -168,7 +168,7 @@ func TestStoredWarnings(t *testing.T) {
 	if !hasWarning(rep.Warnings, WarnWithinRunOnly) {
 		t.Errorf("stored, uncalibrated: warnings %v lack %q", rep.Warnings, WarnWithinRunOnly)
 	}
-	if got := strings.Join(warningStrings(rep.Warnings), "\n"); !strings.Contains(got, "`tailgate calibrate` on host (kernel 6.1.0)") {
+	if got := strings.Join(warningStrings(rep.Warnings), "\n"); !strings.Contains(got, "`tailgate calibrate SCENARIO --baseline DIR` on host (kernel 6.1.0)") {
 		t.Errorf("worded:\n%s", got)
 	}
 	cal := &Calibration{Schema: 1, Target: "other", KernelRelease: "6.1.0", Runs: 5, Scenarios: map[string]map[string]map[string]Spread{

@@ -23,6 +23,17 @@ type JSONReport struct {
 	Stored bool    `json:"stored_baseline,omitempty"`
 	// CalibrationRuns is the runs behind the calibration applied, if any.
 	CalibrationRuns int `json:"calibration_runs,omitempty"`
+	// Run is how a sequential gate run went: rounds, seconds and why it
+	// stopped; absent for a single comparison.
+	Run *JSONRun `json:"run,omitempty"`
+}
+
+// JSONRun is how a sequential gate run went.
+type JSONRun struct {
+	Rounds  int     `json:"rounds"`
+	Seconds float64 `json:"seconds"`
+	Reason  string  `json:"stop_reason"`
+	Text    string  `json:"text"`
 }
 
 // JSONSide describes one compared Result.
@@ -99,6 +110,9 @@ func (r *Report) JSON() JSONReport {
 	}
 	if r.Calibration != nil {
 		out.CalibrationRuns = r.Calibration.Runs
+	}
+	if r.Run != nil {
+		out.Run = &JSONRun{Rounds: r.Run.Rounds, Seconds: r.Run.Seconds, Reason: string(r.Run.Stop.Reason), Text: r.Run.String()}
 	}
 	for _, s := range r.Scenarios {
 		js := JSONScenario{Name: s.Name, Warnings: nonNil(warningStrings(s.Warnings)), Verdicts: []JSONVerdict{}}

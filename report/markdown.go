@@ -12,6 +12,9 @@ import (
 func WriteMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s\n\n", r.Headline())
+	if r.Run != nil {
+		fmt.Fprintf(ew, "Base and head in one job: %s.\n\n", mdEscape(r.Run.String()))
+	}
 	fmt.Fprintf(ew, "Baseline: %s · candidate: %s\n", mdEscape(describeSide(r.Base)), mdEscape(describeSide(r.Cand)))
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(ew, "\n")

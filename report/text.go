@@ -9,6 +9,9 @@ import (
 func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "%s\n", r.Headline())
+	if r.Run != nil {
+		fmt.Fprintf(ew, "run:       %s\n", r.Run)
+	}
 	fmt.Fprintf(ew, "baseline:  %s\ncandidate: %s\n", describeSide(r.Base), describeSide(r.Cand))
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn.String())

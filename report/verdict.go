@@ -96,6 +96,8 @@ type Report struct {
 	// between-run spread its intervals were widened by (nil for none).
 	Stored      bool
 	Calibration *Calibration
+	// Run is how a sequential gate run went; nil for a single comparison.
+	Run *RunInfo
 }
 
 // Side describes one of the compared Results.

@@ -80,7 +80,7 @@ func (w Warning) text(base, cand string) string {
 		if w.Detail != "" {
 			on += " (kernel " + w.Detail + ")"
 		}
-		return fmt.Sprintf("intervals cover within-run noise only: %s is stored from another run; run `tailgate calibrate` on %s to measure the between-run spread", base, on)
+		return fmt.Sprintf("intervals cover within-run noise only: %s is stored from another run; run `tailgate calibrate SCENARIO --baseline DIR` on %s to measure the between-run spread", base, on)
 	case WarnNotCalibrated:
 		return fmt.Sprintf("no calibration for %s %s: its interval covers within-run noise only", w.Metric, w.Percentile)
 	case WarnCalibrationMismatch:
@@ -127,4 +127,10 @@ func (s Stopping) String() string {
 		return fmt.Sprintf("compared once (%s): %d of %d gated %s undecided (inconclusive)", trials, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
 	}
 	return fmt.Sprintf("going on %s: %d of %d gated %s undecided", at, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+}
+
+// String words how a gate run went: "12 rounds in 16s; stopped after look
+// 3 (12 trials per side): every gated test is decided".
+func (ri RunInfo) String() string {
+	return fmt.Sprintf("%d %s in %.0fs; %s", ri.Rounds, plural(ri.Rounds, "round", "rounds"), ri.Seconds, ri.Stop.String())
 }

@@ -12,7 +12,7 @@ func TestWording(t *testing.T) {
 		{Warning{Kind: WarnScenarioOneSide, Side: Candidate, Scenario: "a"}.text("ref", "t"), "scenario a is not in ref; not compared"},
 		{Warning{Kind: WarnFewTailEvents, Side: Both, Percentile: "p99.9", BaseCount: 12, CandCount: 3}.String(), "few events beyond p99.9 (baseline 12, candidate 3; want ≥ 20): run longer or more trials"},
 		{Warning{Kind: WarnOneTrial, Side: Candidate}.String(), "one candidate trial: the interval ignores trial-to-trial variation"},
-		{Warning{Kind: WarnWithinRunOnly, Target: "host", Detail: "6.1.0"}.String(), "intervals cover within-run noise only: the baseline is stored from another run; run `tailgate calibrate` on host (kernel 6.1.0) to measure the between-run spread"},
+		{Warning{Kind: WarnWithinRunOnly, Target: "host", Detail: "6.1.0"}.String(), "intervals cover within-run noise only: the baseline is stored from another run; run `tailgate calibrate SCENARIO --baseline DIR` on host (kernel 6.1.0) to measure the between-run spread"},
 		{Warning{Kind: WarnNotCalibrated, Metric: "syscall.read", Percentile: "p99"}.String(), "no calibration for syscall.read p99: its interval covers within-run noise only"},
 		{Warning{Kind: WarnCalibrationMismatch, Field: FieldKernelRelease, Base: "6.1", Cand: "6.12"}.String(), `the calibration was measured with kernel release "6.12", the baseline with "6.1"; applied all the same`},
 		{Stopping{Stop: true, Reason: StopRegression, Look: 2, Trials: 8, Gated: 3, Undecided: 2, Regressions: 1}.String(), "stopped after look 2 (8 trials per side): 1 regression confirmed, the gate fails whatever the 2 undecided tests would show"},

@@ -166,6 +166,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 			return &usageError{err}
 		}
 	}
+	last.Run = &report.RunInfo{Rounds: ran.Rounds, Seconds: ran.Elapsed.Seconds(), Stop: last.Stopping(ran.Why != "decided")}
 	fmt.Fprintf(stderr, "gate: %s\n", stopReason(ran, last, opt.budget))
 	if err := writeReports(last, outs, stdout, stderr); err != nil {
 		return err

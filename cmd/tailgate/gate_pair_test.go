@@ -49,6 +49,9 @@ func TestGatePairStopsWhenDecided(t *testing.T) {
 	if len(f.calls) != 12 || !strings.Contains(stderr, "stopped after 6 rounds") || !strings.Contains(stderr, "every gated test decided") {
 		t.Errorf("%d trials run; want 6 rounds of 2, stopped at the first look:\n%s", len(f.calls), stderr)
 	}
+	if !strings.Contains(stdout, "run:       6 rounds in") || !strings.Contains(stdout, "every gated test is decided") {
+		t.Errorf("the report does not say how the run went:\n%s", stdout)
+	}
 	for _, name := range []string{"r-A.json", "r-B.json"} {
 		r, err := result.Load(filepath.Join(filepath.Dir(out), name))
 		if err != nil {
