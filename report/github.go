@@ -11,37 +11,67 @@ import (
 // ::notice per report-wide warning, and the headline last as a notice, so
 // that the run's page shows what the gate decided next to the failed step.
 // Verdicts are taken as they are; nothing is recomputed.
-func WriteGitHub(w io.Writer, r *Report) error {
+func WriteGitHub(w io.Writer, r *Report) error { return writeGitHub(w, reportPairings(r)) }
+
+// WriteMatrixGitHub writes m as WriteGitHub writes a report, each
+// annotation naming the target and the reference, a headline per target
+// last.
+func WriteMatrixGitHub(w io.Writer, m *Matrix) error { return writeGitHub(w, m.pairings()) }
+
+func writeGitHub(w io.Writer, ps []pairing) error {
 	ew := &errWriter{w: w}
-	for _, warn := range r.Warnings {
-		workflowCommand(ew, "notice", "tailgate", warn.String())
-	}
-	for _, s := range r.Scenarios {
-		for _, v := range s.Verdicts {
-			var cmd, what string
-			switch v.Kind {
-			case Regression:
-				cmd, what = "error", "regression"
-			case Inconclusive:
-				cmd, what = "warning", "inconclusive"
-			default:
-				continue
-			}
-			title := fmt.Sprintf("tailgate: %s %s %s %s", s.Name, v.Metric, v.Quantile, what)
-			msg := fmt.Sprintf("%s %s %s: %s → %s (%s, 95%% CI %s, threshold %s)",
-				s.Name, v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-				FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v))
-			if v.Kind == Inconclusive {
-				msg += ": " + verdictLabel(v)
-			}
-			for _, warn := range v.Warnings {
-				msg += "\n" + warn.String()
-			}
-			workflowCommand(ew, cmd, title, msg)
+	for _, p := range ps {
+		for _, warn := range p.r.Warnings {
+			workflowCommand(ew, "notice", "tailgate", p.warning(warn))
 		}
 	}
-	workflowCommand(ew, "notice", "tailgate", r.Headline())
+	for _, name := range scenarioNames(ps) {
+		for _, p := range ps {
+			s := p.r.scenario(name)
+			if s == nil {
+				continue
+			}
+			for _, v := range s.Verdicts {
+				if cmd, title, msg, ok := annotation(p, name, v); ok {
+					workflowCommand(ew, cmd, title, msg)
+				}
+			}
+		}
+	}
+	for _, p := range ps {
+		workflowCommand(ew, "notice", "tailgate", p.headline())
+	}
 	return ew.err
+}
+
+// annotation is the workflow command of one verdict: an error for a
+// regression, a warning for an inconclusive verdict, none (ok false)
+// otherwise.
+func annotation(p pairing, scenario string, v Verdict) (cmd, title, msg string, ok bool) {
+	var what string
+	switch v.Kind {
+	case Regression:
+		cmd, what = "error", "regression"
+	case Inconclusive:
+		cmd, what = "warning", "inconclusive"
+	default:
+		return "", "", "", false
+	}
+	target := ""
+	if p.target != "" {
+		target = p.target + " "
+	}
+	title = fmt.Sprintf("tailgate: %s%s %s %s %s", target, scenario, v.Metric, v.Quantile, what)
+	msg = fmt.Sprintf("%s%s %s %s: %s → %s (%s, 95%% CI %s, threshold %s)",
+		p.prefix(), scenario, v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
+		FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v))
+	if v.Kind == Inconclusive {
+		msg += ": " + verdictLabel(v)
+	}
+	for _, warn := range v.Warnings {
+		msg += "\n" + warn.String()
+	}
+	return cmd, title, msg, true
 }
 
 // workflowCommand writes one "::cmd title=T::message" line, escaped as the

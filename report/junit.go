@@ -39,31 +39,33 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes r as JUnit XML.
-func WriteJUnit(w io.Writer, r *Report) error {
+func WriteJUnit(w io.Writer, r *Report) error { return writeJUnit(w, reportPairings(r)) }
+
+// WriteMatrixJUnit writes m as JUnit XML: a suite per scenario, a test
+// case per target, gated metric and percentile, named for the target and
+// the reference.
+func WriteMatrixJUnit(w io.Writer, m *Matrix) error { return writeJUnit(w, m.pairings()) }
+
+func writeJUnit(w io.Writer, ps []pairing) error {
 	doc := junitSuites{Name: "tailgate"}
-	for _, s := range r.Scenarios {
-		suite := junitSuite{Name: s.Name}
-		for _, v := range s.Verdicts {
-			if !v.Gated {
+	for _, name := range scenarioNames(ps) {
+		suite := junitSuite{Name: name}
+		for _, p := range ps {
+			s := p.r.scenario(name)
+			if s == nil {
 				continue
 			}
-			line := fmt.Sprintf("%s %s: %s → %s, %s (95%% CI %s), threshold %s: %s",
-				v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-				FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), verdictLabel(v))
-			c := junitCase{Name: v.Metric + " " + v.Quantile, Classname: "tailgate." + s.Name}
-			var detail []string
-			detail = append(detail, line)
-			for _, warn := range v.Warnings {
-				detail = append(detail, "warning: "+warn.String())
+			for _, v := range s.Verdicts {
+				if !v.Gated {
+					continue
+				}
+				c := junitCaseOf(p, name, v)
+				if c.Failure != nil {
+					suite.Failures++
+				}
+				suite.Cases = append(suite.Cases, c)
+				suite.Tests++
 			}
-			if v.Kind == Regression {
-				c.Failure = &junitFailure{Message: line, Type: "regression", Text: strings.Join(detail, "\n")}
-				suite.Failures++
-			} else {
-				c.SystemOut = strings.Join(detail, "\n")
-			}
-			suite.Cases = append(suite.Cases, c)
-			suite.Tests++
 		}
 		doc.Tests += suite.Tests
 		doc.Failures += suite.Failures
@@ -78,4 +80,23 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// junitCaseOf is the test case of one gated verdict: a failure when it
+// is a regression, its numbers and warnings as output otherwise.
+func junitCaseOf(p pairing, scenario string, v Verdict) junitCase {
+	line := fmt.Sprintf("%s%s %s: %s → %s, %s (95%% CI %s), threshold %s: %s",
+		p.prefix(), v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
+		FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), verdictLabel(v))
+	c := junitCase{Name: p.prefix() + v.Metric + " " + v.Quantile, Classname: "tailgate." + scenario}
+	detail := []string{line}
+	for _, warn := range v.Warnings {
+		detail = append(detail, "warning: "+warn.String())
+	}
+	if v.Kind == Regression {
+		c.Failure = &junitFailure{Message: line, Type: "regression", Text: strings.Join(detail, "\n")}
+	} else {
+		c.SystemOut = strings.Join(detail, "\n")
+	}
+	return c
 }

@@ -61,8 +61,9 @@ type MatrixRow struct {
 type MatrixCell struct {
 	Present bool    // the target measured this metric
 	Value   float64 // the percentile of the merged trials, ns
-	// Lo and Hi are the 95% bootstrap interval of Value (NaN for max and
-	// for no events).
+	// Lo and Hi are the 95% interval of Value, from the bootstrap
+	// variance of its log as a comparison estimates it for each side (NaN
+	// for max and for no events).
 	Lo, Hi float64
 	// Trials holds each trial's own value of the percentile.
 	Trials []float64
@@ -164,8 +165,11 @@ func (r *Report) find(scenario, metric, quantile string) *Verdict {
 	return nil
 }
 
-// cellOf is one target's percentile with its own interval, from the same
-// hierarchical bootstrap the comparisons use.
+// cellOf is one target's percentile with its own 95% interval, from the
+// estimate a comparison makes of each side: the bootstrap variance of the
+// log quantile (logVariance, as Estimate's BaseVar and CandVar), at least
+// the bucket's own resolution, as exp(log Value ± t·SE) with the trials
+// less one degrees of freedom.
 func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string) MatrixCell {
 	c := MatrixCell{Present: true, Lo: math.NaN(), Hi: math.NaN()}
 	s := newSide(trials)
@@ -173,22 +177,18 @@ func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string
 		c.Trials = append(c.Trials, quantileOf(h, p))
 	}
 	c.Value = quantileOf(s.merged, p)
-	if p.Q >= 1 || s.merged.Count() == 0 {
+	if p.Q >= 1 || !(c.Value > 0) {
 		return c
 	}
 	seed := seedFor(contentHash(trials, nil), metric, p.Name)
 	r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
-	sc := s.newScratch(p.Q)
-	vals := make([]float64, 0, resamples)
-	for range resamples {
-		if v := s.resample(r, p.Q, sc); !math.IsNaN(v) {
-			vals = append(vals, v)
-		}
-	}
-	if len(vals) == 0 {
+	v := s.logVariance(r, p.Q, resamples)
+	if math.IsNaN(v) {
 		return c
 	}
-	c.Lo, c.Hi = interval95(vals)
+	se := math.Sqrt(math.Max(v, bucketVariance(c.Value)))
+	half := tQuantile(0.025, float64(max(len(trials)-1, 1))) * se
+	c.Lo, c.Hi = c.Value*math.Exp(-half), c.Value*math.Exp(half)
 	return c
 }
 
@@ -256,8 +256,8 @@ func (m *Matrix) Stopping(budgetSpent bool) Stopping {
 // Headlines is one line per target: its comparison's headline.
 func (m *Matrix) Headlines() []string {
 	var out []string
-	for i, r := range m.Pairs {
-		out = append(out, fmt.Sprintf("%s vs %s: %s", m.Targets[i+1].Name, m.Targets[0].Name, r.Headline()))
+	for _, p := range m.pairings() {
+		out = append(out, p.headline())
 	}
 	return out
 }
@@ -346,7 +346,7 @@ func describeTarget(t MatrixTarget) string {
 	return d
 }
 
-// WriteMatrix renders m in format f: text, markdown, json or html.
+// WriteMatrix renders m in format f.
 func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 	switch f {
 	case Text:
@@ -355,10 +355,14 @@ func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 		return WriteMatrixMarkdown(w, m)
 	case JSON:
 		return WriteMatrixJSON(w, m)
+	case JUnit:
+		return WriteMatrixJUnit(w, m)
+	case GitHub:
+		return WriteMatrixGitHub(w, m)
 	case HTML:
 		return WriteMatrixHTML(w, m)
 	}
-	return fmt.Errorf("a matrix renders as text, markdown, json or html, not %s", f)
+	return fmt.Errorf("unknown format %q", f)
 }
 
 // WriteMatrixText writes m as plain-text tables.

@@ -166,7 +166,10 @@ func TestMatrixRenderers(t *testing.T) {
 	if len(doc.Comparisons) != 2 || doc.Reference != "generic" || len(doc.Scenarios[0].Metrics) != 2 {
 		t.Errorf("json: %d comparisons, reference %q, %d metrics", len(doc.Comparisons), doc.Reference, len(doc.Scenarios[0].Metrics))
 	}
-	if err := WriteMatrix(&b, m, JUnit); err == nil {
-		t.Error("junit matrix: no error")
+	for _, f := range Formats {
+		b.Reset()
+		if err := WriteMatrix(&b, m, f); err != nil || b.Len() == 0 {
+			t.Errorf("%s: %d bytes, %v", f, b.Len(), err)
+		}
 	}
 }

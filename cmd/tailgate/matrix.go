@@ -99,16 +99,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err := checkThresholdMetrics(rf.thresholds, scenarioMetrics(ss)); err != nil {
 		return err
 	}
+	// Every format renders a matrix as it renders a comparison.
 	outs, err := rf.resolveOutputs()
 	if err != nil {
 		return err
-	}
-	for _, o := range outs {
-		switch o.format {
-		case report.Text, report.Markdown, report.JSON, report.HTML:
-		default:
-			return usagef("a matrix report is text, markdown, json or html, not %s", o.format)
-		}
 	}
 	targets, err := matrixTargets(args, &tf)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"os"
@@ -187,6 +188,61 @@ func TestMatrixVerdictIsCompares(t *testing.T) {
 	}
 }
 
+// --format junit=FILE and --format github render the matrix: a test case
+// per target, gated metric and percentile, and an annotation per
+// regression naming its target.
+func TestMatrixJUnitGitHub(t *testing.T) {
+	dir := t.TempDir()
+	f := &fakeExec{scales: map[string]float64{"B": 1.4}}
+	junit := filepath.Join(dir, "matrix.xml")
+	code, stdout, stderr := runMatrixWith(f.env(fakeSysctls(t)),
+		"--variant", "A", "--variant", "B", "--variant", "C", "syscall-read", "--trials", "4",
+		"--format", "junit="+junit, "--format", "github")
+	if code != exitRegression {
+		t.Fatalf("exit %d, want 1 (B is 40%% slower)\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit: %v\n%s", err, b)
+	}
+	// syscall-read gates p99 of syscall.read: a test per target after A.
+	if doc.Tests != 2 || doc.Failures != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 2 {
+		t.Fatalf("junit: %d tests, %d failures; want 2 and 1:\n%s", doc.Tests, doc.Failures, b)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if want := c.Failure != nil; strings.HasPrefix(c.Name, "B vs A: ") != want {
+			t.Errorf("case %q: failure %v; want B's regression the one failure", c.Name, want)
+		}
+	}
+	var errs []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "::error ") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "::error title=tailgate%3A B syscall-read syscall.read p99 regression::B vs A: ") {
+		t.Errorf("want one error annotation, of B:\n%s", stdout)
+	}
+	for _, h := range []string{"::notice title=tailgate::B vs A: 1 regression", "::notice title=tailgate::C vs A: No regressions"} {
+		if !strings.Contains(stdout, h) {
+			t.Errorf("no headline notice %q:\n%s", h, stdout)
+		}
+	}
+}
+
 // A variant's sysctls are in force during its own trials only, and put
 // back after each.
 func TestMatrixVariantSysctls(t *testing.T) {
@@ -326,7 +382,7 @@ func TestMatrixUsage(t *testing.T) {
 		{[]string{"--variant", "A", "--variant", "B:vm.nope=1"}, "variant B: sysctl vm.nope: no such parameter"},
 		{[]string{"--variant", "A", "--variant", "B:vm.swappiness"}, "want KEY=VALUE"},
 		{[]string{"--variant", "A", "--variant", "a/b"}, "must be letters"},
-		{[]string{"--variant", "A", "--variant", "B", "--format", "junit"}, "not junit"},
+		{[]string{"--variant", "A", "--variant", "B", "--format", "xml"}, `unknown format "xml"`},
 	} {
 		f := &fakeExec{}
 		code, _, _ := runMatrixWith(f.env(root), tc.args...)

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// handMatrix is sampleReport as a matrix of its two sides: the case of
+// one pair.
+func handMatrix() *Matrix {
+	r := sampleReport()
+	return &Matrix{
+		Targets: []MatrixTarget{{Name: r.Base.Target}, {Name: r.Cand.Target}},
+		Pairs:   []*Report{r},
+	}
+}
+
+// A matrix of two targets writes the JUnit of their comparison, each case
+// named for the target: one renderer, the pair its N = 2 case.
+func TestMatrixJUnitIsCompares(t *testing.T) {
+	m := handMatrix()
+	var two, matrix bytes.Buffer
+	if err := WriteJUnit(&two, m.Pairs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrix(&matrix, m, JUnit); err != nil {
+		t.Fatal(err)
+	}
+	named := strings.ReplaceAll(matrix.String(), "debian-6.12 vs host: ", "")
+	if n := strings.Count(matrix.String(), `<testcase name="debian-6.12 vs host: `); n != 5 {
+		t.Errorf("%d cases name the pair, want the 5 gated:\n%s", n, matrix.String())
+	}
+	if diff := cmp.Diff(two.String(), named); diff != "" {
+		t.Errorf("matrix JUnit, pair names removed, differs from compare's (-compare +matrix):\n%s", diff)
+	}
+}
+
+// The same for the workflow annotations of verdicts; report-wide warnings
+// name the two targets in place of "the baseline" and "the candidate".
+func TestMatrixGitHubIsCompares(t *testing.T) {
+	m := handMatrix()
+	var two, matrix bytes.Buffer
+	if err := WriteGitHub(&two, m.Pairs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrix(&matrix, m, GitHub); err != nil {
+		t.Fatal(err)
+	}
+	twoLines := strings.Split(strings.TrimSuffix(two.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(matrix.String(), "\n"), "\n")
+	if len(lines) != len(twoLines) {
+		t.Fatalf("%d lines, compare writes %d:\n%s", len(lines), len(twoLines), matrix.String())
+	}
+	for i, l := range lines {
+		want := twoLines[i]
+		switch {
+		case strings.HasPrefix(l, "::error") || strings.HasPrefix(l, "::warning"):
+			l = strings.Replace(l, "title=tailgate%3A debian-6.12 ", "title=tailgate%3A ", 1)
+			l = strings.Replace(l, "::debian-6.12 vs host: ", "::", 1)
+		case i == 0:
+			want = `::notice title=tailgate::debian-6.12 vs host: environments differ: kernel release is "6.1.0-28-amd64" in host, "6.12.9-amd64" in debian-6.12`
+		default:
+			want = "::notice title=tailgate::debian-6.12 vs host: " + strings.TrimPrefix(want, "::notice title=tailgate::")
+		}
+		if l != want {
+			t.Errorf("line %d:\ngot  %s\nwant %s", i+1, l, want)
+		}
+	}
+}
+
+// A matrix of three targets: a case per target, gated metric and
+// percentile, a failure per regression; an annotation per regression or
+// inconclusive verdict naming its target, a headline per target.
+func TestMatrixJUnitGitHub(t *testing.T) {
+	m := sampleMatrix(t)
+	var b bytes.Buffer
+	if err := WriteMatrix(&b, m, JUnit); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "matrix.junit", b.Bytes())
+	var doc junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := m.Tally()
+	if doc.Tests != c.Gated || doc.Failures != c.Regressions || c.Regressions == 0 {
+		t.Errorf("junit: %d tests, %d failures; the matrix has %d gated, %d regressions", doc.Tests, doc.Failures, c.Gated, c.Regressions)
+	}
+	for _, s := range doc.Suites {
+		for _, tc := range s.Cases {
+			slow := strings.HasPrefix(tc.Name, "slow vs generic: ")
+			if !slow && !strings.HasPrefix(tc.Name, "generic-again vs generic: ") {
+				t.Errorf("case %q does not name its target", tc.Name)
+			}
+			if (tc.Failure != nil) != slow {
+				t.Errorf("case %q: failure %v", tc.Name, tc.Failure)
+			}
+		}
+	}
+
+	b.Reset()
+	if err := WriteMatrix(&b, m, GitHub); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "matrix.github", b.Bytes())
+	errs := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "::error ") {
+			errs++
+			if !strings.HasPrefix(l, "::error title=tailgate%3A slow timer-1ms ") || !strings.Contains(l, "::slow vs generic: timer-1ms ") {
+				t.Errorf("annotation does not name its target: %s", l)
+			}
+		}
+	}
+	if errs != c.Regressions {
+		t.Errorf("%d error annotations, %d regressions", errs, c.Regressions)
+	}
+	for _, h := range m.Headlines() {
+		if !strings.Contains(b.String(), "::notice title=tailgate::"+h+"\n") {
+			t.Errorf("no notice of %q", h)
+		}
+	}
+}
+
+// A cell's interval is the side's share of its comparison's: the pair's
+// ratio interval pools the two sides' variances (the larger of the two,
+// twice), so on the log scale its half-width lies between the root of the
+// cells' squared half-widths and √2 times the wider (less bootstrap
+// noise: each side is resampled with its own seed).
+func TestMatrixCellIntervalsAreCompares(t *testing.T) {
+	m := sampleMatrix(t)
+	for _, mm := range m.Scenarios[0].Metrics {
+		for _, row := range mm.Rows {
+			if row.Quantile == "max" {
+				continue
+			}
+			ref, c := row.Cells[0], row.Cells[1]
+			half := func(lo, hi float64) float64 { return math.Log(hi/lo) / 2 }
+			hr, hc := half(ref.Lo, ref.Hi), half(c.Lo, c.Hi)
+			v := c.Verdict
+			hv := half(v.Lo, v.Hi)
+			lo, hi := 0.85*math.Hypot(hr, hc), 1.15*math.Sqrt2*math.Max(hr, hc)
+			if !(lo <= hv && hv <= hi) {
+				t.Errorf("%s %s: ratio half-width %.4f, cells' %.4f and %.4f: want it in [%.4f, %.4f]", mm.Name, row.Quantile, hv, hr, hc, lo, hi)
+			}
+		}
+	}
+}
