@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -349,13 +348,6 @@ func bucketVariance(x float64) float64 {
 	}
 	rel := float64(w) / hist.Mid(i)
 	return rel * rel / 12
-}
-
-// interval95 sorts bootstrap values and returns their 2.5th and 97.5th
-// percentiles: the 95% percentile interval.
-func interval95(vals []float64) (lo, hi float64) {
-	slices.Sort(vals)
-	return vals[int(0.025*float64(len(vals)-1))], vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
 }
 
 // contentHash digests the trials' bucket counts, so that the same inputs
