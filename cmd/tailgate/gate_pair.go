@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -137,22 +136,8 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), alternating rounds, up to %d rounds or %s; looks after rounds %s\n",
 		targets[0].name, targets[1].name, rounds, opt.budget, joinInts(looks))
 	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, plan, env, stderr)
-	for i, t := range targets {
-		out := outputPath(rf.output, t.execTarget, 2)
-		if out == "" || results[i] == nil {
-			continue
-		}
-		if err := result.Write(out, results[i]); err != nil {
-			return errors.Join(runErr, infra(fmt.Errorf("write result: %w", err)))
-		}
-		what := "result"
-		if runErr != nil {
-			what = "partial result"
-		}
-		fmt.Fprintf(stderr, "%s of %s written to %s\n", what, t.name, out)
-	}
-	if runErr != nil {
-		return runErr
+	if err := writeTargetResults(rf.output, targets, results, runErr, stderr); err != nil {
+		return err
 	}
 	if results[0] == nil || results[1] == nil {
 		return infra(fmt.Errorf("no round finished on both targets"))

@@ -135,22 +135,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	plan := roundPlan{rounds: plannedRounds(&f, ss), retries: *retries}
 	results, _, runErr := runRounds(ctx, targets, ss, &f, &tf, plan, env, stderr)
 	// What was measured is kept even when the matrix was cut short.
-	for i, t := range targets {
-		out := outputPath(f.output, t.execTarget, len(targets))
-		if out == "" || results[i] == nil {
-			continue
-		}
-		if err := result.Write(out, results[i]); err != nil {
-			return errors.Join(runErr, infra(fmt.Errorf("write result: %w", err)))
-		}
-		what := "result"
-		if runErr != nil {
-			what = "partial result"
-		}
-		fmt.Fprintf(stderr, "%s of %s written to %s\n", what, t.name, out)
-	}
-	if runErr != nil {
-		return runErr
+	if err := writeTargetResults(f.output, targets, results, runErr, stderr); err != nil {
+		return err
 	}
 
 	var mts []report.MatrixTarget

@@ -165,3 +165,24 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 	ran.Elapsed = time.Since(start)
 	return out, ran, err
 }
+
+// writeTargetResults writes each target's Result where -o path says
+// (path-TARGET.json), what was measured kept even when the rounds were cut
+// short (runErr), and returns runErr or the first write error.
+func writeTargetResults(path string, targets []matrixTarget, results []*result.Result, runErr error, stderr io.Writer) error {
+	for i, t := range targets {
+		out := outputPath(path, t.execTarget, len(targets))
+		if out == "" || results[i] == nil {
+			continue
+		}
+		if err := result.Write(out, results[i]); err != nil {
+			return errors.Join(runErr, infra(fmt.Errorf("write result: %w", err)))
+		}
+		what := "result"
+		if runErr != nil {
+			what = "partial result"
+		}
+		fmt.Fprintf(stderr, "%s of %s written to %s\n", what, t.name, out)
+	}
+	return runErr
+}

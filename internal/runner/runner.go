@@ -204,12 +204,7 @@ func attachTracers(s *scenarios.Scenario, cache *btf.Cache, threads bool) ([]*tr
 }
 
 func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, idx, count int, progress func(Event)) (*result.Scenario, error) {
-	emit := func(e Event) {
-		if progress != nil {
-			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
-			progress(e)
-		}
-	}
+	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
 		return nil, err
@@ -290,6 +285,17 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	return sr, nil
 }
 
+// emitter returns what reports progress events of scenario s (idx of
+// count) to progress, which may be nil.
+func emitter(s *scenarios.Scenario, idx, count int, progress func(Event)) func(Event) {
+	return func(e Event) {
+		if progress != nil {
+			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
+			progress(e)
+		}
+	}
+}
+
 func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
 	def, err := json.Marshal(s)
 	if err != nil {
@@ -307,12 +313,7 @@ func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
 // runScenarioWorkers runs each trial of s in a fresh worker process and
 // collects the trials into one scenario result.
 func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, idx, count int, progress func(Event)) (*result.Scenario, error) {
-	emit := func(e Event) {
-		if progress != nil {
-			e.Scenario, e.Index, e.Count, e.Trials = s.Name, idx, count, s.Trials
-			progress(e)
-		}
-	}
+	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
 		return nil, err
