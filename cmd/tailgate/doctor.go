@@ -99,6 +99,9 @@ func kvmCheck(k vmtest.KVM) check {
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("doctor")
+	setUsage(fs, stdout, "usage: tailgate doctor\n\n"+
+		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n"+
+		"exit 0 when host runs will work here, 3 when a check they need fails.\n")
 	if _, err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

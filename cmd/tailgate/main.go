@@ -106,6 +106,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == "help" && len(args) > 1 {
+		// "tailgate help CMD [SUB]" is "tailgate CMD [SUB] --help".
+		name = args[1]
+		args = append(args[1:len(args):len(args)], "--help")
+	}
 	if name == "-h" || name == "--help" || name == "help" {
 		usage(stdout)
 		return exitPass

@@ -360,6 +360,8 @@ func gatedList(s *scenarios.Scenario) string {
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("list")
+	setUsage(fs, stdout, "usage: tailgate list\n\n"+
+		"Lists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics.\n")
 	if _, err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestHelpEveryCommand checks that every command prints its own usage, to
+// standard output with exit 0, however help is asked for.
+func TestHelpEveryCommand(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{{"help", c.name}, {c.name, "--help"}, {c.name, "-h"}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				if code := run(context.Background(), args, &stdout, &stderr); code != exitPass {
+					t.Fatalf("exit %d, want 0; stderr: %s", code, stderr.String())
+				}
+				if stderr.Len() > 0 {
+					t.Errorf("stderr: %s", stderr.String())
+				}
+				want := "usage: tailgate " + c.name
+				found := false
+				for _, line := range strings.Split(stdout.String(), "\n") {
+					if line == want || strings.HasPrefix(line, want+" ") {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no line starting with %q in:\n%s", want, stdout.String())
+				}
+			})
+		}
+	}
+}
+
+func TestHelpUnknownCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"help", "nosuch"}, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	if !strings.Contains(stderr.String(), `unknown command "nosuch"`) {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
