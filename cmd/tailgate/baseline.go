@@ -105,7 +105,8 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, baselineUsage)
+		fmt.Fprint(stdout, baselineUsage+"\nsave's flags:\n")
+		printFlags(stdout, fs)
 		return nil
 	}
 	if err != nil {

@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestHelpEveryCommand checks that every command prints its own usage, to
@@ -42,5 +47,52 @@ func TestHelpUnknownCommand(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `unknown command "nosuch"`) {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+// TestPrintFlags checks the flags are spelled --name (-o for one letter)
+// and otherwise read as flag.PrintDefaults writes them.
+func TestPrintFlags(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("trials", 0, "`N` trials")
+	fs.String("accel", "auto", "QEMU accelerator")
+	fs.Bool("vm", false, "run in a VM")
+	fs.Duration("budget", 5*time.Minute, "wall time")
+	fs.String("o", "", "write to `FILE`")
+	fs.Func("variant", "a host `NAME`", func(string) error { return nil })
+	var got strings.Builder
+	printFlags(&got, fs)
+	want := `  --accel string
+    	QEMU accelerator (default "auto")
+  --budget duration
+    	wall time (default 5m0s)
+  -o FILE
+    	write to FILE
+  --trials N
+    	N trials
+  --variant NAME
+    	a host NAME
+  --vm
+    	run in a VM
+`
+	if diff := cmp.Diff(want, got.String()); diff != "" {
+		t.Errorf("printFlags (-want +got):\n%s", diff)
+	}
+}
+
+// TestHelpSpellsFlagsLong checks no command's usage lists a flag as -name.
+func TestHelpSpellsFlagsLong(t *testing.T) {
+	single := regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+\b`)
+	for _, c := range commands() {
+		if c.name == "gate" {
+			continue // gate.go still lists its flags with flag.PrintDefaults
+		}
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "show", "-h"}, {c.name, "save", "-h"}, {c.name, "list", "-h"}, {c.name, "comment", "-h"}} {
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), args, &stdout, &stderr)
+			if m := single.FindString(stdout.String()); m != "" {
+				t.Errorf("tailgate %s: flag spelled %q", strings.Join(args, " "), strings.TrimSpace(m))
+			}
+		}
 	}
 }

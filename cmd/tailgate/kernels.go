@@ -43,10 +43,11 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func kernelCacheFlags(args []string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, help bool, err error) {
 	fs := flag.NewFlagSet("tailgate kernels", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := fs.String("cache", "", "kernel cache directory (default: the user cache dir's tailgate/kernels)")
+	dir := fs.String("cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
 	pos, err = parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, kernelsUsage)
+		fmt.Fprint(stdout, kernelsUsage+"\n")
+		printFlags(stdout, fs)
 		return nil, nil, true, nil
 	}
 	if err != nil {

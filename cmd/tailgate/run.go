@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,10 +89,55 @@ func newFlagSet(name string) *flag.FlagSet {
 func setUsage(fs *flag.FlagSet, w io.Writer, text string) {
 	fs.Usage = func() {
 		fmt.Fprint(w, text)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs)
 	}
+}
+
+// printFlags writes fs's flags as flag.PrintDefaults does, but spelled as
+// the usage lines and the README spell them: --name, and -o only for a
+// one-letter name.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		arg, text := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		text = strings.ReplaceAll(text, "\n", "\n    \t")
+		if !isZeroFlag(f) {
+			if v := reflect.ValueOf(f.Value); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.String {
+				text += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				text += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
+	})
+}
+
+// isZeroFlag says f's default is its type's zero value, which the usage
+// does not repeat: the test flag.PrintDefaults makes.
+func isZeroFlag(f *flag.Flag) (zero bool) {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	// A Value whose String method needs fields a zero value lacks: show
+	// the default.
+	defer func() {
+		if recover() != nil {
+			zero = false
+		}
+	}()
+	v, ok := z.Interface().(flag.Value)
+	return ok && f.DefValue == v.String()
 }
 
 // parseFlags parses flags that may come after positional arguments
