@@ -13,7 +13,7 @@ import (
 // program run.
 func RenderRun(w io.Writer, r *result.Result) error {
 	for _, s := range r.Scenarios {
-		fmt.Fprintf(w, "%s (%d trials, %s on %s)\n", s.Name, s.Trials, r.Target.Name, r.Environment.KernelRelease)
+		fmt.Fprintf(w, "%s (%d %s, %s on %s)\n", s.Name, s.Trials, plural(s.Trials, "trial", "trials"), r.Target.Name, r.Environment.KernelRelease)
 		t := NewTable(w, left, right, right, right, right, right, right, right)
 		t.Header([]string{"metric", "count", "p50", "p90", "p99", "p99.9", "max", "bpf cost/run"})
 		names := make([]string, 0, len(s.Metrics))

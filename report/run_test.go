@@ -37,3 +37,24 @@ func TestRenderRunGolden(t *testing.T) {
 	}
 	checkGolden(t, "run", b.Bytes())
 }
+
+func TestRenderRunOneTrial(t *testing.T) {
+	h := hist.New()
+	h.Record(500)
+	r := &result.Result{
+		Target:      result.Target{Name: "host", Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0"},
+		Scenarios: []result.Scenario{{
+			Name:    "syscall-read",
+			Trials:  1,
+			Metrics: map[string]*result.Metric{"syscall.read": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Ops: 1}}}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := RenderRun(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "syscall-read (1 trial, host on 6.1.0)\n"; !bytes.HasPrefix(b.Bytes(), []byte(want)) {
+		t.Errorf("got %q, want it to start with %q", b.String(), want)
+	}
+}
