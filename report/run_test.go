@@ -14,7 +14,7 @@ func TestRenderRunGolden(t *testing.T) {
 		for i := range n {
 			h.Record(base + uint64(i%97)*base/50)
 		}
-		return result.Trial{Histogram: h, Summary: result.Summarize(h), TracerCostNs: cost, Ops: uint64(n)}
+		return result.Trial{Histogram: h, Summary: result.Summarize(h), TracerCostNs: cost, Ops: 4000, Duration: 0.5}
 	}
 	r := &result.Result{
 		Target:      result.Target{Name: "host", Kind: "host"},
@@ -22,10 +22,12 @@ func TestRenderRunGolden(t *testing.T) {
 		Scenarios: []result.Scenario{{
 			Name:   "syscall-read",
 			Trials: 2,
+			Gate:   map[string]map[string]float64{"syscall.read": {"p99": 0.1}},
 			Metrics: map[string]*result.Metric{
 				"syscall.read":     {Unit: "ns", Trials: []result.Trial{trial(420, 5000, 140), trial(430, 5000, 142)}},
 				"sched.runq":       {Unit: "ns", Trials: []result.Trial{trial(9000, 300, 330), trial(12000, 250, 320)}},
 				"sched.wakeup_new": {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
+				"sched.runq_preempted": {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
 			},
 		}},
 		Partial: true,

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // WriteText writes r as plain-text tables for a terminal or a CI log.
@@ -21,24 +23,63 @@ func WriteText(w io.Writer, r *Report) error {
 		if ew.err != nil {
 			return ew.err
 		}
-		t := NewTable(ew, left, left, right, right, right, left, right, left)
-		t.Header([]string{"metric", "pctl", "baseline", "candidate", "delta", "95% CI", "threshold", "verdict"})
-		for _, v := range s.Verdicts {
-			if err := t.Append([]string{
-				v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-				FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), verdictLabel(v),
-			}); err != nil {
+		if len(s.Verdicts) > 0 {
+			t := NewTable(ew, left, left, right, right, right, left, right, left)
+			t.Header([]string{"metric", "pctl", "baseline", "candidate", "delta", "95% CI", "threshold", "verdict"})
+			for _, v := range gatedFirst(s.Verdicts) {
+				if err := t.Append([]string{
+					v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
+					FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), verdictLabel(v),
+				}); err != nil {
+					return err
+				}
+			}
+			if err := t.Render(); err != nil {
 				return err
 			}
 		}
-		if err := t.Render(); err != nil {
-			return err
+		// Metrics without events on either side share one line rather
+		// than a warning each.
+		var empty []string
+		rest := s
+		rest.Warnings = nil
+		for _, w := range s.Warnings {
+			if w.Kind == WarnMetricNoEvents {
+				empty = append(empty, w.Metric)
+			} else {
+				rest.Warnings = append(rest.Warnings, w)
+			}
 		}
-		for _, warn := range verdictWarnings(s) {
+		if len(empty) > 0 {
+			fmt.Fprintf(ew, "no events: %s\n", strings.Join(empty, ", "))
+		}
+		for _, warn := range verdictWarnings(rest) {
 			fmt.Fprintf(ew, "warning: %s\n", warn)
 		}
 	}
 	return ew.err
+}
+
+// gatedFirst returns verdicts with the metrics that have a gated
+// percentile first, each metric's rows kept together and in order.
+func gatedFirst(vs []Verdict) []Verdict {
+	gated := map[string]bool{}
+	for _, v := range vs {
+		if v.Gated {
+			gated[v.Metric] = true
+		}
+	}
+	out := slices.Clone(vs)
+	slices.SortStableFunc(out, func(a, b Verdict) int {
+		switch {
+		case gated[a.Metric] && !gated[b.Metric]:
+			return -1
+		case gated[b.Metric] && !gated[a.Metric]:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // errWriter keeps the first write error so that a renderer checks once.
