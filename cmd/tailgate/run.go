@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
@@ -406,17 +407,28 @@ func gatedList(s *scenarios.Scenario) string {
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("list")
-	setUsage(fs, stdout, "usage: tailgate list\n\n"+
-		"Lists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics.\n")
-	if _, err := parseFlags(fs, args); err != nil {
+	setUsage(fs, stdout, "usage: tailgate list\n       tailgate list syscalls\n\n"+
+		"Lists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics;\n"+
+		"'list syscalls' the syscall names the syscall tracer knows (metric syscall.NAME).\n")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
+	switch {
+	case len(pos) == 1 && pos[0] == "syscalls":
+		for _, n := range syscalls.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	case len(pos) > 0:
+		return usagef("list: unknown argument %q; want nothing or syscalls", pos[0])
+	}
 	fmt.Fprintln(stdout, "Scenarios (built in; run with 'tailgate run NAME'):")
 	t := report.NewTable(stdout)
-	t.Header([]string{"scenario", "workload", "tracers", "gated", "metrics", "description"})
+	t.Header([]string{"scenario", "workload", "tracers", "gated"})
 	for _, s := range scenarios.Builtin() {
 		var tr []string
 		if s.Tracers.Syscall != nil {
@@ -425,21 +437,24 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if s.Tracers.Sched != nil {
 			tr = append(tr, "sched")
 		}
-		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","), gatedList(s),
-			strings.Join(scenarios.Metrics(s), ", "), s.Description}); err != nil {
+		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","), gatedList(s)}); err != nil {
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout)
+	for _, s := range scenarios.Builtin() {
+		fmt.Fprint(stdout, wrapText(s.Name+": "+s.Description+". Metrics: "+strings.Join(scenarios.Metrics(s), ", ")+".", listWidth, "    "))
+	}
 	fmt.Fprintln(stdout, "\nTracers:")
 	t = report.NewTable(stdout)
 	t.Header([]string{"tracer", "metrics", "what"})
 	rows := [][]string{
-		{"syscall", "syscall.<name>", "sys_enter to sys_exit of the listed syscalls; names: " + strings.Join(syscalls.Names(), " ")},
-		{"sched", strings.Join(sched.Metrics, ", "), "wakeup / new task / preemption to switch-in"},
-		{"(timer workload)", "timer.lateness", "user-space lateness of clock_nanosleep wakeups"},
+		{"syscall", "syscall.<name>", "sys_enter to sys_exit of the listed syscalls\n(names: tailgate list syscalls)"},
+		{"sched", strings.Join(sched.Metrics, "\n"), "wakeup / new task / preemption\nto switch-in"},
+		{"(timer workload)", "timer.lateness", "user-space lateness of\nclock_nanosleep wakeups"},
 	}
 	for _, r := range rows {
 		if err := t.Append(r); err != nil {
@@ -447,4 +462,29 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	return t.Render()
+}
+
+// listWidth is the width tailgate list keeps to.
+const listWidth = 100
+
+// wrapText breaks s at spaces into lines of at most width columns, the
+// lines after the first indented; a word longer than a line stays whole.
+func wrapText(s string, width int, indent string) string {
+	var b strings.Builder
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
+			b.WriteString(line + "\n")
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	if line != "" {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }
