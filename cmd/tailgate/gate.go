@@ -87,8 +87,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, gateUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printFlags(stdout, fs)
 		return nil
 	}
 	if err != nil {

@@ -84,9 +84,6 @@ func TestPrintFlags(t *testing.T) {
 func TestHelpSpellsFlagsLong(t *testing.T) {
 	single := regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+\b`)
 	for _, c := range commands() {
-		if c.name == "gate" {
-			continue // gate.go still lists its flags with flag.PrintDefaults
-		}
 		for _, args := range [][]string{{c.name, "-h"}, {c.name, "show", "-h"}, {c.name, "save", "-h"}, {c.name, "list", "-h"}, {c.name, "comment", "-h"}} {
 			var stdout, stderr bytes.Buffer
 			run(context.Background(), args, &stdout, &stderr)
