@@ -65,7 +65,7 @@ func verdictLabel(v Verdict) string {
 			case v.TrialsToSettle >= maxTrialsToSettle:
 				s += fmt.Sprintf(" >%d trials", maxTrialsToSettle)
 			case v.TrialsToSettle > 0:
-				s += fmt.Sprintf(" ~%d trials", v.TrialsToSettle)
+				s += fmt.Sprintf(" ~%d %s", v.TrialsToSettle, plural(v.TrialsToSettle, "trial", "trials"))
 			}
 			s += ")"
 		}
