@@ -24,9 +24,9 @@ func TestRenderRunGolden(t *testing.T) {
 			Trials: 2,
 			Gate:   map[string]map[string]float64{"syscall.read": {"p99": 0.1}},
 			Metrics: map[string]*result.Metric{
-				"syscall.read":     {Unit: "ns", Trials: []result.Trial{trial(420, 5000, 140), trial(430, 5000, 142)}},
-				"sched.runq":       {Unit: "ns", Trials: []result.Trial{trial(9000, 300, 330), trial(12000, 250, 320)}},
-				"sched.wakeup_new": {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
+				"syscall.read":         {Unit: "ns", Trials: []result.Trial{trial(420, 5000, 140), trial(430, 5000, 142)}},
+				"sched.runq":           {Unit: "ns", Trials: []result.Trial{trial(9000, 300, 330), trial(12000, 250, 320)}},
+				"sched.wakeup_new":     {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
 				"sched.runq_preempted": {Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}}},
 			},
 		}},
