@@ -253,6 +253,9 @@ func parseVariant(s string) (matrixTarget, error) {
 // matrixTargets builds the targets in the order their flags were given:
 // the first is the reference.
 func matrixTargets(args []string, tf *targetFlags) ([]matrixTarget, error) {
+	if err := tf.check(); err != nil {
+		return nil, err
+	}
 	var out []matrixTarget
 	var named []execTarget
 	if len(tf.names) > 0 {

@@ -57,8 +57,39 @@ type execTarget struct {
 	vm   *vmtest.Target
 }
 
+// Limits of the VM flags: a guest needs this much memory to boot a Debian
+// kernel with tailgate as its init, and QEMU's TCG takes at most this many
+// vCPUs here.
+const (
+	minGuestMiB = 256
+	maxGuestMiB = 64 * 1024
+	maxVCPUs    = 64
+)
+
+// check refuses VM flags that could only fail later, in QEMU or the guest.
+func (f *targetFlags) check() error {
+	switch f.accel {
+	case "auto", "kvm", "tcg":
+	default:
+		return usagef("--accel %q: want auto, kvm or tcg", f.accel)
+	}
+	if f.vcpus < 1 || f.vcpus > maxVCPUs {
+		return usagef("--vcpus %d: want 1 to %d", f.vcpus, maxVCPUs)
+	}
+	if f.memMiB < minGuestMiB || f.memMiB > maxGuestMiB {
+		return usagef("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", f.memMiB, minGuestMiB, maxGuestMiB, minGuestMiB)
+	}
+	if f.deadline < 0 {
+		return usagef("--deadline %s: want a positive duration", f.deadline)
+	}
+	return nil
+}
+
 // targets resolves the flags; no VM flag means the host alone.
 func (f *targetFlags) targets() ([]execTarget, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	var out []execTarget
 	for _, k := range f.kernels {
 		out = append(out, f.adhoc(k))
