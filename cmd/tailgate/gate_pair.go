@@ -99,12 +99,8 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	if _, err := rf.request(ss, nil); err != nil {
 		return err
 	}
-	if rf.output != "" {
-		for _, t := range targets {
-			if err := checkOutputPath(outputPath(rf.output, t.execTarget, 2)); err != nil {
-				return err
-			}
-		}
+	if err := checkTargetOutputs(rf.output, targets); err != nil {
+		return err
 	}
 	if opt.budget <= 0 {
 		return usagef("--budget must be positive, got %s", opt.budget)

@@ -99,6 +99,8 @@ func TestGatePairBadUsage(t *testing.T) {
 		{"syscall-read", "--variant", "A", "--variant", "A"},
 		{"syscall-read", "--variant", "A", "--variant", "B:no.such.key=1"},
 		{"syscall-read", "--variant", "A", "--variant", "B", "--budget", "0s"},
+		{"syscall-read", "--variant", "A", "--variant", "B", "-o", "-"},
+		{"syscall-read", "--variant", "A", "--variant", "B", "-o", "/nonexistent-dir/r.json"},
 		{"syscall-read"},
 	} {
 		f := &fakeExec{}

@@ -111,10 +111,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if len(targets) < 2 {
 		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
 	}
-	for _, t := range targets {
-		if err := checkOutputPath(outputPath(f.output, t.execTarget, len(targets))); err != nil {
-			return err
-		}
+	if err := checkTargetOutputs(f.output, targets); err != nil {
+		return err
 	}
 	// A key this kernel lacks is a typo until proven otherwise: say so
 	// before anything runs.

@@ -186,3 +186,17 @@ func writeTargetResults(path string, targets []matrixTarget, results []*result.R
 	}
 	return runErr
 }
+
+// checkTargetOutputs checks, before anything runs, where -o path puts each
+// target's Result: one file per target, so standard output will not do.
+func checkTargetOutputs(path string, targets []matrixTarget) error {
+	if path == stdoutPath {
+		return usagef("-o - writes one Result, and %d targets make %d: give -o FILE (each target's goes to FILE-TARGET.json)", len(targets), len(targets))
+	}
+	for _, t := range targets {
+		if err := checkOutputPath(outputPath(path, t.execTarget, len(targets))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
