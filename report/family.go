@@ -56,6 +56,12 @@ type Sequential struct {
 	// First is the round of the first look and Every the rounds between
 	// looks after it; 0 means DefaultFirstLook and DefaultLookEvery.
 	First, Every int
+	// Growth, when above 1, spaces the looks geometrically instead: after
+	// rounds ⌈First·Growth^j⌉ (with GateLookGrowth: 6, 9, 12, 17, 24, 33,
+	// …), Every unused. Look k spends 6/(π²k²) of the rates, so a long run
+	// that looked every other round would have almost nothing left to
+	// spend by its later looks, where a noisy metric's decision falls.
+	Growth float64
 	// Looks, when positive, is the most looks the run will make, fixed
 	// before it starts (from the budget and the time a round takes). The
 	// rates are then spent in proportion to the look's number, as the
@@ -66,10 +72,11 @@ type Sequential struct {
 }
 
 // The default look schedule: the first look after 6 rounds, then one
-// every 2.
+// every 2. GateLookGrowth is the geometric spacing tailgate gate uses.
 const (
 	DefaultFirstLook = 6
 	DefaultLookEvery = 2
+	GateLookGrowth   = 1.4
 )
 
 // spend is the share of a rate spent at look k ≥ 1: 6/(π²k²) when
@@ -110,12 +117,39 @@ func (s Sequential) BetaAt(k int) float64 {
 	return b * s.spend(k)
 }
 
+// Rounds returns the rounds, at most n, after which the rule looks at the
+// data: fixed before the run starts, as the rule requires.
+func (s Sequential) Rounds(n int) []int {
+	var out []int
+	for r := 1; r <= n; r++ {
+		if s.LookAt(r) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // LookAt returns the look due after the given round (1-based), or 0 when
 // none is.
 func (s Sequential) LookAt(round int) int {
 	first, every := s.First, s.Every
 	if first <= 0 {
 		first = DefaultFirstLook
+	}
+	if s.Growth > 1 {
+		k, last := 0, 0
+		for r := float64(first); ; r *= s.Growth {
+			at := int(math.Ceil(r - 1e-9))
+			if at > round {
+				return 0
+			}
+			if at != last { // two powers rounding to one round make one look
+				k, last = k+1, at
+			}
+			if at == round {
+				return k
+			}
+		}
 	}
 	if every <= 0 {
 		every = DefaultLookEvery

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -28,40 +27,11 @@ const (
 	DefaultBudget = 3 * time.Minute
 	// maxGateRounds caps the rounds of a same-job gate.
 	maxGateRounds = 200
-	// firstLook is the round of the first look: fewer trials a side give
-	// a t reference with too few degrees of freedom to decide anything.
-	firstLook = 6
-	// lookGrowth spaces the later looks geometrically, each after about
-	// 1.4 times the rounds of the one before (6, 9, 12, 17, 24, 33, 46,
-	// 64, 89, 124, 174): look k spends alpha·6/(π²k²), so a long run that
-	// looked every other round would have almost nothing left to spend by
-	// its later looks, where a noisy metric's decision falls.
-	lookGrowth = 1.4
 )
 
-// lookRounds returns the rounds, at most n, after which a same-job gate
-// looks at its data: fixed before the run starts, as the stopping rule
-// requires.
-func lookRounds(n int) []int {
-	var out []int
-	for r := float64(firstLook); int(math.Ceil(r-1e-9)) <= n; r *= lookGrowth {
-		k := int(math.Ceil(r - 1e-9))
-		if len(out) == 0 || out[len(out)-1] != k {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// lookIndex returns the 1-based index of round r among looks, or 0.
-func lookIndex(looks []int, r int) int {
-	for i, l := range looks {
-		if l == r {
-			return i + 1
-		}
-	}
-	return 0
-}
+// gateLooks is the same-job gate's stopping rule: looks after rounds 6,
+// 9, 12, 17, 24, ... (report.Sequential has why).
+var gateLooks = report.Sequential{Growth: report.GateLookGrowth}
 
 // pairEnv is what a same-job gate touches outside itself; tests replace it.
 type pairEnv = matrixEnv
@@ -109,11 +79,11 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	if rf.trials > 0 {
 		rounds = rf.trials
 	}
-	looks := lookRounds(rounds)
+	looks := gateLooks.Rounds(rounds)
 	var last *report.Report
 	var lastLook, lastRound int
 	look := func(r int, res []*result.Result) (bool, error) {
-		k := lookIndex(looks, r)
+		k := gateLooks.LookAt(r)
 		if k == 0 || res[0] == nil || res[1] == nil {
 			return false, nil
 		}
@@ -125,7 +95,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		}
 		last, lastLook, lastRound = rep, k, r
 		st := rep.Stopping(false)
-		fmt.Fprintf(stderr, "look %d after round %d: %d gated, %d undecided, %d %s\n", k, r, st.Gated, st.Undecided, st.Regressions, pluralS(st.Regressions, "regression", "regressions"))
+		fmt.Fprintf(stderr, "look %d after round %d: %s\n", k, r, stoppingCounts(st))
 		return st.Stop, nil
 	}
 	plan := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look}
@@ -148,41 +118,28 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		}
 	}
 	last.Run = &report.RunInfo{Rounds: ran.Rounds, Seconds: ran.Elapsed.Seconds(), Stop: last.Stopping(ran.Why != "decided")}
-	fmt.Fprintf(stderr, "gate: %s\n", stopReason(ran, last, opt.budget))
+	fmt.Fprintf(stderr, "gate: %s\n", stopReason(ran, last.Run.Stop, opt.budget))
 	if err := writeReports(last, outs, stdout, stderr); err != nil {
 		return err
 	}
 	return verdictError(last, f.strict, "gate", stderr)
 }
 
-func lookSummary(rep *report.Report) string {
-	c := rep.Tally()
-	open := c.Gated - c.Regressions - countKind(rep, report.NoChange)
-	return fmt.Sprintf("%d gated: %d regressions, %d no change, %d open", c.Gated, c.Regressions, countKind(rep, report.NoChange), open)
-}
-
-func countKind(rep *report.Report, k report.Kind) int {
-	n := 0
-	for _, s := range rep.Scenarios {
-		for _, v := range s.Verdicts {
-			if v.Gated && v.Kind == k {
-				n++
-			}
-		}
-	}
-	return n
+// stoppingCounts words a look's tally: "1 gated, 1 undecided, 0 regressions".
+func stoppingCounts(st report.Stopping) string {
+	return fmt.Sprintf("%d gated, %d undecided, %d %s", st.Gated, st.Undecided, st.Regressions, pluralS(st.Regressions, "regression", "regressions"))
 }
 
 // stopReason says how many rounds ran and why the gate stopped.
-func stopReason(ran roundsRun, rep *report.Report, budget time.Duration) string {
+func stopReason(ran roundsRun, st report.Stopping, budget time.Duration) string {
 	trials := pluralS(ran.Rounds, "trial", "trials")
 	switch ran.Why {
 	case "decided":
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): every gated test decided", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second))
 	case "budget":
-		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, lookSummary(rep))
+		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, stoppingCounts(st))
 	}
-	return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the round cap; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), lookSummary(rep))
+	return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the round cap; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), stoppingCounts(st))
 }
 
 func joinInts(xs []int) string {

@@ -115,12 +115,12 @@ func TestGatePairBadUsage(t *testing.T) {
 }
 
 func TestLookRounds(t *testing.T) {
-	got := lookRounds(200)
+	got := gateLooks.Rounds(200)
 	want := []int{6, 9, 12, 17, 24, 33, 46, 64, 89, 124, 174}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("looks (-want +got):\n%s", diff)
 	}
-	if got := lookRounds(5); len(got) != 0 {
+	if got := gateLooks.Rounds(5); len(got) != 0 {
 		t.Errorf("a run capped at 5 rounds looks at %v, want never (the final look is the budget's)", got)
 	}
 }
