@@ -116,12 +116,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	}
 	// A key this kernel lacks is a typo until proven otherwise: say so
 	// before anything runs.
-	for _, t := range targets {
-		for _, s := range t.sysctls {
-			if _, err := sysctl.Read(env.sysctlRoot, s.Key); err != nil {
-				return usagef("variant %s: %v", t.name, err)
-			}
-		}
+	if err := checkVariantKeys(targets, env.sysctlRoot); err != nil {
+		return err
 	}
 	if _, err := f.request(ss, nil); err != nil {
 		return err

@@ -119,7 +119,7 @@ func replyError(err error) workerReply {
 	return r
 }
 
-// workerError turns a worker's reply back into the error a caller of Run
+// err turns a worker's reply back into the error a caller of Run
 // tests for.
 func (r workerReply) err() error {
 	switch r.Kind {
@@ -199,7 +199,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// cpuOffsets returns a random offset per trial: each trial's threads land
+// cpuOffset returns a random offset for a trial: each trial's threads land
 // on CPUs chosen anew.
 func cpuOffset() int {
 	return rand.IntN(max(onlineCPUs(), 1))
