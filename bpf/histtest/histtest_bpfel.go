@@ -16,7 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	histtestProgBucket = "bucket"
+	histtestProgBucket    = "bucket"
+	histtestVarHistMissed = "hist_missed"
 )
 
 // loadHisttest returns the embedded CollectionSpec for histtest.
@@ -74,6 +75,7 @@ type histtestMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type histtestVariableSpecs struct {
+	HistMissed *ebpf.VariableSpec `ebpf:"hist_missed"`
 }
 
 // histtestObjects contains all objects after they have been loaded into the kernel.
@@ -106,6 +108,7 @@ func (m *histtestMaps) Close() error {
 //
 // It can be passed to loadHisttestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type histtestVariables struct {
+	HistMissed *ebpf.Variable `ebpf:"hist_missed"`
 }
 
 // histtestPrograms contains all programs after they have been loaded into the kernel.

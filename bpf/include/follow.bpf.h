@@ -10,6 +10,11 @@
 #ifndef __FOLLOW_BPF_H
 #define __FOLLOW_BPF_H
 
+/* Needs hist.bpf.h (hist_miss) included first. */
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
 #define FOLLOW_MAX_TGIDS 16384
 #define FOLLOW_MAX_TIDS 4096
 
@@ -57,17 +62,23 @@ static __always_inline void follow_fork(__u32 parent_pid, __u32 parent_tgid,
 					__u32 child_pid, __u32 child_tgid)
 {
 	__u8 one = 1;
+	long err;
 
 	if (!follow_traced(parent_pid, parent_tgid))
 		return;
 	/* A new thread of the traced process: counted when its creator is. */
 	if (parent_tgid == child_tgid) {
-		if (targ_threads && child_tgid == targ_tgid)
-			bpf_map_update_elem(&tids, &child_pid, &one, BPF_NOEXIST);
+		if (targ_threads && child_tgid == targ_tgid &&
+		    bpf_map_update_elem(&tids, &child_pid, &one, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&tids, &child_pid))
+			hist_miss();
 		return;
 	}
-	if (bpf_map_update_elem(&tgids, &child_tgid, &one, BPF_NOEXIST) == 0)
+	err = bpf_map_update_elem(&tgids, &child_tgid, &one, BPF_NOEXIST);
+	if (err == 0)
 		__sync_fetch_and_add(&followed, 1);
+	else if (err != -EEXIST)
+		hist_miss(); /* a child not followed: its events are lost */
 }
 
 static __always_inline void follow_exit(__u32 pid, __u32 tgid)

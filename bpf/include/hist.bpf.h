@@ -71,6 +71,17 @@ static __always_inline __u32 hist_bucket(__u64 v)
 		__type(value, struct hist_stats);                     \
 	} hist_stats SEC(".maps")
 
+/* hist_missed counts events a tracer saw but could not time: its per-task
+ * state could not be stored or read (task storage is refused while another
+ * user of it on the same CPU holds it, and allocation under the scheduler's
+ * locks can fail). User space reads it as Tracer.Missed. */
+__u64 hist_missed = 0;
+
+static __always_inline void hist_miss(void)
+{
+	__sync_fetch_and_add(&hist_missed, 1);
+}
+
 /* hist_record counts value v (ns) for metric m. Per-CPU slots need no
  * atomics: tracing programs run with migration disabled. */
 #define hist_record(m, v)                                                   \

@@ -70,8 +70,10 @@ static __always_inline void enqueue_btf(struct task_struct *p, __u32 kind)
 	if (!follow_traced(p->pid, p->tgid))
 		return;
 	e = bpf_task_storage_get(&start, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!e)
+	if (!e) {
+		hist_miss();
 		return;
+	}
 	e->kind = kind;
 	e->ts = bpf_ktime_get_ns();
 }
@@ -98,8 +100,15 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 
 	if (prev_state == TASK_RUNNING)
 		enqueue_btf(prev, KIND_PREEMPTED);
-	e = bpf_task_storage_get(&start, next, 0, 0);
-	if (e && e->ts)
+	if (!follow_traced(next->pid, next->tgid))
+		return 0;
+	/* A traced task that was enqueued has storage; NULL here (with
+	 * F_CREATE, which only allocates for a task never enqueued) means
+	 * the storage was busy and the event is lost. */
+	e = bpf_task_storage_get(&start, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		hist_miss();
+	else if (e->ts)
 		record(e);
 	return 0;
 }
@@ -115,7 +124,8 @@ static __always_inline void enqueue_raw(struct task_struct *p, __u32 kind)
 	if (!follow_traced(pid, BPF_CORE_READ(p, tgid)))
 		return;
 	e.ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start_pid, &pid, &e, BPF_ANY);
+	if (bpf_map_update_elem(&start_pid, &pid, &e, BPF_ANY))
+		hist_miss();
 }
 
 SEC("raw_tp/sched_wakeup")

@@ -34,6 +34,7 @@ const (
 	schedProgSchedWakeupRaw      = "sched_wakeup_raw"
 	schedVarFollowGen            = "follow_gen"
 	schedVarFollowed             = "followed"
+	schedVarHistMissed           = "hist_missed"
 	schedVarTargTgid             = "targ_tgid"
 	schedVarTargThreads          = "targ_threads"
 )
@@ -110,6 +111,7 @@ type schedMapSpecs struct {
 type schedVariableSpecs struct {
 	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed    *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed  *ebpf.VariableSpec `ebpf:"hist_missed"`
 	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
@@ -159,6 +161,7 @@ func (m *schedMaps) Close() error {
 type schedVariables struct {
 	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
 	Followed    *ebpf.Variable `ebpf:"followed"`
+	HistMissed  *ebpf.Variable `ebpf:"hist_missed"`
 	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
 }

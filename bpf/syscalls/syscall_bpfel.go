@@ -31,6 +31,7 @@ const (
 	syscallProgSysExitRaw          = "sys_exit_raw"
 	syscallVarFollowGen            = "follow_gen"
 	syscallVarFollowed             = "followed"
+	syscallVarHistMissed           = "hist_missed"
 	syscallVarTargMetric           = "targ_metric"
 	syscallVarTargTgid             = "targ_tgid"
 	syscallVarTargThreads          = "targ_threads"
@@ -105,6 +106,7 @@ type syscallMapSpecs struct {
 type syscallVariableSpecs struct {
 	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed    *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed  *ebpf.VariableSpec `ebpf:"hist_missed"`
 	TargMetric  *ebpf.VariableSpec `ebpf:"targ_metric"`
 	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
@@ -153,6 +155,7 @@ func (m *syscallMaps) Close() error {
 type syscallVariables struct {
 	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
 	Followed    *ebpf.Variable `ebpf:"followed"`
+	HistMissed  *ebpf.Variable `ebpf:"hist_missed"`
 	TargMetric  *ebpf.Variable `ebpf:"targ_metric"`
 	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads *ebpf.Variable `ebpf:"targ_threads"`

@@ -65,16 +65,17 @@ type Options struct {
 
 // Tracer is a loaded and attached set of programs counting into histograms.
 type Tracer struct {
-	name    string
-	variant Variant
-	metrics []string
-	coll    *ebpf.Collection
-	links   []link.Link
-	hist    *ebpf.Map
-	stats   *ebpf.Map
-	tids    *ebpf.Map
-	gen     uint64 // last follow_gen written
-	ncpu    int
+	name     string
+	variant  Variant
+	metrics  []string
+	coll     *ebpf.Collection
+	links    []link.Link
+	hist     *ebpf.Map
+	stats    *ebpf.Map
+	tids     *ebpf.Map
+	gen      uint64 // last follow_gen written
+	missBase uint64 // recursion misses at the last Reset
+	ncpu     int
 }
 
 // ErrPrivileges reports missing privileges to load BPF programs.
@@ -265,7 +266,51 @@ func (t *Tracer) Reset() error {
 	if err := zero(t.stats, len(t.metrics), make([]stats, len(t.metrics)*t.ncpu)); err != nil {
 		return fmt.Errorf("%s: reset hist_stats: %w", t.name, err)
 	}
+	if v, ok := t.coll.Variables["hist_missed"]; ok {
+		if err := v.Set(uint64(0)); err != nil {
+			return fmt.Errorf("%s: reset hist_missed: %w", t.name, err)
+		}
+	}
+	rm, err := t.recursionMisses()
+	if err != nil {
+		return err
+	}
+	t.missBase = rm
 	return nil
+}
+
+// recursionMisses sums the runs the kernel skipped because the program was
+// already running on that CPU.
+func (t *Tracer) recursionMisses() (uint64, error) {
+	var n uint64
+	for name, p := range t.coll.Programs {
+		s, err := p.Stats()
+		if err != nil {
+			return 0, fmt.Errorf("%s: stats of %s: %w", t.name, name, err)
+		}
+		n += s.RecursionMisses
+	}
+	return n, nil
+}
+
+// Missed returns how many events the tracer lost since it was loaded or
+// last Reset: runs the kernel skipped (the program was already running on
+// that CPU), and events whose per-task state was busy or could not be
+// allocated.
+func (t *Tracer) Missed() (uint64, error) {
+	rm, err := t.recursionMisses()
+	if err != nil {
+		return 0, err
+	}
+	n := rm - t.missBase
+	if v, ok := t.coll.Variables["hist_missed"]; ok {
+		var m uint64
+		if err := v.Get(&m); err != nil {
+			return 0, fmt.Errorf("%s: read hist_missed: %w", t.name, err)
+		}
+		n += m
+	}
+	return n, nil
 }
 
 // zero writes zeros (one per key and CPU) to keys 0..n-1.
