@@ -88,6 +88,7 @@ func commands() []command {
 		{"matrix", "run on several kernels or host tunings, trials interleaved, and compare them side by side", cmdMatrix},
 		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
 		{"github", "post the report as the pull request's comment (GitHub Actions)", cmdGitHub},
+		{"version", "print tailgate's version and commit (also --version)", cmdVersion},
 	}
 }
 
@@ -106,6 +107,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == "--version" {
+		name, args = "version", append([]string{"version"}, args[1:]...)
+	}
 	if name == "help" && len(args) > 1 {
 		// "tailgate help CMD [SUB]" is "tailgate CMD [SUB] --help".
 		name = args[1]

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/version"
+)
+
+// cmdVersion prints the version line; `tailgate --version` is the same.
+func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version")
+	setUsage(fs, stdout, "usage: tailgate version\n\nPrints tailgate's version, the commit it was built from, the Go toolchain\nand the platform; `tailgate --version` is the same. Results record the\nversion and commit too (environment.tailgate).\n")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("version takes no arguments (got %s)", strings.Join(pos, " "))
+	}
+	fmt.Fprintln(stdout, version.String())
+	return nil
+}
