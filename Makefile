@@ -6,7 +6,7 @@ BIN     := bin/tailgate
 GOFLAGS_BUILD := -trimpath
 export CGO_ENABLED := 0
 
-.PHONY: all build run test unit deps generate check-generate bench bench-gate vet fuzz
+.PHONY: all build run test unit deps generate check-generate bench bench-gate vet fuzz release
 
 all: build
 
@@ -64,3 +64,24 @@ bench:
 # cmd/tailgate/gate_bench_test.go); results in BENCHMARKS.md.
 bench-gate: build
 	$(GO) test ./cmd/tailgate/ -run '^$$' -bench GateRuns -benchtime 1x -timeout 0 -v
+
+# A release: static binaries for each of RELEASE_PLATFORMS in dist/, named
+# tailgate-OS-ARCH (the names the action downloads), and dist/SHA256SUMS.
+# VERSION and COMMIT are linked in (tailgate --version); VERSION defaults to
+# the tag on HEAD. The release workflow runs this for a pushed vX.Y.Z tag.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
+VERSION_PKG := github.com/tailgate-ci/tailgate/internal/version
+release:
+	rm -rf dist
+	mkdir -p dist
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		echo "build dist/tailgate-$$os-$$arch ($(VERSION), $(COMMIT))"; \
+		GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false \
+			-ldflags "-X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT)" \
+			-o dist/tailgate-$$os-$$arch ./cmd/tailgate; \
+	done
+	cd dist && sha256sum tailgate-* > SHA256SUMS
+	cat dist/SHA256SUMS
