@@ -57,6 +57,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				fmt.Fprintf(ew, "- %s\n", mdEscape(warn))
 			}
 		}
+		writeEvidenceMarkdown(ew, r, s.Name)
 		fmt.Fprintf(ew, "\n</details>\n")
 	}
 	return ew.err

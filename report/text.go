@@ -57,7 +57,7 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(ew, "warning: %s\n", warn)
 		}
 	}
-	return ew.err
+	return writeEvidenceText(ew, r)
 }
 
 // gatedFirst returns verdicts with the metrics that have a gated

@@ -14,6 +14,7 @@
 #include <bpf/bpf_core_read.h>
 #include "hist.bpf.h"
 #include "follow.bpf.h"
+#include "evidence.bpf.h"
 #include "sched.h"
 
 #define TASK_RUNNING 0
@@ -42,20 +43,41 @@ struct {
 
 HIST_MAPS;
 
-static __always_inline void record(struct enqueued *e)
+/* evidence of a run-queue wait: the woken task, the task switched out for
+ * it, and (tp_btf only: it needs a trusted task) the woken task's kernel
+ * stack, which is where it had slept. */
+static __always_inline void evidence_runq(__u32 m, __u64 delta, struct task_struct *next,
+					  struct task_struct *prev, bool btf)
+{
+	struct evidence_event *ev = evidence_begin(m, delta);
+
+	if (!ev)
+		return;
+	evidence_fill_task(ev, next, prev);
+	if (btf)
+		ev->kstack_len = bpf_get_task_stack(next, ev->kstack, sizeof(ev->kstack), 0);
+	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void record(struct enqueued *e, struct task_struct *next,
+				   struct task_struct *prev, bool btf)
 {
 	__u64 delta = bpf_ktime_get_ns() - e->ts;
 
 	switch (e->kind) {
 	case KIND_WAKEUP:
 		hist_record(METRIC_RUNQ, delta);
+		evidence_runq(METRIC_RUNQ, delta, next, prev, btf);
 		break;
 	case KIND_WAKEUP_NEW:
 		hist_record(METRIC_RUNQ, delta);
 		hist_record(METRIC_WAKEUP_NEW, delta);
+		evidence_runq(METRIC_RUNQ, delta, next, prev, btf);
+		evidence_runq(METRIC_WAKEUP_NEW, delta, next, prev, btf);
 		break;
 	case KIND_PREEMPTED:
 		hist_record(METRIC_RUNQ_PREEMPTED, delta);
+		evidence_runq(METRIC_RUNQ_PREEMPTED, delta, next, prev, btf);
 		break;
 	}
 	e->ts = 0;
@@ -109,7 +131,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	if (!e)
 		hist_miss();
 	else if (e->ts)
-		record(e);
+		record(e, next, prev, true);
 	return 0;
 }
 
@@ -154,7 +176,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	pid = BPF_CORE_READ(next, pid);
 	e = bpf_map_lookup_elem(&start_pid, &pid);
 	if (e) {
-		record(e);
+		record(e, next, prev, false);
 		bpf_map_delete_elem(&start_pid, &pid);
 	}
 	return 0;

@@ -23,6 +23,12 @@ type Options struct {
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
+	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
+	// counted (see tracing.TracerOptions.CgroupID).
+	CgroupID uint64
+	// Evidence keeps each metric's slowest events per trial (see
+	// tracing.Options.Evidence); 0 is off.
+	Evidence int
 }
 
 // New loads and attaches the tracer.
@@ -32,11 +38,12 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("sched tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:    "sched",
-		Metrics: Metrics,
-		TGID:    opts.TGID,
-		Variant: opts.Variant,
-		BTF:     opts.BTF,
-		Threads: opts.Threads,
+		Name:     "sched",
+		Metrics:  Metrics,
+		TGID:     opts.TGID,
+		Variant:  opts.Variant,
+		BTF:      opts.BTF,
+		Threads:  opts.Threads,
+		Evidence: opts.Evidence,
 	})
 }

@@ -16,6 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	schedMapEvidenceEvents       = "evidence_events"
+	schedMapEvidenceFloor        = "evidence_floor"
 	schedMapHist                 = "hist"
 	schedMapHistStats            = "hist_stats"
 	schedMapStart                = "start"
@@ -32,6 +34,9 @@ const (
 	schedProgSchedWakeupNewBtf   = "sched_wakeup_new_btf"
 	schedProgSchedWakeupNewRaw   = "sched_wakeup_new_raw"
 	schedProgSchedWakeupRaw      = "sched_wakeup_raw"
+	schedVarEvidenceDropped      = "evidence_dropped"
+	schedVarEvidenceEpoch        = "evidence_epoch"
+	schedVarEvidenceOn           = "evidence_on"
 	schedVarFollowGen            = "follow_gen"
 	schedVarFollowed             = "followed"
 	schedVarHistMissed           = "hist_missed"
@@ -97,23 +102,28 @@ type schedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedMapSpecs struct {
-	Hist      *ebpf.MapSpec `ebpf:"hist"`
-	HistStats *ebpf.MapSpec `ebpf:"hist_stats"`
-	Start     *ebpf.MapSpec `ebpf:"start"`
-	StartPid  *ebpf.MapSpec `ebpf:"start_pid"`
-	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
-	Tids      *ebpf.MapSpec `ebpf:"tids"`
+	EvidenceEvents *ebpf.MapSpec `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
+	Hist           *ebpf.MapSpec `ebpf:"hist"`
+	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	Start          *ebpf.MapSpec `ebpf:"start"`
+	StartPid       *ebpf.MapSpec `ebpf:"start_pid"`
+	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
+	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
-	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed    *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed  *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed        *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // schedObjects contains all objects after they have been loaded into the kernel.
@@ -136,16 +146,20 @@ func (o *schedObjects) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedMaps struct {
-	Hist      *ebpf.Map `ebpf:"hist"`
-	HistStats *ebpf.Map `ebpf:"hist_stats"`
-	Start     *ebpf.Map `ebpf:"start"`
-	StartPid  *ebpf.Map `ebpf:"start_pid"`
-	Tgids     *ebpf.Map `ebpf:"tgids"`
-	Tids      *ebpf.Map `ebpf:"tids"`
+	EvidenceEvents *ebpf.Map `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
+	Hist           *ebpf.Map `ebpf:"hist"`
+	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	Start          *ebpf.Map `ebpf:"start"`
+	StartPid       *ebpf.Map `ebpf:"start_pid"`
+	Tgids          *ebpf.Map `ebpf:"tgids"`
+	Tids           *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *schedMaps) Close() error {
 	return _SchedClose(
+		m.EvidenceEvents,
+		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
 		m.Start,
@@ -159,11 +173,14 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
-	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
-	Followed    *ebpf.Variable `ebpf:"followed"`
-	HistMissed  *ebpf.Variable `ebpf:"hist_missed"`
-	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
+	Followed        *ebpf.Variable `ebpf:"followed"`
+	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
+	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // schedPrograms contains all programs after they have been loaded into the kernel.

@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include "hist.bpf.h"
 #include "follow.bpf.h"
+#include "evidence.bpf.h"
 #include "syscall.h"
 
 /* targ_metric[nr] is 1 + the metric index of syscall nr, 0 if not traced. */
@@ -70,10 +71,10 @@ static __always_inline int on_enter(long id)
 	return 0;
 }
 
-static __always_inline int on_exit(void)
+static __always_inline int on_exit(void *ctx)
 {
 	struct start *s;
-	__u64 ts;
+	__u64 ts, v;
 
 	/* Only traced tasks have storage: the lookup is the filter. */
 	s = bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0, 0);
@@ -81,7 +82,9 @@ static __always_inline int on_exit(void)
 		return 0;
 	ts = s->ts;
 	s->ts = 0;
-	hist_record(s->metric, bpf_ktime_get_ns() - ts);
+	v = bpf_ktime_get_ns() - ts;
+	hist_record(s->metric, v);
+	evidence_current(ctx, s->metric, v);
 	return 0;
 }
 
@@ -100,13 +103,13 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
 {
-	return on_exit();
+	return on_exit(ctx);
 }
 
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	return on_exit();
+	return on_exit(ctx);
 }
 
 FOLLOW_PROGS

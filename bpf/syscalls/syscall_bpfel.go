@@ -16,6 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	syscallMapEvidenceEvents       = "evidence_events"
+	syscallMapEvidenceFloor        = "evidence_floor"
 	syscallMapHist                 = "hist"
 	syscallMapHistStats            = "hist_stats"
 	syscallMapStart                = "start"
@@ -29,6 +31,9 @@ const (
 	syscallProgSysEnterRaw         = "sys_enter_raw"
 	syscallProgSysExitBtf          = "sys_exit_btf"
 	syscallProgSysExitRaw          = "sys_exit_raw"
+	syscallVarEvidenceDropped      = "evidence_dropped"
+	syscallVarEvidenceEpoch        = "evidence_epoch"
+	syscallVarEvidenceOn           = "evidence_on"
 	syscallVarFollowGen            = "follow_gen"
 	syscallVarFollowed             = "followed"
 	syscallVarHistMissed           = "hist_missed"
@@ -93,23 +98,28 @@ type syscallProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallMapSpecs struct {
-	Hist      *ebpf.MapSpec `ebpf:"hist"`
-	HistStats *ebpf.MapSpec `ebpf:"hist_stats"`
-	Start     *ebpf.MapSpec `ebpf:"start"`
-	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
-	Tids      *ebpf.MapSpec `ebpf:"tids"`
+	EvidenceEvents *ebpf.MapSpec `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
+	Hist           *ebpf.MapSpec `ebpf:"hist"`
+	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	Start          *ebpf.MapSpec `ebpf:"start"`
+	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
+	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // syscallVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallVariableSpecs struct {
-	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed    *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed  *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargMetric  *ebpf.VariableSpec `ebpf:"targ_metric"`
-	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed        *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargMetric      *ebpf.VariableSpec `ebpf:"targ_metric"`
+	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // syscallObjects contains all objects after they have been loaded into the kernel.
@@ -132,15 +142,19 @@ func (o *syscallObjects) Close() error {
 //
 // It can be passed to loadSyscallObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallMaps struct {
-	Hist      *ebpf.Map `ebpf:"hist"`
-	HistStats *ebpf.Map `ebpf:"hist_stats"`
-	Start     *ebpf.Map `ebpf:"start"`
-	Tgids     *ebpf.Map `ebpf:"tgids"`
-	Tids      *ebpf.Map `ebpf:"tids"`
+	EvidenceEvents *ebpf.Map `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
+	Hist           *ebpf.Map `ebpf:"hist"`
+	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	Start          *ebpf.Map `ebpf:"start"`
+	Tgids          *ebpf.Map `ebpf:"tgids"`
+	Tids           *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *syscallMaps) Close() error {
 	return _SyscallClose(
+		m.EvidenceEvents,
+		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
 		m.Start,
@@ -153,12 +167,15 @@ func (m *syscallMaps) Close() error {
 //
 // It can be passed to loadSyscallObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallVariables struct {
-	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
-	Followed    *ebpf.Variable `ebpf:"followed"`
-	HistMissed  *ebpf.Variable `ebpf:"hist_missed"`
-	TargMetric  *ebpf.Variable `ebpf:"targ_metric"`
-	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
+	Followed        *ebpf.Variable `ebpf:"followed"`
+	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
+	TargMetric      *ebpf.Variable `ebpf:"targ_metric"`
+	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // syscallPrograms contains all programs after they have been loaded into the kernel.

@@ -38,6 +38,12 @@ type Options struct {
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
+	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
+	// counted (see tracing.TracerOptions.CgroupID).
+	CgroupID uint64
+	// Evidence keeps each metric's slowest events per trial (see
+	// tracing.Options.Evidence); 0 is off.
+	Evidence int
 }
 
 // New loads and attaches the tracer.
@@ -66,12 +72,13 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("syscall tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:    "syscall",
-		Metrics: metrics,
-		TGID:    opts.TGID,
-		Variant: opts.Variant,
-		BTF:     opts.BTF,
-		Threads: opts.Threads,
+		Name:     "syscall",
+		Metrics:  metrics,
+		TGID:     opts.TGID,
+		Variant:  opts.Variant,
+		BTF:      opts.BTF,
+		Threads:  opts.Threads,
+		Evidence: opts.Evidence,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)
 		},

@@ -116,6 +116,38 @@ type Trial struct {
 	PID    int    `json:"pid,omitempty"`
 	BootID string `json:"boot_id,omitempty"`
 	CPUs   []int  `json:"cpus,omitempty"`
+	// Slowest are the trial's slowest events of the metric, caught in the
+	// kernel, slowest first (at most the scenario's evidence count).
+	Slowest []Event `json:"slowest,omitempty"`
+	// Missed counts events the metric's tracer lost in the trial (for all
+	// its metrics): runs the kernel skipped, per-task state it could not
+	// keep. EvidenceDropped counts slow events the evidence ring had no
+	// room for.
+	Missed          uint64 `json:"missed,omitempty"`
+	EvidenceDropped uint64 `json:"evidence_dropped,omitempty"`
+}
+
+// Event is one slow event: who it happened to, where, and for scheduler
+// metrics the task switched out for it. Stacks are symbolized where the
+// event happened (a guest with its own kernel's symbols), innermost first.
+type Event struct {
+	LatencyNs uint64 `json:"latency_ns"`
+	// AtNs is CLOCK_MONOTONIC at the event's end, in the machine's clock.
+	AtNs        uint64   `json:"at_ns"`
+	CPU         int      `json:"cpu"`
+	Comm        string   `json:"comm"`
+	PID         int      `json:"pid"`
+	TID         int      `json:"tid"`
+	Other       *Task    `json:"other,omitempty"`
+	KernelStack []string `json:"kernel_stack,omitempty"`
+	UserStack   []string `json:"user_stack,omitempty"`
+}
+
+// Task names a task of an event.
+type Task struct {
+	Comm string `json:"comm"`
+	TID  int    `json:"tid"`
+	Prio int    `json:"prio"`
 }
 
 // Summary holds the percentiles derived from a histogram, in ns.

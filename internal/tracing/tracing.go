@@ -61,6 +61,10 @@ type Options struct {
 	// BTF, when set, shares the decoded kernel BTF between loads: decoding
 	// it is most of a load's time (about 50 ms here, seconds under TCG).
 	BTF *btf.Cache
+	// Evidence is how many of each metric's slowest events to keep per
+	// trial (see Evidence), for tracers built with evidence.bpf.h; 0 is
+	// off.
+	Evidence int
 }
 
 // Tracer is a loaded and attached set of programs counting into histograms.
@@ -75,6 +79,7 @@ type Tracer struct {
 	tids     *ebpf.Map
 	gen      uint64 // last follow_gen written
 	missBase uint64 // recursion misses at the last Reset
+	ev       *evidence
 	ncpu     int
 }
 
@@ -144,6 +149,9 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
 		return nil, fmt.Errorf("set targ_threads: %w", err)
 	}
+	if err := configureEvidence(spec, opts.Evidence); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
 	if opts.Configure != nil {
 		if err := opts.Configure(spec); err != nil {
 			return nil, err
@@ -185,7 +193,28 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 		}
 		t.links = append(t.links, l)
 	}
+	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
+		if t.ev, err = startEvidence(coll, opts.Metrics, opts.Evidence); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+		}
+	}
 	return t, nil
+}
+
+// configureEvidence turns evidence on in objects that have it, with a
+// ring sized for it, or shrinks the ring to one page when it is off.
+func configureEvidence(spec *ebpf.CollectionSpec, k int) error {
+	on, ok := spec.Variables["evidence_on"]
+	if !ok {
+		return nil
+	}
+	if err := on.Set(k > 0); err != nil {
+		return fmt.Errorf("set evidence_on: %w", err)
+	}
+	if m, ok := spec.Maps["evidence_events"]; ok && k == 0 {
+		m.MaxEntries = uint32(os.Getpagesize())
+	}
+	return nil
 }
 
 func attach(p *ebpf.Program, ps *ebpf.ProgramSpec, v Variant) (link.Link, error) {
@@ -276,6 +305,11 @@ func (t *Tracer) Reset() error {
 		return err
 	}
 	t.missBase = rm
+	if t.ev != nil {
+		if err := t.ev.reset(); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
 	return nil
 }
 
@@ -458,6 +492,10 @@ func (t *Tracer) Close() error {
 		}
 	}
 	t.links = nil
+	if t.ev != nil {
+		t.ev.close()
+		t.ev = nil
+	}
 	if t.coll != nil {
 		t.coll.Close()
 		t.coll = nil

@@ -1,0 +1,105 @@
+package syscalls
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// slowReads makes n reads of a pipe, each of which waits delay for its byte.
+func slowReads(t *testing.T, n int, delay time.Duration) {
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	go func() {
+		for range n {
+			time.Sleep(delay)
+			unix.Write(p[1], []byte{1})
+		}
+	}()
+	b := make([]byte, 1)
+	for range n {
+		if _, err := unix.Read(p[0], b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEvidenceCatchesSlowestSyscalls: among many fast reads, the few slow
+// ones are the evidence, with this thread's identity and a user stack that
+// names the function that made them.
+func TestEvidenceCatchesSlowestSyscalls(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		t.Run(string(v), func(t *testing.T) {
+			const k, slow = 5, 3
+			tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"read"}, Variant: v, Evidence: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			for trial := range 2 { // a second trial starts afresh
+				if err := tr.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				runtime.LockOSThread()
+				tid := unix.Gettid()
+				f, err := os.Open("/dev/zero")
+				if err != nil {
+					t.Fatal(err)
+				}
+				buf := make([]byte, 64)
+				for range 20000 {
+					unix.Read(int(f.Fd()), buf)
+				}
+				f.Close()
+				slowReads(t, slow, 20*time.Millisecond)
+				runtime.UnlockOSThread()
+				evs, dropped, err := tr.Evidence()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := evs[Metric("read")]
+				if len(got) != k {
+					t.Fatalf("trial %d: %d events of syscall.read, want %d (dropped %d)", trial, len(got), k, dropped)
+				}
+				for i, e := range got {
+					if i > 0 && e.Latency > got[i-1].Latency {
+						t.Errorf("events not slowest first: %d then %d ns", got[i-1].Latency, e.Latency)
+					}
+				}
+				sym := tracing.NewSymbolizer()
+				for i, e := range got[:slow] {
+					if e.Latency < uint64(15*time.Millisecond) {
+						t.Errorf("trial %d: event %d of %d ns, want the %d reads that waited ≥15 ms", trial, i, e.Latency, slow)
+					}
+					if e.TID != uint32(tid) || e.PID != uint32(os.Getpid()) {
+						t.Errorf("event of tid %d pid %d, want this thread %d of %d", e.TID, e.PID, tid, os.Getpid())
+					}
+					frames := sym.Frames(e.UserStack, true, e.PID)
+					if !strings.Contains(strings.Join(frames, " "), "slowReads") {
+						t.Errorf("user stack %v does not name slowReads", frames)
+					}
+					if len(e.KernelStack) == 0 {
+						t.Errorf("event %d has no kernel stack", i)
+					}
+				}
+				if got[slow].Latency >= uint64(15*time.Millisecond) {
+					t.Errorf("a fast read of %d ns among the slow", got[slow].Latency)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,248 @@
+package tracing
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+)
+
+// Event is one slow event caught in the kernel (bpf/include/evidence.bpf.h):
+// who it happened to, where, and for the scheduler what ran instead.
+type Event struct {
+	Metric  string
+	Latency uint64 // ns
+	End     uint64 // CLOCK_MONOTONIC ns at the event's end
+	CPU     uint32
+	PID     uint32 // process (tgid)
+	TID     uint32
+	Comm    string
+	// The task switched out for this one (scheduler metrics only).
+	OtherTID  uint32
+	OtherPrio int32
+	OtherComm string
+	// Raw instruction addresses, innermost first; Symbolize names them.
+	KernelStack []uint64
+	UserStack   []uint64
+}
+
+const (
+	evidenceStack = 24
+	evidenceComm  = 16
+	// evidencePoll is how long the reader waits on an empty ring before
+	// looking for a flush request.
+	evidencePoll = 100 * time.Millisecond
+)
+
+// evidenceRecord mirrors struct evidence_event.
+type evidenceRecord struct {
+	Latency, End, Epoch  uint64
+	Metric, CPU          uint32
+	PID, TID             uint32
+	OtherTID             uint32
+	OtherPrio            int32
+	KStackLen, UStackLen int32
+	Comm, OtherComm      [evidenceComm]byte
+	KStack, UStack       [evidenceStack]uint64
+}
+
+// evidence keeps the K slowest events per metric of the current trial. One
+// goroutine reads the ring; it raises a metric's floor in the kernel to the
+// K-th slowest as soon as the top K are full.
+type evidence struct {
+	k       int
+	metrics []string
+	rd      *ringbuf.Reader
+	floor   *ebpf.Map
+	epochV  *ebpf.Variable
+	dropV   *ebpf.Variable
+	flushes chan chan struct{}
+	done    chan struct{}
+
+	mu    sync.Mutex
+	epoch uint64
+	top   [][]Event // per metric, slowest first, at most k
+	err   error     // first error of the reader
+}
+
+// startEvidence opens the ring of a collection loaded with evidence_on.
+func startEvidence(coll *ebpf.Collection, metrics []string, k int) (*evidence, error) {
+	events, floor := coll.Maps["evidence_events"], coll.Maps["evidence_floor"]
+	epochV, dropV := coll.Variables["evidence_epoch"], coll.Variables["evidence_dropped"]
+	if events == nil || floor == nil || epochV == nil || dropV == nil {
+		return nil, errors.New("object has no evidence maps (include evidence.bpf.h)")
+	}
+	rd, err := ringbuf.NewReader(events)
+	if err != nil {
+		return nil, fmt.Errorf("evidence ring: %w", err)
+	}
+	e := &evidence{
+		k: k, metrics: metrics, rd: rd, floor: floor, epochV: epochV, dropV: dropV,
+		flushes: make(chan chan struct{}),
+		done:    make(chan struct{}),
+		top:     make([][]Event, len(metrics)),
+	}
+	go e.read()
+	return e, nil
+}
+
+func (e *evidence) read() {
+	defer close(e.done)
+	var rec ringbuf.Record
+	for {
+		e.rd.SetDeadline(time.Now().Add(evidencePoll))
+		err := e.rd.ReadInto(&rec)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The ring is empty: everything sent so far is in top.
+			select {
+			case f := <-e.flushes:
+				close(f)
+			default:
+			}
+			continue
+		case errors.Is(err, ringbuf.ErrClosed):
+			return
+		case err != nil:
+			e.fail(err)
+			return
+		}
+		var r evidenceRecord
+		if err := binary.Read(bytes.NewReader(rec.RawSample), binary.LittleEndian, &r); err != nil {
+			e.fail(fmt.Errorf("evidence record of %d bytes: %w", len(rec.RawSample), err))
+			return
+		}
+		e.add(&r)
+	}
+}
+
+func (e *evidence) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+func (e *evidence) add(r *evidenceRecord) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.Epoch != e.epoch || int(r.Metric) >= len(e.metrics) {
+		return // an earlier trial's, still in the ring
+	}
+	m := int(r.Metric)
+	top := e.top[m]
+	if len(top) == e.k && r.Latency <= top[e.k-1].Latency {
+		return
+	}
+	ev := Event{
+		Metric: e.metrics[m], Latency: r.Latency, End: r.End, CPU: r.CPU,
+		PID: r.PID, TID: r.TID, Comm: cstring(r.Comm[:]),
+		OtherTID: r.OtherTID, OtherPrio: r.OtherPrio, OtherComm: cstring(r.OtherComm[:]),
+		KernelStack: stack(r.KStack[:], r.KStackLen),
+		UserStack:   stack(r.UStack[:], r.UStackLen),
+	}
+	i := sort.Search(len(top), func(i int) bool { return top[i].Latency < ev.Latency })
+	top = append(top, Event{})
+	copy(top[i+1:], top[i:])
+	top[i] = ev
+	if len(top) > e.k {
+		top = top[:e.k]
+	}
+	e.top[m] = top
+	if len(top) == e.k {
+		key, floor := uint32(m), top[e.k-1].Latency
+		if err := e.floor.Put(key, floor); err != nil && e.err == nil {
+			e.err = fmt.Errorf("raise evidence floor: %w", err)
+		}
+	}
+}
+
+// reset starts a new trial: older events are discarded and every floor
+// drops to zero.
+func (e *evidence) reset() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.epoch++
+	if err := e.epochV.Set(e.epoch); err != nil {
+		return fmt.Errorf("evidence epoch: %w", err)
+	}
+	for m := range e.top {
+		e.top[m] = nil
+		if err := e.floor.Put(uint32(m), uint64(0)); err != nil {
+			return fmt.Errorf("reset evidence floor: %w", err)
+		}
+	}
+	return e.dropV.Set(uint64(0))
+}
+
+// events waits until the reader has taken in everything in the ring, then
+// returns each metric's slowest events, slowest first.
+func (e *evidence) events() (map[string][]Event, uint64, error) {
+	f := make(chan struct{})
+	select {
+	case e.flushes <- f:
+		<-f
+	case <-e.done:
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return nil, 0, e.err
+	}
+	out := make(map[string][]Event, len(e.top))
+	for m, top := range e.top {
+		if len(top) > 0 {
+			out[e.metrics[m]] = append([]Event(nil), top...)
+		}
+	}
+	var dropped uint64
+	if err := e.dropV.Get(&dropped); err != nil {
+		return nil, 0, err
+	}
+	return out, dropped, nil
+}
+
+func (e *evidence) close() {
+	e.rd.Close()
+	<-e.done
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+func stack(ips []uint64, n int32) []uint64 {
+	if n <= 0 {
+		return nil
+	}
+	k := min(int(n)/8, len(ips))
+	for k > 0 && ips[k-1] == 0 {
+		k--
+	}
+	return append([]uint64(nil), ips[:k]...)
+}
+
+// Evidence returns the slowest events of each metric since the last Reset
+// (at most the Options.Evidence of each), slowest first, and how many slow
+// events the ring had no room for. Nil when evidence is off.
+func (t *Tracer) Evidence() (map[string][]Event, uint64, error) {
+	if t.ev == nil {
+		return nil, 0, nil
+	}
+	evs, dropped, err := t.ev.events()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: evidence: %w", t.name, err)
+	}
+	return evs, dropped, nil
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// EvidenceRows is how many of the slowest events a report shows per side.
+const EvidenceRows = 3
+
+// evidenceFrames is how many stack frames a report shows per event.
+const evidenceFrames = 3
+
+// Evidence is a regressed metric's slowest events on each side, from the
+// trials of the compared Results.
+type Evidence struct {
+	Scenario, Metric string
+	Base, Cand       []result.Event
+}
+
+// RegressionEvidence returns the evidence of every metric with a
+// regression verdict, when the compared Results carry it.
+func (r *Report) RegressionEvidence() []Evidence {
+	var out []Evidence
+	for _, s := range r.Scenarios {
+		var metrics []string
+		for _, v := range s.Verdicts {
+			if v.Kind == Regression && !slices.Contains(metrics, v.Metric) {
+				metrics = append(metrics, v.Metric)
+			}
+		}
+		for _, m := range metrics {
+			e := Evidence{
+				Scenario: s.Name, Metric: m,
+				Base: SlowestEvents(r.BaseResult, s.Name, m, EvidenceRows),
+				Cand: SlowestEvents(r.CandResult, s.Name, m, EvidenceRows),
+			}
+			if len(e.Base)+len(e.Cand) > 0 {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// SlowestEvents returns the n slowest events of a scenario's metric over
+// all trials of res.
+func SlowestEvents(res *result.Result, scenario, metric string, n int) []result.Event {
+	if res == nil {
+		return nil
+	}
+	var all []result.Event
+	for _, s := range res.Scenarios {
+		if s.Name != scenario || s.Metrics[metric] == nil {
+			continue
+		}
+		for _, t := range s.Metrics[metric].Trials {
+			all = append(all, t.Slowest...)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].LatencyNs > all[j].LatencyNs })
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
+}
+
+// eventTask names the task an event happened to.
+func eventTask(e result.Event) string {
+	return fmt.Sprintf("%s %d", e.Comm, e.TID)
+}
+
+// eventOther names the task switched out for it, or "".
+func eventOther(e result.Event) string {
+	if e.Other == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d (prio %d)", e.Other.Comm, e.Other.TID, e.Other.Prio)
+}
+
+// eventFrames is the top frames of an event's stacks, kernel then user,
+// without offsets.
+func eventFrames(e result.Event) string {
+	var fs []string
+	for _, st := range [][]string{e.KernelStack, e.UserStack} {
+		for i, f := range st {
+			if i == evidenceFrames {
+				fs = append(fs, "…")
+				break
+			}
+			if name, _, ok := strings.Cut(f, "+0x"); ok {
+				f = name
+			}
+			fs = append(fs, f)
+		}
+	}
+	return strings.Join(fs, " ← ")
+}
+
+// evidenceRows is the table body of one Evidence, both sides.
+func evidenceRows(e Evidence) [][]string {
+	var rows [][]string
+	for _, side := range []struct {
+		name string
+		evs  []result.Event
+	}{{"candidate", e.Cand}, {"baseline", e.Base}} {
+		for _, ev := range side.evs {
+			rows = append(rows, []string{
+				side.name, FormatNs(float64(ev.LatencyNs)), eventTask(ev),
+				fmt.Sprint(ev.CPU), eventOther(ev), eventFrames(ev),
+			})
+		}
+	}
+	return rows
+}
+
+var evidenceHeader = []string{"side", "latency", "task", "cpu", "ran instead", "stack (innermost first)"}
+
+// writeEvidenceText writes the evidence of r's regressions as tables.
+func writeEvidenceText(ew *errWriter, r *Report) error {
+	for _, e := range r.RegressionEvidence() {
+		fmt.Fprintf(ew, "\nslowest events of %s in %s\n", e.Metric, e.Scenario)
+		t := NewTable(ew, left, right, left, right, left, left)
+		t.Header(evidenceHeader)
+		for _, row := range evidenceRows(e) {
+			if err := t.Append(row); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+// writeEvidenceMarkdown writes the evidence of s's regressions (a scenario
+// of r) as Markdown tables.
+func writeEvidenceMarkdown(ew *errWriter, r *Report, scenario string) {
+	for _, e := range r.RegressionEvidence() {
+		if e.Scenario != scenario {
+			continue
+		}
+		fmt.Fprintf(ew, "\nSlowest events of `%s`:\n\n", e.Metric)
+		fmt.Fprintf(ew, "| %s |\n|---|--:|---|--:|---|---|\n", strings.Join(evidenceHeader, " | "))
+		for _, row := range evidenceRows(e) {
+			for i := range row {
+				row[i] = mdEscape(row[i])
+			}
+			fmt.Fprintf(ew, "| %s |\n", strings.Join(row, " | "))
+		}
+	}
+}
