@@ -16,7 +16,8 @@ import (
 // BenchmarkTracerCost measures what tracing costs a traced syscall: getppid
 // in a loop with no BPF attached, with empty programs on sys_enter/sys_exit,
 // with programs that only read the clock there (the floor of any latency
-// tracer), and with the syscall tracer counting it. The three interleave in rounds so
+// tracer), with the syscall tracer counting it, and with the tracer
+// keeping evidence (the 10 slowest). The three interleave in rounds so
 // that drift on a shared machine hits all alike; the reported figures are
 // medians over rounds and their ratios.
 //
@@ -53,7 +54,7 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		return func() { l1.Close(); l2.Close() }, []*ebpf.Program{enter, exit}
 	}
-	var none, empty, clock, traced []float64
+	var none, empty, clock, traced, evidence []float64
 	var bpfEmpty, bpfTracer []float64
 	for range b.N {
 		none = append(none, loop())
@@ -88,6 +89,21 @@ func BenchmarkTracerCost(b *testing.B) {
 		st.Close()
 		bpfTracer = append(bpfTracer, after.Sub(before).PerRun())
 		tr.Close()
+
+		// With evidence (the default 10 per metric): after the first
+		// events fill the top, each call costs a floor lookup.
+		tr, err = New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true, Evidence: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.AddThread(unix.Gettid()); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Reset(); err != nil {
+			b.Fatal(err)
+		}
+		evidence = append(evidence, loop())
+		tr.Close()
 	}
 	med := func(xs []float64) float64 {
 		s := append([]float64(nil), xs...)
@@ -103,6 +119,8 @@ func BenchmarkTracerCost(b *testing.B) {
 	b.ReportMetric(med(traced)/med(clock), "tracer/clock")
 	b.ReportMetric(med(traced)/med(empty), "tracer/empty")
 	b.ReportMetric(med(traced)/med(none), "tracer/none")
+	b.ReportMetric(med(evidence), "ns/syscall-evidence")
+	b.ReportMetric(med(evidence)/med(traced), "evidence/tracer")
 	b.ReportMetric(med(bpfTracer), "bpf-ns/run-tracer")
 	b.ReportMetric(med(bpfEmpty), "bpf-ns/run-empty")
 }
