@@ -102,6 +102,16 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		}
 		return gatePair(ctx, args, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
 	}
+	var pairOnly []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "variant", "budget", "retries":
+			pairOnly = append(pairOnly, flagName(fl.Name))
+		}
+	})
+	if basePath != "" && len(pairOnly) > 0 {
+		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
+	}
 	if basePath == "" {
 		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
 	}
@@ -170,8 +180,9 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	var runOnly []string
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "trials", "duration", "warmup", "o":
-			runOnly = append(runOnly, "-"+fl.Name)
+		case "trials", "duration", "warmup", "o",
+			"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache":
+			runOnly = append(runOnly, flagName(fl.Name))
 		}
 	})
 	if len(runOnly) > 0 {
@@ -313,6 +324,14 @@ func singleFile(path string) bool {
 		return strings.HasSuffix(path, ".json")
 	}
 	return err == nil && !st.IsDir()
+}
+
+// flagName spells a flag as the usage does: -o, --trials.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func joinArgs(args []string) string {

@@ -196,7 +196,7 @@ func TestGateCandidate(t *testing.T) {
 		want string
 	}{
 		{"scenarios too", []string{"syscall-read"}, "name no scenarios"},
-		{"run flags", []string{"--trials", "3", "-o", filepath.Join(dir, "x.json")}, "-o, -trials only apply to a run"},
+		{"run flags", []string{"--trials", "3", "-o", filepath.Join(dir, "x.json")}, "-o, --trials only apply to a run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"gate", "--candidate", slow, "--baseline", store}, c.args...)

@@ -30,9 +30,11 @@ type targetFlags struct {
 	accel    string
 	deadline time.Duration
 	cache    string
+	fs       *flag.FlagSet // where they were registered: which were set
 }
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", func(s string) error {
 		f.kernels = append(f.kernels, s)
 		return nil
@@ -82,7 +84,35 @@ func (f *targetFlags) check() error {
 	if f.deadline < 0 {
 		return usagef("--deadline %s: want a positive duration", f.deadline)
 	}
-	return nil
+	return f.checkIgnored()
+}
+
+// checkIgnored refuses VM flags that no target would use: on the host they
+// mean nothing, and a named target takes its settings from the targets
+// file. Ignoring them silently would measure something else than asked.
+func (f *targetFlags) checkIgnored() error {
+	if f.fs == nil || len(f.kernels) > 0 || f.vm {
+		return nil
+	}
+	var set []string
+	f.fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "cmdline", "vcpus", "memory", "accel":
+			set = append(set, "--"+fl.Name)
+		case "deadline", "kernel-cache":
+			if len(f.names) == 0 {
+				set = append(set, "--"+fl.Name)
+			}
+		}
+	})
+	switch {
+	case len(set) == 0:
+		return nil
+	case len(f.names) > 0:
+		return usagef("%s: --target takes its VM settings from the targets file; set them there, or boot the kernel with --kernel", strings.Join(set, ", "))
+	default:
+		return usagef("%s: VM settings, and this run is on the host; add --kernel SPEC, --target NAME or --vm, or drop them", strings.Join(set, ", "))
+	}
 }
 
 // targets resolves the flags; no VM flag means the host alone.
