@@ -43,6 +43,9 @@ type htmlMetric struct {
 	Note         string        // why a plot is missing
 	Header       []string
 	Rows         []htmlRow
+	// Evidence is a regressed metric's slowest events, both sides.
+	EvidenceHeader []string
+	Evidence       [][]string
 }
 
 type htmlRow struct {
@@ -150,6 +153,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		},
 		Warnings: warningStrings(r.Warnings),
 	}
+	evidence := r.RegressionEvidence()
 	for _, s := range r.Scenarios {
 		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name), Warnings: verdictWarnings(s)}
 		var bs, cs *result.Scenario
@@ -180,6 +184,11 @@ func WriteHTML(w io.Writer, r *Report) error {
 				hm.setPlots(tail, trials)
 			} else {
 				hm.Note = "the compared Results are not at hand: no plots"
+			}
+			for _, e := range evidence {
+				if e.Scenario == s.Name && e.Metric == name {
+					hm.EvidenceHeader, hm.Evidence = evidenceHeader, evidenceRows(e)
+				}
 			}
 			hs.Metrics = append(hs.Metrics, hm)
 		}
@@ -294,7 +303,12 @@ figure svg { max-width: 100%; height: auto; }
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr class="{{.Class}}">{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
-</section>
+{{if .Evidence}}<table class="evidence" id="evidence--{{.ID}}">
+<caption>slowest events</caption>
+<tr>{{range .EvidenceHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .Evidence}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}</section>
 {{end}}{{if .Warnings}}<ul class="warnings">
 {{range .Warnings}}<li>{{.}}</li>
 {{end}}</ul>
