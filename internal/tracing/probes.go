@@ -1,0 +1,144 @@
+package tracing
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// Variants of tracers that time functions rather than tracepoints.
+const (
+	// Fentry programs (fentry and fexit, through BPF trampolines) are the
+	// cheapest way into a kernel function. Preferred; needs BTF for the
+	// function and, for the attach cookie, Linux 5.19.
+	Fentry Variant = "fentry"
+	// Kprobe programs (kprobe and kretprobe) work where trampolines do
+	// not, and on functions the kernel's BTF does not describe.
+	Kprobe Variant = "kprobe"
+	// Uprobe programs (uprobe and uretprobe) time user-space functions.
+	Uprobe Variant = "uprobe"
+)
+
+// AttachFunc attaches the programs of coll, loaded from spec. It returns
+// the links it made also when it fails part way, so that they are closed.
+type AttachFunc func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error)
+
+// LoadAttach is Load for tracers that attach their own way: one program
+// per traced function, or one program at several places with a cookie
+// each. spec holds the programs of variant v only (see KeepPrograms);
+// opts.Variant is not looked at. The histogram maps are sized and the
+// load-time settings made as Load does; the Tracer reports v as its
+// variant. On any failure everything loaded so far is closed.
+func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach AttachFunc) (_ *Tracer, err error) {
+	if len(opts.Metrics) > maxMetrics {
+		return nil, fmt.Errorf("%s: %d metrics, at most %d", opts.Name, len(opts.Metrics), maxMetrics)
+	}
+	spec = spec.Copy()
+	// As in load: size the histograms for the metrics in use.
+	if m, ok := spec.Maps["hist"]; ok {
+		m.MaxEntries = uint32(max(len(opts.Metrics), 1) * hist.Buckets)
+	}
+	if m, ok := spec.Maps["hist_stats"]; ok {
+		m.MaxEntries = uint32(max(len(opts.Metrics), 1))
+	}
+	tgid, ok := spec.Variables["targ_tgid"]
+	if !ok {
+		return nil, fmt.Errorf("%s: object has no targ_tgid (include follow.bpf.h)", opts.Name)
+	}
+	if err := tgid.Set(opts.TGID); err != nil {
+		return nil, fmt.Errorf("set targ_tgid: %w", err)
+	}
+	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
+		return nil, fmt.Errorf("set targ_threads: %w", err)
+	}
+	if opts.Configure != nil {
+		if err := opts.Configure(spec); err != nil {
+			return nil, err
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+		Cache:    opts.BTF,
+	})
+	if err != nil {
+		return nil, probeLoadError(opts.Name, err)
+	}
+	t := &Tracer{
+		name:    opts.Name,
+		variant: v,
+		metrics: opts.Metrics,
+		coll:    coll,
+		hist:    coll.Maps["hist"],
+		stats:   coll.Maps["hist_stats"],
+		tids:    coll.Maps["tids"],
+		ncpu:    runtime.NumCPU(),
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if t.hist == nil || t.stats == nil {
+		return nil, fmt.Errorf("%s: object has no hist/hist_stats maps", opts.Name)
+	}
+	if n, err := ebpf.PossibleCPU(); err == nil {
+		t.ncpu = n
+	}
+	links, err := attach(coll, spec)
+	t.links = append(t.links, links...)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// probeLoadError is loadError for programs the kernel may refuse with
+// EPERM for want of a feature rather than of privileges (a fentry program
+// where there are no BPF trampolines): a process that has the privileges
+// is told so, and the error does not match ErrPrivileges, so that the
+// tracer goes on to its next variant.
+func probeLoadError(tracer string, err error) error {
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) && (errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission)) && CheckPrivileges() == nil {
+		return fmt.Errorf("the kernel refused the program though this process may load BPF: %v", err)
+	}
+	return loadError(tracer, err)
+}
+
+// AttachTracepoint attaches a tp_btf or raw_tp program, such as the fork
+// and exit programs of follow.bpf.h, as its type says.
+func AttachTracepoint(p *ebpf.Program, ps *ebpf.ProgramSpec) (link.Link, error) {
+	switch ps.Type {
+	case ebpf.Tracing:
+		return link.AttachTracing(link.TracingOptions{Program: p})
+	case ebpf.RawTracepoint:
+		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: ps.AttachTo, Program: p})
+	}
+	return nil, fmt.Errorf("program %s: type %s is not a tracepoint", ps.Name, ps.Type)
+}
+
+// KeepPrograms deletes from spec every program not named in keep; a name
+// in keep that spec lacks is an error.
+func KeepPrograms(spec *ebpf.CollectionSpec, keep ...string) error {
+	want := make(map[string]bool, len(keep))
+	var errs []error
+	for _, name := range keep {
+		want[name] = true
+		if _, ok := spec.Programs[name]; !ok {
+			errs = append(errs, fmt.Errorf("object has no program %s", name))
+		}
+	}
+	for name := range spec.Programs {
+		if !want[name] {
+			delete(spec.Programs, name)
+		}
+	}
+	return errors.Join(errs...)
+}
