@@ -89,7 +89,7 @@ static __always_inline void enqueue_btf(struct task_struct *p, __u32 kind)
 {
 	struct enqueued *e;
 
-	if (!follow_traced(p->pid, p->tgid))
+	if (!follow_traced_task(p, p->pid, p->tgid))
 		return;
 	e = bpf_task_storage_get(&start, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
@@ -122,7 +122,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 
 	if (prev_state == TASK_RUNNING)
 		enqueue_btf(prev, KIND_PREEMPTED);
-	if (!follow_traced(next->pid, next->tgid))
+	if (!follow_traced_task(next, next->pid, next->tgid))
 		return 0;
 	/* A traced task that was enqueued has storage; NULL here (with
 	 * F_CREATE, which only allocates for a task never enqueued) means
@@ -143,7 +143,7 @@ static __always_inline void enqueue_raw(struct task_struct *p, __u32 kind)
 	__u32 pid;
 
 	pid = BPF_CORE_READ(p, pid);
-	if (!follow_traced(pid, BPF_CORE_READ(p, tgid)))
+	if (!follow_traced_task(p, pid, BPF_CORE_READ(p, tgid)))
 		return;
 	e.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&start_pid, &pid, &e, BPF_ANY))

@@ -44,6 +44,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Variant:  opts.Variant,
 		BTF:      opts.BTF,
 		Threads:  opts.Threads,
+		CgroupID: opts.CgroupID,
 		Evidence: opts.Evidence,
 	})
 }

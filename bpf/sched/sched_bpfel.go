@@ -40,6 +40,8 @@ const (
 	schedVarFollowGen            = "follow_gen"
 	schedVarFollowed             = "followed"
 	schedVarHistMissed           = "hist_missed"
+	schedVarTargCgroup           = "targ_cgroup"
+	schedVarTargCgroupLevel      = "targ_cgroup_level"
 	schedVarTargTgid             = "targ_tgid"
 	schedVarTargThreads          = "targ_threads"
 )
@@ -122,6 +124,8 @@ type schedVariableSpecs struct {
 	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed        *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
 	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
@@ -179,6 +183,8 @@ type schedVariables struct {
 	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
 	Followed        *ebpf.Variable `ebpf:"followed"`
 	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
 	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
 }

@@ -37,6 +37,8 @@ const (
 	syscallVarFollowGen            = "follow_gen"
 	syscallVarFollowed             = "followed"
 	syscallVarHistMissed           = "hist_missed"
+	syscallVarTargCgroup           = "targ_cgroup"
+	syscallVarTargCgroupLevel      = "targ_cgroup_level"
 	syscallVarTargMetric           = "targ_metric"
 	syscallVarTargTgid             = "targ_tgid"
 	syscallVarTargThreads          = "targ_threads"
@@ -117,6 +119,8 @@ type syscallVariableSpecs struct {
 	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed        *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
 	TargMetric      *ebpf.VariableSpec `ebpf:"targ_metric"`
 	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
@@ -173,6 +177,8 @@ type syscallVariables struct {
 	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
 	Followed        *ebpf.Variable `ebpf:"followed"`
 	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
 	TargMetric      *ebpf.Variable `ebpf:"targ_metric"`
 	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`

@@ -78,6 +78,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Variant:  opts.Variant,
 		BTF:      opts.BTF,
 		Threads:  opts.Threads,
+		CgroupID: opts.CgroupID,
 		Evidence: opts.Evidence,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)

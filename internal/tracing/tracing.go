@@ -53,6 +53,9 @@ type Options struct {
 	// Threads counts, in TGID, only the threads added with AddThread and
 	// the threads and processes they create.
 	Threads bool
+	// CgroupID, when not 0, counts the tasks of this cgroup v2 group (and
+	// of the groups below it) instead of TGID's.
+	CgroupID uint64
 	// Variant forces a variant; empty tries tp_btf, then raw_tp.
 	Variant Variant
 	// Configure sets load-time constants on the spec (after the variant's
@@ -148,6 +151,9 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 	}
 	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
 		return nil, fmt.Errorf("set targ_threads: %w", err)
+	}
+	if err := configureCgroup(spec, opts.CgroupID); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
 	if err := configureEvidence(spec, opts.Evidence); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Name, err)
