@@ -4,7 +4,8 @@ package github_test
 // composite steps here: inputs with their defaults, `if:` conditions,
 // ${{ }} substitution in run scripts, env and with, GITHUB_OUTPUT per step,
 // a shared GITHUB_STEP_SUMMARY, and bash as `shell: bash` runs it. `uses:`
-// steps are recorded (with their `with:` evaluated), not run.
+// steps are recorded (with their `with:` evaluated), not run, except
+// actions/cache/restore and actions/cache/save given a cacheStore.
 
 import (
 	"bufio"
@@ -119,12 +120,86 @@ type runner struct {
 	failed  bool
 	summary string
 	tmp     string
+	cache   *cacheStore
+}
+
+// runOption changes how a run is made.
+type runOption func(*runner)
+
+// withCache serves actions/cache/restore and actions/cache/save from c.
+func withCache(c *cacheStore) runOption { return func(r *runner) { r.cache = c } }
+
+// cacheStore stands in for the Actions cache: each saved key holds a copy
+// of the saved path, and keys are never overwritten.
+type cacheStore struct {
+	t     *testing.T
+	dir   string
+	Saved []string // keys, in the order saved
+}
+
+func newCacheStore(t *testing.T) *cacheStore { return &cacheStore{t: t, dir: t.TempDir()} }
+
+func (c *cacheStore) entry(key string) string { return filepath.Join(c.dir, strconv.Quote(key)) }
+
+// restore copies the entry of key, else of the newest key starting with a
+// restore-keys prefix, to path, and returns the step's outputs.
+func (c *cacheStore) restore(with map[string]string) map[string]string {
+	path, key := with["path"], with["key"]
+	if path == "" || key == "" {
+		c.t.Fatalf("actions/cache/restore: path %q, key %q: both are required", path, key)
+	}
+	matched := ""
+	if _, err := os.Stat(c.entry(key)); err == nil {
+		matched = key
+	} else {
+		for _, prefix := range strings.Fields(with["restore-keys"]) {
+			for i := len(c.Saved) - 1; i >= 0 && matched == ""; i-- {
+				if strings.HasPrefix(c.Saved[i], prefix) {
+					matched = c.Saved[i]
+				}
+			}
+		}
+	}
+	out := map[string]string{"cache-hit": "false", "cache-primary-key": key, "cache-matched-key": matched}
+	if matched == "" {
+		return out
+	}
+	copyTree(c.t, c.entry(matched), path)
+	out["cache-hit"] = strconv.FormatBool(matched == key)
+	return out
+}
+
+// save stores path under key; an existing key stays as it was, as in
+// Actions.
+func (c *cacheStore) save(with map[string]string) {
+	path, key := with["path"], with["key"]
+	if _, err := os.Stat(c.entry(key)); err == nil {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return // actions/cache/save warns and saves nothing
+	}
+	copyTree(c.t, path, c.entry(key))
+	c.Saved = append(c.Saved, key)
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v: %s", from, to, err, out)
+	}
 }
 
 // runAction runs every step of a.
-func runAction(t *testing.T, a *actionFile, with map[string]string, gh map[string]string, env []string) *actionRun {
+func runAction(t *testing.T, a *actionFile, with map[string]string, gh map[string]string, env []string, opts ...runOption) *actionRun {
 	t.Helper()
 	r := newRunner(t, a, with, gh, env)
+	for _, o := range opts {
+		o(r)
+	}
 	out := &actionRun{Outputs: map[string]string{}}
 	for _, s := range a.Runs.Steps {
 		r.runStep(s, out)
@@ -199,6 +274,16 @@ func (r *runner) runStep(s actionStep, out *actionRun) {
 			u.With[k] = r.interpolate(v)
 		}
 		out.Uses = append(out.Uses, u)
+		if ok && r.cache != nil {
+			switch action, _, _ := strings.Cut(s.Uses, "@"); action {
+			case "actions/cache/restore":
+				r.steps[s.ID] = r.cache.restore(u.With)
+			case "actions/cache/save":
+				r.cache.save(u.With)
+			case "actions/cache":
+				t.Fatalf("step %q: actions/cache saves only when the job succeeds; use actions/cache/restore and /save", name)
+			}
+		}
 		return
 	}
 	if !ok {
@@ -428,6 +513,12 @@ func (r *runner) lookup(path string) any {
 		return r.steps[parts[1]][parts[3]] // "" when unset or not run, as in Actions
 	case "runner":
 		if path == "runner.temp" {
+			// The RUNNER_TEMP of the job, as on a runner.
+			for _, kv := range r.env {
+				if v, ok := strings.CutPrefix(kv, "RUNNER_TEMP="); ok {
+					return v
+				}
+			}
 			return r.tmp
 		}
 	}

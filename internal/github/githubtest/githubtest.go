@@ -1,5 +1,6 @@
-// Package githubtest is a stand-in for the GitHub issues-comments API on
-// 127.0.0.1, for tests of the client, the command and the action.
+// Package githubtest is a stand-in for the GitHub issues-comments API and
+// for release downloads on 127.0.0.1, for tests of the client, the command
+// and the action.
 package githubtest
 
 import (
@@ -27,6 +28,7 @@ type Server struct {
 	nextID   int64
 	requests []string
 	fail     map[string]failure
+	assets   map[string][]byte // "OWNER/NAME/TAG/FILE" → content
 }
 
 // Comment is a stored comment.
@@ -42,6 +44,7 @@ type failure struct {
 }
 
 var (
+	assetPath = regexp.MustCompile(`^/([^/]+/[^/]+)/releases/download/([^/]+)/([^/]+)$`)
 	listPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$`)
 	patchPath = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$`)
 )
@@ -49,7 +52,7 @@ var (
 // New starts a server for repo that accepts token; it stops when the test
 // ends.
 func New(t testing.TB, repo, token string) *Server {
-	s := &Server{Repo: repo, Token: token, PageSize: 100, comments: map[int][]Comment{}, nextID: 1000, fail: map[string]failure{}}
+	s := &Server{Repo: repo, Token: token, PageSize: 100, comments: map[int][]Comment{}, nextID: 1000, fail: map[string]failure{}, assets: map[string][]byte{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -69,6 +72,17 @@ func (s *Server) Fail(method string, status int, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[method] = failure{status, message}
+}
+
+// Release publishes files as the assets of release tag of repo, served
+// where GitHub serves them to anyone, at
+// SERVER/OWNER/NAME/releases/download/TAG/FILE.
+func (s *Server) Release(repo, tag string, files map[string][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, b := range files {
+		s.assets[repo+"/"+tag+"/"+name] = b
+	}
 }
 
 // Comments returns issue number's comments.
@@ -96,6 +110,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
+	if m := assetPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+		// A public repository's release assets need no token.
+		b, ok := s.assets[m[1]+"/"+m[2]+"/"+m[3]]
+		if !ok {
+			http.Error(w, "Not Found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	reply := func(status int, v any) {
 		w.WriteHeader(status)
