@@ -1,0 +1,3 @@
+package irq
+
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types irq irq.bpf.c -- -I../include
