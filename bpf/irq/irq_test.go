@@ -402,5 +402,3 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
-
-
