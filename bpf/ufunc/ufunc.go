@@ -46,6 +46,9 @@ type Options struct {
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
+	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
+	// counted (see tracing.Options.CgroupID).
+	CgroupID uint64
 }
 
 // New checks the binary and its symbols (see Check), then loads and
@@ -72,11 +75,12 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("ufunc: %w", err)
 	}
 	t, err := tracing.LoadAttach(spec, tracing.Options{
-		Name:    "ufunc",
-		Metrics: metrics,
-		TGID:    opts.TGID,
-		BTF:     opts.BTF,
-		Threads: opts.Threads,
+		Name:     "ufunc",
+		Metrics:  metrics,
+		TGID:     opts.TGID,
+		BTF:      opts.BTF,
+		Threads:  opts.Threads,
+		CgroupID: opts.CgroupID,
 	}, Uprobe, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
 		var links []link.Link
 		// The fork and exit programs first, so that a child forked while

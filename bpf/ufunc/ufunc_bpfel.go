@@ -30,6 +30,8 @@ const (
 	ufuncVarFollowGen            = "follow_gen"
 	ufuncVarFollowed             = "followed"
 	ufuncVarHistMissed           = "hist_missed"
+	ufuncVarTargCgroup           = "targ_cgroup"
+	ufuncVarTargCgroupLevel      = "targ_cgroup_level"
 	ufuncVarTargTgid             = "targ_tgid"
 	ufuncVarTargThreads          = "targ_threads"
 )
@@ -99,11 +101,13 @@ type ufuncMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ufuncVariableSpecs struct {
-	FollowGen   *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed    *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed  *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargTgid    *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads *ebpf.VariableSpec `ebpf:"targ_threads"`
+	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed        *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // ufuncObjects contains all objects after they have been loaded into the kernel.
@@ -147,11 +151,13 @@ func (m *ufuncMaps) Close() error {
 //
 // It can be passed to loadUfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ufuncVariables struct {
-	FollowGen   *ebpf.Variable `ebpf:"follow_gen"`
-	Followed    *ebpf.Variable `ebpf:"followed"`
-	HistMissed  *ebpf.Variable `ebpf:"hist_missed"`
-	TargTgid    *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads *ebpf.Variable `ebpf:"targ_threads"`
+	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
+	Followed        *ebpf.Variable `ebpf:"followed"`
+	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // ufuncPrograms contains all programs after they have been loaded into the kernel.

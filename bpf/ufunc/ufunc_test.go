@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -202,6 +203,47 @@ func TestFollowsChildren(t *testing.T) {
 	}
 	if got := hs[Metric(static, "tg_sleep")].Count(); got != n {
 		t.Errorf("counted %d calls of a child that made %d", got, n)
+	}
+}
+
+// TestCountsCgroup traces a cgroup v2 group, as the exec workload does: a
+// sleeper started in it is counted, one outside it is not.
+func TestCountsCgroup(t *testing.T) {
+	static, _, _ := testBinaries(t)
+	g, err := cgroup.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	tr, err := New(Options{TGID: uint32(os.Getpid()), Binary: static, Symbols: []string{"tg_sleep"}, CgroupID: g.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const in, out = 30, 40
+	inside := &sleeper{cmd: exec.Command(static, fmt.Sprint(in), fmt.Sprint(sleepNs))}
+	inside.cmd.Stdout = &inside.out
+	if inside.stdin, err = inside.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(inside.cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inside.cmd.Process.Kill(); inside.cmd.Wait() })
+	outside := startSleeper(t, static, out) // a child of this process, outside the group
+	for _, s := range []*sleeper{inside, outside} {
+		if err := s.start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inside.wait(t)
+	outside.wait(t)
+	hs, err := tr.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hs[Metric(static, "tg_sleep")].Count(); got != in {
+		t.Errorf("counted %d calls; the sleeper in the group made %d, the one outside %d", got, in, out)
 	}
 }
 

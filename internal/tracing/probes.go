@@ -36,12 +36,15 @@ type AttachFunc func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.L
 // opts.Variant is not looked at. The histogram maps are sized and the
 // load-time settings made as Load does; the Tracer reports v as its
 // variant. On any failure everything loaded so far is closed.
+//
+// It prepares and loads the spec as load does, step for step; a setting
+// added there belongs here too.
 func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach AttachFunc) (_ *Tracer, err error) {
 	if len(opts.Metrics) > maxMetrics {
 		return nil, fmt.Errorf("%s: %d metrics, at most %d", opts.Name, len(opts.Metrics), maxMetrics)
 	}
 	spec = spec.Copy()
-	// As in load: size the histograms for the metrics in use.
+	// Size the histograms for the metrics in use.
 	if m, ok := spec.Maps["hist"]; ok {
 		m.MaxEntries = uint32(max(len(opts.Metrics), 1) * hist.Buckets)
 	}
@@ -57,6 +60,12 @@ func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach Attac
 	}
 	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
 		return nil, fmt.Errorf("set targ_threads: %w", err)
+	}
+	if err := configureCgroup(spec, opts.CgroupID); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
+	if err := configureEvidence(spec, opts.Evidence); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
 	if opts.Configure != nil {
 		if err := opts.Configure(spec); err != nil {
@@ -95,6 +104,11 @@ func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach Attac
 	t.links = append(t.links, links...)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
+		if t.ev, err = startEvidence(coll, opts.Metrics, opts.Evidence); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+		}
 	}
 	return t, nil
 }

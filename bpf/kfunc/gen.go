@@ -1,0 +1,3 @@
+package kfunc
+
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types kfunc kfunc.bpf.c -- -I../include
