@@ -1,0 +1,65 @@
+// Package tcp is the net tracer: for the workload's TCP sockets, where a
+// message spends its time between the sender's TCP and the receiving
+// application. tcp.deliver is a data segment's time from the device queue
+// (net_dev_queue) to the receiving socket's TCP input (tcp_probe): on
+// loopback the backlog queue, the NET_RX softirq and IP and TCP input.
+// tcp.rcvq is data's wait from reaching an empty receive queue to the
+// reader copying it out (tcp_rcv_space_adjust in recvmsg): the reader's
+// wakeup, run-queue wait and return into recvmsg.
+//
+// A socket is the workload's once a task of the workload connects it,
+// listens on it (and the connections it accepts), or reads from it, until
+// it closes. Segments are matched between the two ends by ports and
+// sequence number.
+package tcp
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// Metric names, in the order of the METRIC_ indexes of tcp.h.
+const (
+	MetricDeliver = "tcp.deliver"
+	MetricRcvq    = "tcp.rcvq"
+)
+
+// Metrics are the tracer's metrics, in the order Read returns them.
+var Metrics = []string{MetricDeliver, MetricRcvq}
+
+// Options configure the tracer.
+type Options struct {
+	TGID    uint32
+	Variant tracing.Variant
+	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	// Threads counts only the sockets of the threads added with AddThread
+	// (see tracing.Options.Threads).
+	Threads bool
+	// CgroupID, when not 0, counts the sockets of the tasks of this
+	// cgroup v2 group instead (see tracing.Options.CgroupID).
+	CgroupID uint64
+	// Evidence keeps each metric's slowest events per trial (see
+	// tracing.Options.Evidence); 0 is off.
+	Evidence int
+}
+
+// New loads and attaches the tracer.
+func New(opts Options) (*tracing.Tracer, error) {
+	spec, err := loadTcp()
+	if err != nil {
+		return nil, fmt.Errorf("net tracer: %w", err)
+	}
+	return tracing.Load(spec, tracing.Options{
+		Name:     "net",
+		Metrics:  Metrics,
+		TGID:     opts.TGID,
+		Variant:  opts.Variant,
+		BTF:      opts.BTF,
+		Threads:  opts.Threads,
+		CgroupID: opts.CgroupID,
+		Evidence: opts.Evidence,
+	})
+}
