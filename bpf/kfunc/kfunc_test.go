@@ -30,7 +30,7 @@ func kernelBTF(t *testing.T) *btf.Spec {
 func TestUnknownFunction(t *testing.T) {
 	_, err := New(Options{TGID: 1, Functions: []string{"vfs_read", "vfs_raed"}})
 	var ue *UnknownFunctionError
-	if !errors.As(err, &ue) || !errors.Is(err, ErrUnknownFunction) {
+	if !errors.As(err, &ue) || !errors.Is(err, ErrUnknownFunction) || !errors.Is(err, tracing.ErrBadTarget) {
 		t.Fatalf("err = %v, want an *UnknownFunctionError", err)
 	}
 	if ue.Function != "vfs_raed" || len(ue.Near) == 0 || ue.Near[0] != "vfs_read" {

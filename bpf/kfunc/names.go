@@ -14,11 +14,12 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/suggest"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // ErrUnknownFunction is what an *UnknownFunctionError is: a function the
 // kernel does not have. It is bad input (tailgate exits 2), not a failure
-// to attach.
+// to attach; the error matches tracing.ErrBadTarget too.
 var ErrUnknownFunction = errors.New("no such kernel function")
 
 // UnknownFunctionError names a function the kernel has neither in its BTF
@@ -36,7 +37,10 @@ func (e *UnknownFunctionError) Error() string {
 	return msg + " (none of its BTF or kallsyms names is near)"
 }
 
-func (e *UnknownFunctionError) Is(target error) bool { return target == ErrUnknownFunction }
+// Is matches ErrUnknownFunction and tracing.ErrBadTarget.
+func (e *UnknownFunctionError) Is(target error) bool {
+	return target == ErrUnknownFunction || target == tracing.ErrBadTarget
+}
 
 // nameRE is what a kernel function's name may look like: a C identifier,
 // or a compiler's clone of one (foo.isra.0, foo.cold) as kallsyms lists.

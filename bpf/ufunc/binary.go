@@ -11,10 +11,12 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/suggest"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Errors a caller tests for; each is bad input (tailgate exits 2), not a
-// failure to attach.
+// failure to attach, and the errors that are one match
+// tracing.ErrBadTarget too.
 var (
 	// ErrUnknownSymbol: the binary defines no function of that name
 	// (*UnknownSymbolError).
@@ -51,7 +53,10 @@ func (e *UnknownSymbolError) Error() string {
 	return msg + " in its symbol tables"
 }
 
-func (e *UnknownSymbolError) Is(target error) bool { return target == ErrUnknownSymbol }
+// Is matches ErrUnknownSymbol and tracing.ErrBadTarget.
+func (e *UnknownSymbolError) Is(target error) bool {
+	return target == ErrUnknownSymbol || target == tracing.ErrBadTarget
+}
 
 // GoBinaryError refuses a Go binary. A uretprobe replaces the return
 // address on the stack with one of its own; Go's runtime moves and copies
@@ -71,7 +76,10 @@ func (e *GoBinaryError) Error() string {
 	return fmt.Sprintf("ufunc: %s is a Go binary%s: uretprobes corrupt the stacks Go's runtime moves and walks, so ufunc refuses Go code", e.Binary, v)
 }
 
-func (e *GoBinaryError) Is(target error) bool { return target == ErrGoBinary }
+// Is matches ErrGoBinary and tracing.ErrBadTarget.
+func (e *GoBinaryError) Is(target error) bool {
+	return target == ErrGoBinary || target == tracing.ErrBadTarget
+}
 
 // BinaryError is a binary that cannot be opened as ELF.
 type BinaryError struct {
@@ -83,7 +91,10 @@ func (e *BinaryError) Error() string { return fmt.Sprintf("ufunc: binary %s: %v"
 
 func (e *BinaryError) Unwrap() error { return e.Err }
 
-func (e *BinaryError) Is(target error) bool { return target == ErrNotExecutable }
+// Is matches ErrNotExecutable and tracing.ErrBadTarget.
+func (e *BinaryError) Is(target error) bool {
+	return target == ErrNotExecutable || target == tracing.ErrBadTarget
+}
 
 // Resolve returns the path of binary: as given when it names a file (it
 // has a slash), else the executable of that name in $PATH.

@@ -321,6 +321,9 @@ func TestBadInput(t *testing.T) {
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("error %q is not %v", err, tc.is)
 			}
+			if errors.Is(err, tracing.ErrBadTarget) != (tc.is != nil) {
+				t.Errorf("error %q: errors.Is(tracing.ErrBadTarget) = %v", err, tc.is == nil)
+			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not say %q", err, tc.want)
 			}

@@ -26,6 +26,13 @@ const (
 	Uprobe Variant = "uprobe"
 )
 
+// ErrBadTarget is what a tracer's error is when what it was asked to trace
+// does not exist or cannot be traced: a kernel function the kernel lacks,
+// a symbol a binary does not define, a Go binary for uretprobes. It is the
+// user's input at fault (tailgate exits 2), not a failure to attach (3).
+// Tracer packages return rich error types that match it with errors.Is.
+var ErrBadTarget = errors.New("no such thing to trace")
+
 // AttachFunc attaches the programs of coll, loaded from spec. It returns
 // the links it made also when it fails part way, so that they are closed.
 type AttachFunc func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error)
