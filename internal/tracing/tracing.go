@@ -82,6 +82,7 @@ type Tracer struct {
 	tids     *ebpf.Map
 	gen      uint64 // last follow_gen written
 	missBase uint64 // recursion misses at the last Reset
+	biased   bool   // followed carries followBias (FollowProcess)
 	ev       *evidence
 	ncpu     int
 }
