@@ -1,0 +1,3 @@
+package offcpu
+
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types offcpu offcpu.bpf.c -- -I../include
