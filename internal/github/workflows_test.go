@@ -304,3 +304,280 @@ func TestWorkflowsUseDeclaredInputs(t *testing.T) {
 		t.Errorf("the action is used in %d workflows; want the example and the README's", uses)
 	}
 }
+
+// workflowDoc is what the policy checks below read of a workflow.
+type workflowDoc struct {
+	On          any                    `yaml:"on"`
+	Permissions any                    `yaml:"permissions"`
+	Concurrency any                    `yaml:"concurrency"`
+	Jobs        map[string]workflowJob `yaml:"jobs"`
+}
+
+type workflowJob struct {
+	If          string         `yaml:"if"`
+	Permissions any            `yaml:"permissions"`
+	Concurrency any            `yaml:"concurrency"`
+	Strategy    map[string]any `yaml:"strategy"`
+	Steps       []workflowStep `yaml:"steps"`
+}
+
+type workflowStep struct {
+	Name string         `yaml:"name"`
+	Uses string         `yaml:"uses"`
+	Run  string         `yaml:"run"`
+	With map[string]any `yaml:"with"`
+}
+
+func (s workflowStep) usesAction() bool {
+	return s.Uses == "./" || strings.HasPrefix(s.Uses, "tailgate-ci/tailgate@")
+}
+
+func (s workflowStep) with(k string) string {
+	v, _ := s.With[k].(string)
+	return v
+}
+
+// triggers lists the events of on:, in any of its three spellings.
+func (w workflowDoc) triggers() []string {
+	switch on := w.On.(type) {
+	case string:
+		return []string{on}
+	case []any:
+		var out []string
+		for _, e := range on {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for e := range on {
+			out = append(out, e)
+		}
+		sort.Strings(out)
+		return out
+	}
+	return nil
+}
+
+// writes lists the scopes perms grants write to.
+func writes(perms any) []string {
+	switch p := perms.(type) {
+	case string:
+		if p == "write-all" {
+			return []string{"all"}
+		}
+	case map[string]any:
+		var out []string
+		for scope, v := range p {
+			if v == "write" {
+				out = append(out, scope)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return nil
+}
+
+// onPullRequests says whether job can run for a pull request.
+func onPullRequests(w workflowDoc, job workflowJob) bool {
+	pr := slices.ContainsFunc(w.triggers(), func(e string) bool { return strings.HasPrefix(e, "pull_request") })
+	return pr && !strings.Contains(job.If, "github.event_name == 'push'")
+}
+
+// checkWorkflowPolicy returns a line for each rule a workflow breaks:
+//   - permissions at the top write nothing but the pull-request comment; a
+//     job that writes more says so itself;
+//   - a job that may write the repository (anything but the pull-request
+//     comment) never runs for a pull request, and runs in a concurrency
+//     group, so that two pushes do not race;
+//   - a pull request's gate reads its baseline from the base branch (a
+//     checkout of github.base_ref, or an artifact of another run), never
+//     from the pull request's own tree, which it could edit;
+//   - no job that uses the action installs a browser.
+func checkWorkflowPolicy(name string, content []byte) []string {
+	var w workflowDoc
+	if err := yaml.Unmarshal(content, &w); err != nil {
+		return []string{fmt.Sprintf("%s: %v", name, err)}
+	}
+	var problems []string
+	if w.Permissions == nil {
+		problems = append(problems, name+": no top-level permissions: the token gets the repository's default, often write")
+	} else if ws := slices.DeleteFunc(writes(w.Permissions), func(s string) bool { return s == "pull-requests" }); len(ws) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: top-level permissions write %s: give write to the one job that needs it", name, strings.Join(ws, ", ")))
+	}
+	jobs := make([]string, 0, len(w.Jobs))
+	for j := range w.Jobs {
+		jobs = append(jobs, j)
+	}
+	sort.Strings(jobs)
+	for _, j := range jobs {
+		job := w.Jobs[j]
+		where := fmt.Sprintf("%s: job %s", name, j)
+		perms := job.Permissions
+		if perms == nil {
+			perms = w.Permissions
+		}
+		repoWrite := slices.DeleteFunc(writes(perms), func(s string) bool { return s == "pull-requests" })
+		if len(repoWrite) > 0 {
+			if onPullRequests(w, job) {
+				problems = append(problems, fmt.Sprintf("%s writes %s and runs for pull requests: restrict it with if: github.event_name == 'push'", where, strings.Join(repoWrite, ", ")))
+			}
+			if job.Concurrency == nil && w.Concurrency == nil {
+				problems = append(problems, fmt.Sprintf("%s writes %s with no concurrency group: two runs may race", where, strings.Join(repoWrite, ", ")))
+			}
+		}
+		fromBase := []string{}
+		for i, s := range job.Steps {
+			switch {
+			case strings.HasPrefix(s.Uses, "actions/checkout@") && s.with("ref") == "${{ github.base_ref }}" && s.with("path") != "":
+				fromBase = append(fromBase, strings.TrimSuffix(s.with("path"), "/")+"/")
+			case strings.HasPrefix(s.Uses, "actions/download-artifact@") && s.with("path") != "":
+				fromBase = append(fromBase, strings.TrimSuffix(s.with("path"), "/")+"/")
+			}
+			if strings.Contains(s.Run, "chromium") || strings.Contains(s.Run, "install-deps") {
+				if slices.ContainsFunc(job.Steps, workflowStep.usesAction) {
+					problems = append(problems, fmt.Sprintf("%s step %d installs a browser (or all the test dependencies) in a gate job", where, i+1))
+				}
+			}
+			if !s.usesAction() || s.with("baseline") == "" || !onPullRequests(w, job) {
+				continue
+			}
+			b := s.with("baseline")
+			if strings.HasPrefix(b, "${{ runner.temp }}") || slices.ContainsFunc(fromBase, func(p string) bool { return strings.HasPrefix(b+"/", p) }) {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s step %d: baseline %s comes from the pull request's own tree; read it from a checkout of github.base_ref or an artifact of the base branch", where, i+1, b))
+		}
+	}
+	return problems
+}
+
+func TestWorkflowPolicy(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range checkWorkflowPolicy(filepath.Base(f), b) {
+			t.Error(p)
+		}
+	}
+	for i, b := range readmeWorkflows(t) {
+		for _, p := range checkWorkflowPolicy(fmt.Sprintf("README.md workflow %d", i+1), b) {
+			t.Error(p)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"chromium", "install-deps"} {
+		if bytes.Contains(raw, []byte(s)) {
+			t.Errorf("action.yml mentions %s: the action installs QEMU for VM runs and nothing else", s)
+		}
+	}
+}
+
+// TestWorkflowPolicyCatches feeds the checks the committed-baseline
+// workflow the README used to show.
+func TestWorkflowPolicyCatches(t *testing.T) {
+	old := []byte(`name: latency gate
+on:
+  pull_request:
+  push:
+    branches: [main]
+permissions:
+  contents: write
+  pull-requests: write
+jobs:
+  gate:
+    runs-on: ubuntu-24.04
+    steps:
+      - uses: actions/checkout@v4
+      - run: ./scripts/install-deps.sh
+      - uses: tailgate-ci/tailgate@main
+        with:
+          baseline: .tailgate/baselines
+          save-baseline: ${{ github.event_name == 'push' }}
+      - run: git push
+`)
+	got := strings.Join(checkWorkflowPolicy("old.yml", old), "\n")
+	for _, want := range []string{
+		"old.yml: top-level permissions write contents:",
+		"job gate writes contents and runs for pull requests",
+		"job gate writes contents with no concurrency group",
+		"job gate step 2 installs a browser",
+		"job gate step 3: baseline .tailgate/baselines comes from the pull request's own tree",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
+
+// TestShardExample: the example gate shards by target, so it never merges
+// Results measured on different runners.
+func TestShardExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, ".github", "workflows", "latency-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflowDoc
+	if err := yaml.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	gates := 0
+	for name, job := range w.Jobs {
+		for _, s := range job.Steps {
+			if strings.Contains(s.Run, "--shard") || strings.Contains(s.Run, " merge ") {
+				t.Errorf("job %s splits or merges a target over jobs: %q", name, s.Run)
+			}
+			if s.usesAction() {
+				gates++
+				if s.with("candidate") != "" {
+					t.Errorf("job %s gates a Result made elsewhere (%s), not its own target's run", name, s.with("candidate"))
+				}
+			}
+		}
+	}
+	if gates < 2 {
+		t.Errorf("%d gate steps; want one per target kind (host, VM)", gates)
+	}
+}
+
+// TestReleaseNames: the binaries make release builds are the ones the
+// release workflow publishes and the action downloads.
+func TestReleaseNames(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^RELEASE_PLATFORMS \?= (.+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("Makefile: no RELEASE_PLATFORMS ?= line")
+	}
+	action, _ := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	for _, p := range strings.Fields(string(m[1])) {
+		asset := "tailgate-" + strings.ReplaceAll(p, "/", "-")
+		if !bytes.Contains(action, []byte("asset="+asset+" ")) {
+			t.Errorf("make release builds %s; action.yml does not download it", asset)
+		}
+	}
+	rel, err := os.ReadFile(filepath.Join(repoRoot, ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflowDoc
+	if err := yaml.Unmarshal(rel, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(w.triggers(), []string{"push"}) || !bytes.Contains(rel, []byte(`tags: ["v[0-9]+.[0-9]+.[0-9]+"]`)) {
+		t.Errorf("release.yml: want it run by pushed vX.Y.Z tags, got on: %v", w.On)
+	}
+	for _, want := range []string{`make release VERSION="$TAG"`, `gh release create "$TAG" dist/*`, `gh release upload "$major" dist/* --clobber`, `git push -f origin "refs/tags/$major"`} {
+		if !bytes.Contains(rel, []byte(want)) {
+			t.Errorf("release.yml lacks %q", want)
+		}
+	}
+}
