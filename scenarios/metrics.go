@@ -4,41 +4,32 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/tailgate-ci/tailgate/internal/sysnum"
 	"maps"
-	"slices"
+
+	"github.com/tailgate-ci/tailgate/internal/sysnum"
+	"github.com/tailgate-ci/tailgate/internal/tracers"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // SyscallNumbers maps the syscall names a scenario may trace to their
 // x86_64 numbers: the names the syscall tracer knows.
 var SyscallNumbers = sysnum.Numbers
 
-// Metric names of the tracers and workloads.
-const (
-	MetricSchedRunq          = "sched.runq"           // wakeup to running
-	MetricSchedRunqPreempted = "sched.runq_preempted" // preempted while runnable, to running again
-	MetricSchedWakeupNew     = "sched.wakeup_new"     // new task woken to running
-	MetricTimerLateness      = "timer.lateness"       // timer workload: wakeup − deadline
-	syscallMetricPrefix      = "syscall."
-)
+// MetricTimerLateness is the timer workload's own metric: wakeup − deadline.
+const MetricTimerLateness = "timer.lateness"
 
 // Metrics returns the names of the metrics s produces, in a fixed order:
-// syscall.<name> for each traced syscall in the order written, the sched
-// metrics when the sched tracer is on, timer.lateness for timer workloads.
+// each attached tracer's, in the order of the registry (internal/tracers)
+// and as its config orders them (syscall.<name> in the order written),
+// then the workload's own (timer.lateness).
 func Metrics(s *Scenario) []string {
 	var ms []string
-	if t := s.Tracers.Syscall; t != nil {
-		for _, name := range t.Syscalls {
-			ms = append(ms, syscallMetricPrefix+name)
+	for _, k := range tracers.All {
+		if c := s.Tracers[k.Name]; c != nil {
+			ms = append(ms, c.Metrics()...)
 		}
 	}
-	if s.Tracers.Sched != nil {
-		ms = append(ms, MetricSchedRunq, MetricSchedRunqPreempted, MetricSchedWakeupNew)
-	}
-	if s.Workload.Kind == "timer" {
-		ms = append(ms, MetricTimerLateness)
-	}
-	return ms
+	return append(ms, workloadMetrics(s.Workload)...)
 }
 
 // Params returns a digest (sha256, hex) of what changes the measurement:
@@ -47,11 +38,12 @@ func Metrics(s *Scenario) []string {
 // new threshold still compare with older baselines. Zero workload fields
 // hash as their defaults, and the traced syscalls as a set.
 func Params(s *Scenario) string {
-	tr := s.Tracers
-	if tr.Syscall != nil {
-		names := slices.Clone(tr.Syscall.Syscalls)
-		slices.Sort(names)
-		tr.Syscall = &SyscallTracer{Syscalls: slices.Compact(names)}
+	tr := Tracers{}
+	for name, c := range s.Tracers {
+		if cc, ok := c.(canonicalConfig); ok {
+			c = cc.Canonical()
+		}
+		tr[name] = c
 	}
 	b, err := json.Marshal(struct {
 		Version  int      `json:"v"`
@@ -67,28 +59,39 @@ func Params(s *Scenario) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// canonicalConfig is a tracer config that has several spellings of one
+// measurement (a set written as a list); Params hashes its canonical one.
+type canonicalConfig interface {
+	Canonical() tracing.Config
+}
+
 // DefaultGateThreshold is the p99 threshold of a scenario with no gate
 // block.
 const DefaultGateThreshold = 0.10
 
 // PrimaryMetrics returns the metrics a scenario is about, the ones gated
 // when it has no gate block: the workload's own measurement (timer.lateness)
-// if it makes one, else the traced syscalls, else sched.runq.
+// if it makes one, else its tracers' primary metrics (the traced syscalls),
+// else those of its background tracers (sched.runq); see tracing.Kind.
 func PrimaryMetrics(s *Scenario) []string {
-	if s.Workload.Kind == "timer" {
-		return []string{MetricTimerLateness}
-	}
-	if t := s.Tracers.Syscall; t != nil && len(t.Syscalls) > 0 {
-		var ms []string
-		for _, name := range t.Syscalls {
-			ms = append(ms, syscallMetricPrefix+name)
-		}
+	if ms := workloadMetrics(s.Workload); len(ms) > 0 {
 		return ms
 	}
-	if s.Tracers.Sched != nil {
-		return []string{MetricSchedRunq}
+	var primary, background []string
+	for _, k := range tracers.All {
+		c := s.Tracers[k.Name]
+		switch {
+		case c == nil:
+		case k.Background:
+			background = append(background, c.Primary()...)
+		default:
+			primary = append(primary, c.Primary()...)
+		}
 	}
-	return nil
+	if len(primary) > 0 {
+		return primary
+	}
+	return background
 }
 
 // GatePolicy returns what a run of s gates: its gate block, or, when it has

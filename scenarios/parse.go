@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/tailgate-ci/tailgate/internal/sysnum"
 	"io"
 	"math"
 	"os"
@@ -17,19 +16,13 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
-	gotoken "github.com/goccy/go-yaml/token"
+
+	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/tracers"
 )
 
 // ParseError is a bad scenario file: where and what.
-type ParseError struct {
-	Source       string // file path or "builtin:NAME.yaml"
-	Line, Column int    // 1-based
-	Msg          string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %s", e.Source, e.Line, e.Column, e.Msg)
-}
+type ParseError = config.Error
 
 // Load reads and parses the scenario file at path. A file over
 // MaxInputSize is refused without reading it.
@@ -216,7 +209,6 @@ func tooDeep(b []byte, limit int) int {
 
 var (
 	topKeys     = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "gate"}
-	tracerKeys  = []string{"syscall", "sched"}
 	percentiles = []string{"p50", "p90", "p99", "p99.9", "max"}
 	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
@@ -286,16 +278,11 @@ type scenarioParser struct {
 	source string
 }
 
-// field is one key: value entry of a mapping.
-type field struct {
-	key   string
-	keyAt ast.Node
-	value ast.Node // never nil: an empty value is a *ast.NullNode
-}
+// node returns the config.Node of n.
+func (p *scenarioParser) node(n ast.Node) config.Node { return config.NewNode(p.source, n) }
 
 func (p *scenarioParser) errAt(n ast.Node, format string, args ...any) *ParseError {
-	line, col := position(n)
-	return &ParseError{Source: p.source, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+	return p.node(n).Errorf(format, args...)
 }
 
 func (p *scenarioParser) yamlError(err error) *ParseError {
@@ -310,216 +297,8 @@ func (p *scenarioParser) yamlError(err error) *ParseError {
 	return &ParseError{Source: p.source, Line: 1, Column: 1, Msg: "bad YAML: " + err.Error()}
 }
 
-// position returns where n starts: for a block mapping, its first key.
-func position(n ast.Node) (line, col int) {
-	if n == nil {
-		return 1, 1
-	}
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		if len(m.Values) > 0 {
-			return position(m.Values[0].Key)
-		}
-	case *ast.MappingValueNode:
-		return position(m.Key)
-	}
-	tk := token(n)
-	if tk == nil || tk.Position == nil || tk.Position.Line < 1 {
-		return 1, 1
-	}
-	return tk.Position.Line, max(tk.Position.Column, 1)
-}
-
-// token returns n's token, or nil. Some nodes of a tree built from odd
-// input have no token and panic in GetToken (a document without a
-// "---"), so this asks only the node types known to be safe.
-func token(n ast.Node) *gotoken.Token {
-	switch d := n.(type) {
-	case nil:
-		return nil
-	case *ast.DocumentNode:
-		return d.Start
-	}
-	return n.GetToken()
-}
-
-// text is the source text of a scalar node.
-func text(n ast.Node) string {
-	if tk := token(n); tk != nil {
-		return tk.Value
-	}
-	return ""
-}
-
-func describe(n ast.Node) string {
-	switch n.(type) {
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.StringNode, *ast.LiteralNode:
-		return "a string"
-	case *ast.IntegerNode:
-		return "an integer"
-	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "a number"
-	case *ast.BoolNode:
-		return "a boolean"
-	case *ast.NullNode:
-		return "nothing"
-	}
-	return "a " + strings.ToLower(n.Type().String())
-}
-
-// plain rejects the YAML features a scenario has no use for, so that what
-// is read is what is written.
-func (p *scenarioParser) plain(n ast.Node) error {
-	switch n.(type) {
-	case *ast.AnchorNode, *ast.AliasNode:
-		return p.errAt(n, "anchors and aliases are not supported in scenarios")
-	case *ast.TagNode:
-		return p.errAt(n, "tags are not supported in scenarios")
-	case *ast.MergeKeyNode:
-		return p.errAt(n, "merge keys are not supported in scenarios")
-	}
-	return nil
-}
-
-// fields returns the entries of mapping n. what names the mapping in
-// errors; a key not in allowed is an error unless allowed is nil. A null
-// value is an empty mapping.
-func (p *scenarioParser) fields(n ast.Node, what string, allowed []string) ([]field, error) {
-	if err := p.plain(n); err != nil {
-		return nil, err
-	}
-	var entries []*ast.MappingValueNode
-	switch m := n.(type) {
-	case *ast.NullNode:
-		return nil, nil
-	case *ast.MappingNode:
-		entries = m.Values
-	case *ast.MappingValueNode:
-		entries = []*ast.MappingValueNode{m}
-	default:
-		return nil, p.errAt(n, "%s must be a mapping, got %s", what, describe(n))
-	}
-	var fs []field
-	seen := map[string]bool{}
-	for _, e := range entries {
-		if err := p.plain(e.Key); err != nil {
-			return nil, err
-		}
-		k, ok := e.Key.(*ast.StringNode)
-		if !ok {
-			return nil, p.errAt(e.Key, "keys in %s must be plain names, got %s", what, describe(e.Key))
-		}
-		if allowed != nil && !slices.Contains(allowed, k.Value) {
-			return nil, p.errAt(e.Key, "unknown key %q in %s; allowed: %s", k.Value, what, strings.Join(allowed, ", "))
-		}
-		if seen[k.Value] {
-			return nil, p.errAt(e.Key, "duplicate key %q in %s", k.Value, what)
-		}
-		seen[k.Value] = true
-		v := e.Value
-		if v == nil {
-			v = ast.Null(e.Start)
-		}
-		if err := p.plain(v); err != nil {
-			return nil, err
-		}
-		fs = append(fs, field{key: k.Value, keyAt: e.Key, value: v})
-	}
-	return fs, nil
-}
-
-func (p *scenarioParser) str(f field) (string, error) {
-	switch v := f.value.(type) {
-	case *ast.StringNode:
-		return v.Value, nil
-	case *ast.LiteralNode:
-		return v.Value.Value, nil
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
-		return text(v), nil
-	}
-	return "", p.errAt(f.value, "%s must be a string, got %s", f.key, describe(f.value))
-}
-
-func (p *scenarioParser) oneOf(f field, what string, allowed []string) (string, error) {
-	s, err := p.str(f)
-	if err != nil {
-		return "", err
-	}
-	if !slices.Contains(allowed, s) {
-		return "", p.errAt(f.value, "unknown %s %q; allowed: %s", what, s, strings.Join(allowed, ", "))
-	}
-	return s, nil
-}
-
-func (p *scenarioParser) intIn(f field, lo, hi int) (int, error) {
-	v, ok := f.value.(*ast.IntegerNode)
-	if !ok {
-		return 0, p.errAt(f.value, "%s must be an integer from %d to %d, got %s %q", f.key, lo, hi, describe(f.value), text(f.value))
-	}
-	var n int64
-	switch x := v.Value.(type) {
-	case int64:
-		n = x
-	case uint64:
-		n = math.MaxInt64
-		if x < math.MaxInt64 {
-			n = int64(x)
-		}
-	}
-	if n < int64(lo) || n > int64(hi) {
-		return 0, p.errAt(f.value, "%s must be from %d to %d, got %s", f.key, lo, hi, text(v))
-	}
-	return int(n), nil
-}
-
-func (p *scenarioParser) number(f field) (float64, bool) {
-	switch v := f.value.(type) {
-	case *ast.IntegerNode:
-		switch x := v.Value.(type) {
-		case int64:
-			return float64(x), true
-		case uint64:
-			return float64(x), true
-		}
-	case *ast.FloatNode:
-		return v.Value, true
-	}
-	return 0, false
-}
-
-// duration reads a Go duration string such as "500ms" or "5s".
-func (p *scenarioParser) duration(f field, lo, hi time.Duration) (time.Duration, error) {
-	src := ""
-	switch v := f.value.(type) {
-	case *ast.StringNode:
-		src = v.Value
-	case *ast.IntegerNode, *ast.FloatNode:
-		src = text(v)
-	default:
-		return 0, p.errAt(f.value, "%s must be a duration such as 500ms or 5s, got %s", f.key, describe(f.value))
-	}
-	d, err := time.ParseDuration(src)
-	if err != nil {
-		if _, numErr := strconv.ParseFloat(src, 64); numErr == nil && src != "0" {
-			return 0, p.errAt(f.value, "%s %q has no unit; write e.g. 500ms or 5s", f.key, src)
-		}
-		return 0, p.errAt(f.value, "bad %s %q; write a duration such as 500ms or 5s", f.key, src)
-	}
-	if d < lo || d > hi {
-		if d < 0 {
-			return 0, p.errAt(f.value, "%s must not be negative, got %s", f.key, src)
-		}
-		return 0, p.errAt(f.value, "%s must be from %v to %v, got %s", f.key, lo, hi, src)
-	}
-	return d, nil
-}
-
 func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
-	fs, err := p.fields(body, "scenario", topKeys)
+	fs, err := p.node(body).Fields("scenario", topKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -533,25 +312,25 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 		Duration: DefaultDuration,
 	}
 	var haveName, haveWorkload bool
-	var tracers, gate *field
+	var tracersAt, gate *config.Field
 	for i := range fs {
 		f := fs[i]
-		switch f.key {
+		switch f.Key {
 		case "name":
-			if s.Name, err = p.str(f); err != nil {
+			if s.Name, err = f.String(); err != nil {
 				return nil, err
 			}
 			if !nameRE.MatchString(s.Name) || len(s.Name) > maxNameLen {
-				return nil, p.errAt(f.value, "bad name %q; use lowercase letters, digits and dashes (at most %d), e.g. syscall-read", s.Name, maxNameLen)
+				return nil, f.Value.Errorf("bad name %q; use lowercase letters, digits and dashes (at most %d), e.g. syscall-read", s.Name, maxNameLen)
 			}
 			haveName = true
 		case "description":
-			if s.Description, err = p.str(f); err != nil {
+			if s.Description, err = f.String(); err != nil {
 				return nil, err
 			}
 			s.Description = strings.TrimSpace(s.Description)
 			if len(s.Description) > MaxDescription {
-				return nil, p.errAt(f.value, "description is %d bytes; the limit is %d (4 KiB)", len(s.Description), MaxDescription)
+				return nil, f.Value.Errorf("description is %d bytes; the limit is %d (4 KiB)", len(s.Description), MaxDescription)
 			}
 		case "workload":
 			if s.Workload, err = p.workload(f); err != nil {
@@ -559,17 +338,17 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 			}
 			haveWorkload = true
 		case "tracers":
-			tracers = &fs[i]
+			tracersAt = &fs[i]
 		case "trials":
-			if s.Trials, err = p.intIn(f, 1, maxTrials); err != nil {
+			if s.Trials, err = f.Int(1, maxTrials); err != nil {
 				return nil, err
 			}
 		case "warmup":
-			if s.Warmup, err = p.duration(f, 0, maxWarmup); err != nil {
+			if s.Warmup, err = f.Duration(0, maxWarmup); err != nil {
 				return nil, err
 			}
 		case "duration":
-			if s.Duration, err = p.duration(f, minDuration, maxDuration); err != nil {
+			if s.Duration, err = f.Duration(minDuration, maxDuration); err != nil {
 				return nil, err
 			}
 		case "gate":
@@ -580,22 +359,22 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 		return nil, p.errAt(body, "scenario has no name; add e.g. name: my-scenario")
 	}
 	if !haveWorkload {
-		return nil, p.errAt(body, "scenario has no workload; add workload: with kind: %s", strings.Join(workloadKinds, ", "))
+		return nil, p.errAt(body, "scenario has no workload; add workload: with kind: %s", strings.Join(kindNames(), ", "))
 	}
 	// Tracers and the gate are read last: their defaults and checks depend
 	// on the workload.
-	if tracers != nil {
-		if s.Tracers, err = p.tracers(*tracers, s.Workload); err != nil {
+	if tracersAt != nil {
+		if s.Tracers, err = p.tracers(*tracersAt, s.Workload); err != nil {
 			return nil, err
 		}
 	}
 	metrics := Metrics(s)
 	if len(metrics) == 0 {
 		at := body
-		if tracers != nil {
-			at = tracers.keyAt
+		if tracersAt != nil {
+			at = tracersAt.KeyAt.AST()
 		}
-		return nil, p.errAt(at, "scenario measures nothing; add tracers (%s) or use a timer workload", strings.Join(tracerKeys, ", "))
+		return nil, p.errAt(at, "scenario measures nothing; add tracers (%s) or use a timer workload", strings.Join(tracers.Names(), ", "))
 	}
 	if gate != nil {
 		if s.Gate, err = p.gate(*gate, metrics); err != nil {
@@ -605,174 +384,145 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 	return s, nil
 }
 
-func (p *scenarioParser) workload(wf field) (Workload, error) {
+// workload reads the workload block: kind, the keys the built-in kinds
+// share (fields of Workload), noise, and the kind's own keys, which its
+// WorkloadKind.Parse reads.
+func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 	var w Workload
 	allKeys := []string{"kind"}
 	for _, k := range workloadKinds {
-		for _, key := range kindKeys[k] {
+		for _, key := range append(slices.Clone(k.Keys), "noise") {
 			if !slices.Contains(allKeys, key) {
 				allKeys = append(allKeys, key)
 			}
 		}
 	}
-	fs, err := p.fields(wf.value, "workload", allKeys)
+	fs, err := wf.Value.Fields("workload", allKeys)
 	if err != nil {
 		return w, err
 	}
-	i := slices.IndexFunc(fs, func(f field) bool { return f.key == "kind" })
+	i := slices.IndexFunc(fs, func(f config.Field) bool { return f.Key == "kind" })
 	if i < 0 {
-		return w, p.errAt(wf.keyAt, "workload has no kind; allowed: %s", strings.Join(workloadKinds, ", "))
+		return w, wf.KeyAt.Errorf("workload has no kind; allowed: %s", strings.Join(kindNames(), ", "))
 	}
-	if w.Kind, err = p.oneOf(fs[i], "workload kind", workloadKinds); err != nil {
+	if w.Kind, err = fs[i].OneOf("workload kind", kindNames()); err != nil {
 		return w, err
 	}
-	keys := kindKeys[w.Kind]
-	for _, f := range fs {
-		if !slices.Contains(keys, f.key) {
-			return w, p.errAt(f.keyAt, "%s does not apply to workload kind %s; %s takes: %s", f.key, w.Kind, w.Kind, strings.Join(keys[1:], ", "))
-		}
-	}
-	var size *field
+	kind, _ := lookupKind(w.Kind)
+	keys := append(slices.Clone(kind.Keys), "noise")
+	shared := w.sharedKeys()
+	var own []config.Field
+	var size *config.Field
 	for i, f := range fs {
-		switch f.key {
+		if f.Key == "kind" {
+			continue
+		}
+		if !slices.Contains(keys, f.Key) {
+			return w, f.KeyAt.Errorf("%s does not apply to workload kind %s; %s takes: %s", f.Key, w.Kind, w.Kind, strings.Join(keys, ", "))
+		}
+		if _, ok := shared[f.Key]; !ok && f.Key != "noise" {
+			own = append(own, f)
+			continue
+		}
+		switch f.Key {
 		case "syscall":
-			w.Syscall, err = p.oneOf(f, "syscall for the syscall workload", workloadSyscalls)
+			w.Syscall, err = f.OneOf("syscall for the syscall workload", workloadSyscalls)
 		case "size":
 			size = &fs[i]
-			w.Size, err = p.intIn(f, 1, maxSize)
+			w.Size, err = f.Int(1, maxSize)
 		case "threads":
-			w.Threads, err = p.intIn(f, 1, maxThreads)
+			w.Threads, err = f.Int(1, maxThreads)
 		case "rate":
-			r, ok := p.number(f)
+			r, ok := f.Number()
 			if !ok || checkRate(r) != nil {
-				err = p.errAt(f.value, "rate must be a number from 0 (closed loop) to %g operations per second per thread, got %q", maxRate, text(f.value))
+				err = f.Value.Errorf("rate must be a number from 0 (closed loop) to %g operations per second per thread, got %q", maxRate, f.Value.Text())
 			}
 			w.Rate = r
 		case "channel":
-			w.Channel, err = p.oneOf(f, "pingpong channel", pingpongChannels)
+			w.Channel, err = f.OneOf("pingpong channel", pingpongChannels)
 		case "pairs":
-			w.Pairs, err = p.intIn(f, 1, maxPairs)
+			w.Pairs, err = f.Int(1, maxPairs)
 		case "interval":
-			w.Interval, err = p.duration(f, minInterval, maxInterval)
+			w.Interval, err = f.Duration(minInterval, maxInterval)
 		case "priority":
-			w.Priority, err = p.intIn(f, 0, maxPriority)
+			w.Priority, err = f.Int(0, maxPriority)
 		case "mode":
-			w.Mode, err = p.oneOf(f, "fork mode", forkModes)
+			w.Mode, err = f.OneOf("fork mode", forkModes)
 		case "noise":
-			if s, ok := f.value.(*ast.StringNode); ok && s.Value == "ncpu" {
+			if s, ok := f.Value.Name(); ok && s == "ncpu" {
 				w.Noise = NoiseNumCPU
-			} else if _, ok := f.value.(*ast.IntegerNode); !ok {
-				err = p.errAt(f.value, `noise must be "ncpu" or a number of hog threads from 0 to %d, got %q`, maxNoise, text(f.value))
+			} else if _, ok := f.Value.AST().(*ast.IntegerNode); !ok {
+				err = f.Value.Errorf(`noise must be "ncpu" or a number of hog threads from 0 to %d, got %q`, maxNoise, f.Value.Text())
 			} else {
-				w.Noise, err = p.intIn(f, 0, maxNoise)
+				w.Noise, err = f.Int(0, maxNoise)
 			}
 		}
 		if err != nil {
 			return w, err
 		}
 	}
+	if kind.Parse != nil {
+		if err := kind.Parse(&w, wf.KeyAt, own); err != nil {
+			return w, err
+		}
+	}
 	if size != nil && w.Syscall == "getppid" {
-		return w, p.errAt(size.keyAt, "size does not apply to syscall getppid; remove it")
+		return w, size.KeyAt.Errorf("size does not apply to syscall getppid; remove it")
 	}
 	w = w.withDefaults()
 	if err := w.check(); err != nil {
 		// Unreachable when the checks above agree with check.
-		return w, p.errAt(wf.keyAt, "%v", err)
+		return w, wf.KeyAt.Errorf("%v", err)
 	}
 	return w, nil
 }
 
-func (p *scenarioParser) tracers(tf field, w Workload) (Tracers, error) {
-	var t Tracers
-	fs, err := p.fields(tf.value, "tracers", tracerKeys)
+// tracers reads the tracers block: each key names a tracer of the
+// registry, which parses its own config.
+func (p *scenarioParser) tracers(tf config.Field, w Workload) (Tracers, error) {
+	fs, err := tf.Value.Fields("tracers", tracers.Names())
 	if err != nil {
-		return t, err
+		return nil, err
 	}
+	var t Tracers
 	for _, f := range fs {
-		switch f.key {
-		case "syscall":
-			sfs, err := p.fields(f.value, "tracers.syscall", []string{"syscalls"})
-			if err != nil {
-				return t, err
-			}
-			t.Syscall = &SyscallTracer{}
-			for _, sf := range sfs {
-				if t.Syscall.Syscalls, err = p.syscalls(sf); err != nil {
-					return t, err
-				}
-			}
-			if len(sfs) == 0 {
-				if w.Kind != "syscall" {
-					return t, p.errAt(f.keyAt, "the syscall tracer needs syscalls, e.g. syscalls: [read, write]")
-				}
-				t.Syscall.Syscalls = []string{w.Syscall}
-			}
-		case "sched":
-			sfs, err := p.fields(f.value, "tracers.sched", nil)
-			if err != nil {
-				return t, err
-			}
-			if len(sfs) > 0 {
-				return t, p.errAt(sfs[0].keyAt, "unknown key %q in tracers.sched; the sched tracer has no options: write sched: {}", sfs[0].key)
-			}
-			t.Sched = &SchedTracer{}
+		k, _ := tracers.Lookup(f.Key) // Fields allowed only registered names
+		c, err := k.Parse(f, tracerWorkload(w))
+		if err != nil {
+			return nil, err
 		}
+		if t == nil {
+			t = Tracers{}
+		}
+		t[k.Name] = c
 	}
 	return t, nil
 }
 
-func (p *scenarioParser) syscalls(f field) ([]string, error) {
-	seq, ok := f.value.(*ast.SequenceNode)
-	if !ok {
-		return nil, p.errAt(f.value, "syscalls must be a list of syscall names, e.g. [read, write], got %s", describe(f.value))
-	}
-	if len(seq.Values) == 0 {
-		return nil, p.errAt(f.value, "syscalls is empty; name at least one, e.g. [read]")
-	}
-	var names []string
-	for _, v := range seq.Values {
-		if err := p.plain(v); err != nil {
-			return nil, err
-		}
-		s, ok := v.(*ast.StringNode)
-		if !ok {
-			return nil, p.errAt(v, "syscalls must be names, got %s", describe(v))
-		}
-		if _, ok := SyscallNumbers[s.Value]; !ok {
-			return nil, p.errAt(v, "unknown syscall %q; allowed: %s", s.Value, strings.Join(sysnum.Names(), ", "))
-		}
-		if slices.Contains(names, s.Value) {
-			return nil, p.errAt(v, "syscall %q listed twice", s.Value)
-		}
-		names = append(names, s.Value)
-	}
-	return names, nil
-}
-
-func (p *scenarioParser) gate(gf field, metrics []string) (map[string]map[string]float64, error) {
-	fs, err := p.fields(gf.value, "gate", nil)
+func (p *scenarioParser) gate(gf config.Field, metrics []string) (map[string]map[string]float64, error) {
+	fs, err := gf.Value.Fields("gate", nil)
 	if err != nil {
 		return nil, err
 	}
 	gate := map[string]map[string]float64{}
 	for _, f := range fs {
-		if f.key != "*" && !slices.Contains(metrics, f.key) {
-			return nil, p.errAt(f.keyAt, "gate names %q, which this scenario does not measure; metrics: %s, or * for all", f.key, strings.Join(metrics, ", "))
+		if f.Key != "*" && !slices.Contains(metrics, f.Key) {
+			return nil, f.KeyAt.Errorf("gate names %q, which this scenario does not measure; metrics: %s, or * for all", f.Key, strings.Join(metrics, ", "))
 		}
-		pfs, err := p.fields(f.value, "gate."+f.key, percentiles)
+		pfs, err := f.Value.Fields("gate."+f.Key, percentiles)
 		if err != nil {
 			return nil, err
 		}
 		if len(pfs) == 0 {
-			return nil, p.errAt(f.keyAt, "gate %s has no thresholds; add e.g. p99: 10%%", f.key)
+			return nil, f.KeyAt.Errorf("gate %s has no thresholds; add e.g. p99: 10%%", f.Key)
 		}
 		th := map[string]float64{}
 		for _, pf := range pfs {
-			if th[pf.key], err = p.threshold(pf); err != nil {
+			if th[pf.Key], err = p.threshold(pf); err != nil {
 				return nil, err
 			}
 		}
-		gate[f.key] = th
+		gate[f.Key] = th
 	}
 	if len(gate) == 0 {
 		return nil, nil
@@ -781,11 +531,11 @@ func (p *scenarioParser) gate(gf field, metrics []string) (map[string]map[string
 }
 
 // threshold reads "10%" or a fraction such as 0.10.
-func (p *scenarioParser) threshold(f field) (float64, error) {
+func (p *scenarioParser) threshold(f config.Field) (float64, error) {
 	bad := func() error {
-		return p.errAt(f.value, "bad threshold %q for %s; write a percentage such as 10%% or a fraction such as 0.10", text(f.value), f.key)
+		return f.Value.Errorf("bad threshold %q for %s; write a percentage such as 10%% or a fraction such as 0.10", f.Value.Text(), f.Key)
 	}
-	if s, ok := f.value.(*ast.StringNode); ok {
+	if s, ok := f.Value.AST().(*ast.StringNode); ok {
 		num, isPct := strings.CutSuffix(strings.TrimSpace(s.Value), "%")
 		if !isPct {
 			return 0, bad()
@@ -795,19 +545,19 @@ func (p *scenarioParser) threshold(f field) (float64, error) {
 			return 0, bad()
 		}
 		if v < 0 {
-			return 0, p.errAt(f.value, "threshold %q for %s must not be negative", s.Value, f.key)
+			return 0, f.Value.Errorf("threshold %q for %s must not be negative", s.Value, f.Key)
 		}
 		return v / 100, nil
 	}
-	v, ok := p.number(f)
+	v, ok := f.Number()
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, bad()
 	}
 	if v < 0 {
-		return 0, p.errAt(f.value, "threshold %s for %s must not be negative", text(f.value), f.key)
+		return 0, f.Value.Errorf("threshold %s for %s must not be negative", f.Value.Text(), f.Key)
 	}
 	if v > 1 {
-		return 0, p.errAt(f.value, "threshold %s for %s is a fraction above 1; a bare number is a fraction (0.10 = 10%%), write %s%% for a percentage", text(f.value), f.key, text(f.value))
+		return 0, f.Value.Errorf("threshold %s for %s is a fraction above 1; a bare number is a fraction (0.10 = 10%%), write %s%% for a percentage", f.Value.Text(), f.Key, f.Value.Text())
 	}
 	return v, nil
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/bpf/sched"
+	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 )
 
 func TestBuiltinParse(t *testing.T) {
@@ -63,7 +66,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name:     "s",
 				Workload: Workload{Kind: "syscall", Syscall: "read", Size: 4096, Threads: 1},
-				Tracers:  Tracers{Syscall: &SyscallTracer{Syscalls: []string{"read"}}},
+				Tracers:  Tracers{"syscall": &syscalls.Config{Syscalls: []string{"read"}}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Source: "t.yaml",
 			},
@@ -74,7 +77,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name:     "s",
 				Workload: Workload{Kind: "syscall", Syscall: "getppid", Threads: 1, Rate: 1000},
-				Tracers:  Tracers{Syscall: &SyscallTracer{Syscalls: []string{"getppid"}}},
+				Tracers:  Tracers{"syscall": &syscalls.Config{Syscalls: []string{"getppid"}}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Source: "t.yaml",
 			},
@@ -85,7 +88,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name:     "p",
 				Workload: Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1},
-				Tracers:  Tracers{Sched: &SchedTracer{}},
+				Tracers:  Tracers{"sched": &sched.Config{}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Source: "t.yaml",
 			},
@@ -106,7 +109,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name:     "f",
 				Workload: Workload{Kind: "fork", Mode: "fork", Threads: 1, Noise: 2},
-				Tracers:  Tracers{Sched: &SchedTracer{}},
+				Tracers:  Tracers{"sched": &sched.Config{}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Source: "t.yaml",
 			},
@@ -117,7 +120,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name:     "n",
 				Workload: Workload{Kind: "noise", Noise: NoiseNumCPU},
-				Tracers:  Tracers{Sched: &SchedTracer{}},
+				Tracers:  Tracers{"sched": &sched.Config{}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Source: "t.yaml",
 			},
@@ -140,7 +143,7 @@ gate:
 				Name:        "g",
 				Description: "two lines\nof text",
 				Workload:    Workload{Kind: "pingpong", Channel: "futex", Pairs: 1, Noise: NoiseNumCPU},
-				Tracers:     Tracers{Syscall: &SyscallTracer{Syscalls: []string{"futex"}}, Sched: &SchedTracer{}},
+				Tracers:     Tracers{"syscall": &syscalls.Config{Syscalls: []string{"futex"}}, "sched": &sched.Config{}},
 				Trials:      DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration,
 				Gate: map[string]map[string]float64{
 					"*":             {"p50": 0.05, "max": 0.015},
@@ -303,11 +306,11 @@ func TestMetrics(t *testing.T) {
 		s    Scenario
 		want []string
 	}{
-		{"syscalls in order", Scenario{Tracers: Tracers{Syscall: &SyscallTracer{Syscalls: []string{"write", "read"}}}},
+		{"syscalls in order", Scenario{Tracers: Tracers{"syscall": &syscalls.Config{Syscalls: []string{"write", "read"}}}},
 			[]string{"syscall.write", "syscall.read"}},
-		{"sched", Scenario{Tracers: Tracers{Sched: &SchedTracer{}}},
+		{"sched", Scenario{Tracers: Tracers{"sched": &sched.Config{}}},
 			[]string{"sched.runq", "sched.runq_preempted", "sched.wakeup_new"}},
-		{"timer", Scenario{Workload: Workload{Kind: "timer"}, Tracers: Tracers{Syscall: &SyscallTracer{Syscalls: []string{"clock_nanosleep"}}}},
+		{"timer", Scenario{Workload: Workload{Kind: "timer"}, Tracers: Tracers{"syscall": &syscalls.Config{Syscalls: []string{"clock_nanosleep"}}}},
 			[]string{"syscall.clock_nanosleep", "timer.lateness"}},
 		{"nothing", Scenario{Workload: Workload{Kind: "fork"}}, nil},
 	}
@@ -344,13 +347,13 @@ func TestParams(t *testing.T) {
 	}{
 		{"trials, warmup, gate, name, description, source", same, true},
 		{"zero workload fields are their defaults", func(s *Scenario) { s.Workload.Size, s.Workload.Threads = 0, 0 }, true},
-		{"syscall order", func(s *Scenario) { s.Tracers.Syscall.Syscalls = []string{"read", "read"} }, true},
+		{"syscall order", func(s *Scenario) { s.Tracers["syscall"].(*syscalls.Config).Syscalls = []string{"read", "read"} }, true},
 		{"duration", func(s *Scenario) { s.Duration++ }, false},
 		{"size", func(s *Scenario) { s.Workload.Size = 8192 }, false},
 		{"threads", func(s *Scenario) { s.Workload.Threads = 2 }, false},
 		{"noise", func(s *Scenario) { s.Workload.Noise = NoiseNumCPU }, false},
-		{"sched tracer off", func(s *Scenario) { s.Tracers.Sched = nil }, false},
-		{"another syscall", func(s *Scenario) { s.Tracers.Syscall.Syscalls = []string{"read", "write"} }, false},
+		{"sched tracer off", func(s *Scenario) { delete(s.Tracers, "sched") }, false},
+		{"another syscall", func(s *Scenario) { s.Tracers["syscall"].(*syscalls.Config).Syscalls = []string{"read", "write"} }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,7 @@
 //	name: syscall-read            # [a-z0-9-]+
 //	description: read(2) of 4 KiB from /dev/zero
 //	workload:
-//	  kind: syscall               # syscall, pingpong, timer, fork, noise
+//	  kind: syscall               # syscall, pingpong, timer, fork, noise (workloadKinds)
 //	  syscall: read               # syscall: read, write, getppid
 //	  size: 4096                  # syscall read/write: bytes per call
 //	  threads: 1                  # syscall, timer, fork
@@ -15,8 +15,8 @@
 //	  # pingpong: channel (pipe, eventfd, futex), pairs
 //	  # timer: interval (1ms), priority (SCHED_FIFO 1-99; 0 = SCHED_OTHER)
 //	  # fork: mode (fork, thread)
-//	tracers:
-//	  syscall: {syscalls: [read]} # names from SyscallNumbers
+//	tracers:                      # see tailgate list; internal/tracers
+//	  syscall: {syscalls: [read]} # names: tailgate list syscalls
 //	  sched: {}
 //	trials: 20
 //	warmup: 100ms
@@ -28,7 +28,16 @@
 // documents the defaults.
 package scenarios
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/tracers"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
 
 // Scenario is a resolved scenario: parsed, validated, defaults filled in.
 type Scenario struct {
@@ -47,20 +56,68 @@ type Scenario struct {
 	Source string `json:"source"`
 }
 
-// Tracers configures the tracers a scenario attaches. A nil field means the
-// tracer is not attached.
-type Tracers struct {
-	Syscall *SyscallTracer `json:"syscall,omitempty"`
-	Sched   *SchedTracer   `json:"sched,omitempty"`
+// Tracers configures the tracers a scenario attaches, by tracer name (the
+// names of internal/tracers); a tracer not named is not attached. Each
+// config is the type its tracer's Parse returns, e.g. *syscalls.Config.
+type Tracers map[string]tracing.Config
+
+// MarshalJSON writes the configs in the registry's order, as the Result
+// has always recorded them.
+func (t Tracers) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	n := 0
+	for _, k := range tracers.All {
+		c, ok := t[k.Name]
+		if !ok || c == nil {
+			continue
+		}
+		cb, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("tracer %s: %w", k.Name, err)
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		name, _ := json.Marshal(k.Name)
+		b = append(append(append(b, name...), ':'), cb...)
+		n++
+	}
+	if n != len(t) {
+		for name := range t {
+			if _, ok := tracers.Lookup(name); !ok {
+				return nil, fmt.Errorf("unknown tracer %q", name)
+			}
+		}
+	}
+	return append(b, '}'), nil
 }
 
-// SyscallTracer configures the syscall tracer.
-type SyscallTracer struct {
-	Syscalls []string `json:"syscalls"` // names, e.g. "read"; metric syscall.<name>
+// UnmarshalJSON reads each config with its tracer's Decode.
+func (t *Tracers) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*t = nil
+	for name, rb := range raw {
+		if string(rb) == "null" {
+			continue
+		}
+		k, ok := tracers.Lookup(name)
+		if !ok {
+			return fmt.Errorf("unknown tracer %q; known: %s", name, strings.Join(tracers.Names(), ", "))
+		}
+		c, err := k.Decode(rb)
+		if err != nil {
+			return fmt.Errorf("tracer %s: %w", name, err)
+		}
+		if *t == nil {
+			*t = Tracers{}
+		}
+		(*t)[name] = c
+	}
+	return nil
 }
-
-// SchedTracer configures the scheduler tracer (no options yet).
-type SchedTracer struct{}
 
 // Workload is the workload kind and its parameters; only the fields of the
 // kind are meaningful.
@@ -92,6 +149,53 @@ type Workload struct {
 	// threads (0 = none), or NoiseNumCPU for one per CPU of the machine that
 	// runs it. The noise kind is hogs alone.
 	Noise int `json:"noise,omitempty"`
+
+	// Params are the parameters of a kind with keys of its own, as its
+	// WorkloadKind.Parse made them; nil for the built-in kinds. In JSON
+	// they are members of the workload object, after the fields above.
+	Params any `json:"-"`
+}
+
+// workloadFields is Workload without its methods, for encoding/json.
+type workloadFields Workload
+
+// MarshalJSON writes the fields, then the members of Params.
+func (w Workload) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(workloadFields(w))
+	if err != nil || w.Params == nil {
+		return b, err
+	}
+	pb, err := json.Marshal(w.Params)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", w.Kind, err)
+	}
+	pb = bytes.TrimSpace(pb)
+	if len(pb) < 2 || pb[0] != '{' {
+		return nil, fmt.Errorf("workload %s: parameters marshal to %.20s, not an object", w.Kind, pb)
+	}
+	if string(pb) == "{}" {
+		return b, nil
+	}
+	// b ends in '}' and holds at least "kind".
+	return append(append(b[:len(b)-1], ','), pb[1:]...), nil
+}
+
+// UnmarshalJSON reads the fields, then Params with the kind's
+// DecodeParams.
+func (w *Workload) UnmarshalJSON(b []byte) error {
+	var f workloadFields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*w = Workload(f)
+	if k, ok := lookupKind(w.Kind); ok && k.DecodeParams != nil {
+		p, err := k.DecodeParams(b)
+		if err != nil {
+			return fmt.Errorf("workload %s: %w", w.Kind, err)
+		}
+		w.Params = p
+	}
+	return nil
 }
 
 // NoiseNumCPU as Workload.Noise asks for one hog per CPU (written "ncpu" in

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Stats is what a workload did in one run.
@@ -69,7 +71,8 @@ func threadHookOf(ctx context.Context) ThreadHook {
 // thread mode of fork is not: the Go runtime creates the threads it
 // measures, from threads of its own choosing.
 func ThreadsAttributable(w Workload) bool {
-	return !(w.Kind == "fork" && w.Mode == "thread")
+	k, ok := lookupKind(w.Kind)
+	return !ok || k.ThreadsAttributable == nil || k.ThreadsAttributable(w)
 }
 
 type Runner interface {
@@ -100,22 +103,193 @@ func NewWorkload(w Workload) (Runner, error) {
 	return newRunner(w)
 }
 
-// Workload kinds and the values their parameters take.
+// WorkloadKind is a workload kind as the registry (workloadKinds) knows
+// it: its YAML keys, how they are read, checked and defaulted, and how the
+// workload is prepared. The built-in Go kinds share the parameter fields
+// of Workload (threads, rate, ...); a kind with keys of its own keeps
+// them in a type of its own, in Workload.Params. To add a kind, write
+// its file and add it to workloadKinds (docs/registry.md).
+type WorkloadKind struct {
+	Name string
+	// Keys are the YAML keys the kind takes beside kind and noise, in the
+	// order errors name them. Keys that are fields of Workload are read
+	// into them; the others are the kind's own, read by Parse.
+	Keys []string
+	// Parse reads the kind's own keys (those of Keys that are not fields
+	// of Workload) from fs into w.Params, with errors made by
+	// config.Node.Errorf at the key or value at fault; at is the workload
+	// key, for what is missing. nil when the kind has no keys of its own.
+	Parse func(w *Workload, at config.Node, fs []config.Field) error
+	// DecodeParams reads w.Params back from the workload's JSON object
+	// (the kind's keys beside the others); nil when the kind has no keys
+	// of its own.
+	DecodeParams func(b []byte) (any, error)
+	// Defaults sets w's zero parameters to the kind's defaults; nil when
+	// there are none.
+	Defaults func(w *Workload)
+	// Check validates w, with defaults filled in, as built in Go rather
+	// than parsed (Parse checks with positions); nil when there is nothing
+	// to check beyond the keys.
+	Check func(w Workload) error
+	// New prepares the workload, for process pid. A kind written for
+	// linux/amd64 only has a stub in workload_other.go.
+	New func(w Workload, pid int) (kindLoad, error)
+	// Metrics are what the workload measures itself, in user space.
+	Metrics []WorkloadMetric
+	// Syscalls are the syscalls whose latency is w's operation, the
+	// syscall tracer's default; nil for none.
+	Syscalls func(w Workload) []string
+	// ThreadsAttributable reports whether every thread doing w's work is
+	// one the workload starts itself (see the function of that name); nil
+	// means always.
+	ThreadsAttributable func(w Workload) bool
+}
+
+// WorkloadMetric is a metric a workload measures itself.
+type WorkloadMetric struct {
+	Name        string // e.g. timer.lateness
+	Description string // for tailgate list
+}
+
+// workloadKinds are the workload kinds, in the order errors and tailgate
+// list name them.
+var workloadKinds = []WorkloadKind{
+	syscallKind,
+	pingpongKind,
+	timerKind,
+	forkKind,
+	noiseKind,
+}
+
+// WorkloadKinds returns the workload kinds.
+func WorkloadKinds() []WorkloadKind { return slices.Clone(workloadKinds) }
+
+func lookupKind(name string) (WorkloadKind, bool) {
+	for _, k := range workloadKinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return WorkloadKind{}, false
+}
+
+func kindNames() []string {
+	names := make([]string, len(workloadKinds))
+	for i, k := range workloadKinds {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// kindLoad is one workload kind, prepared.
+type kindLoad interface {
+	run(ctx context.Context) (Stats, error)
+	// threads is how many threads of the run may be running Go code at
+	// once, for sizing GOMAXPROCS.
+	threads() int
+	close() error
+}
+
+// The values the parameters of the built-in kinds take.
 var (
-	workloadKinds    = []string{"syscall", "pingpong", "timer", "fork", "noise"}
 	workloadSyscalls = []string{"read", "write", "getppid"}
 	pingpongChannels = []string{"pipe", "eventfd", "futex"}
 	forkModes        = []string{"fork", "thread"}
 )
 
-// kindKeys lists the YAML keys each workload kind takes, in the order the
-// error messages name them.
-var kindKeys = map[string][]string{
-	"syscall":  {"kind", "syscall", "size", "threads", "rate", "noise"},
-	"pingpong": {"kind", "channel", "pairs", "noise"},
-	"timer":    {"kind", "interval", "priority", "threads", "noise"},
-	"fork":     {"kind", "mode", "threads", "noise"},
-	"noise":    {"kind", "noise"},
+var syscallKind = WorkloadKind{
+	Name: "syscall",
+	Keys: []string{"syscall", "size", "threads", "rate"},
+	Defaults: func(w *Workload) {
+		if w.Syscall == "" {
+			w.Syscall = DefaultSyscall
+		}
+		if w.Size == 0 && (w.Syscall == "read" || w.Syscall == "write") {
+			w.Size = DefaultSize
+		}
+		if w.Threads == 0 {
+			w.Threads = DefaultThreads
+		}
+	},
+	Check: func(w Workload) error {
+		if w.Syscall == "getppid" && w.Size != 0 {
+			return errors.New("size does not apply to syscall getppid")
+		}
+		errs := []error{checkOneOf("syscall", w.Syscall, workloadSyscalls)}
+		if w.Syscall != "getppid" {
+			errs = append(errs, checkIntRange("size", w.Size, 1, maxSize))
+		}
+		errs = append(errs, checkIntRange("threads", w.Threads, 1, maxThreads), checkRate(w.Rate))
+		return firstError(errs)
+	},
+	New:      newSyscallKind,
+	Syscalls: func(w Workload) []string { return []string{w.Syscall} },
+}
+
+var pingpongKind = WorkloadKind{
+	Name: "pingpong",
+	Keys: []string{"channel", "pairs"},
+	Defaults: func(w *Workload) {
+		if w.Channel == "" {
+			w.Channel = DefaultChannel
+		}
+		if w.Pairs == 0 {
+			w.Pairs = DefaultPairs
+		}
+	},
+	Check: func(w Workload) error {
+		return firstError([]error{checkOneOf("channel", w.Channel, pingpongChannels), checkIntRange("pairs", w.Pairs, 1, maxPairs)})
+	},
+	New: newPingpongKind,
+}
+
+var timerKind = WorkloadKind{
+	Name: "timer",
+	Keys: []string{"interval", "priority", "threads"},
+	Defaults: func(w *Workload) {
+		if w.Interval == 0 {
+			w.Interval = DefaultInterval
+		}
+		if w.Threads == 0 {
+			w.Threads = DefaultThreads
+		}
+	},
+	Check: func(w Workload) error {
+		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
+			checkIntRange("threads", w.Threads, 1, maxThreads)})
+	},
+	New:     newTimerKind,
+	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},
+}
+
+var forkKind = WorkloadKind{
+	Name: "fork",
+	Keys: []string{"mode", "threads"},
+	Defaults: func(w *Workload) {
+		if w.Mode == "" {
+			w.Mode = DefaultMode
+		}
+		if w.Threads == 0 {
+			w.Threads = DefaultThreads
+		}
+	},
+	Check: func(w Workload) error {
+		return firstError([]error{checkOneOf("mode", w.Mode, forkModes), checkIntRange("threads", w.Threads, 1, maxThreads)})
+	},
+	New: newForkKind,
+	// The Go runtime creates the threads of the thread mode, from threads
+	// of its own choosing.
+	ThreadsAttributable: func(w Workload) bool { return w.Mode != "thread" },
+}
+
+var noiseKind = WorkloadKind{
+	Name: "noise",
+	Defaults: func(w *Workload) {
+		if w.Noise == 0 {
+			w.Noise = NoiseNumCPU
+		}
+	},
+	New: newNoiseKind,
 }
 
 // Parameter bounds. They keep a typo from asking for a million threads.
@@ -132,54 +306,16 @@ const (
 
 // withDefaults returns w with zero parameters of its kind set to defaults.
 func (w Workload) withDefaults() Workload {
-	switch w.Kind {
-	case "syscall":
-		if w.Syscall == "" {
-			w.Syscall = DefaultSyscall
-		}
-		if w.Size == 0 && (w.Syscall == "read" || w.Syscall == "write") {
-			w.Size = DefaultSize
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	case "pingpong":
-		if w.Channel == "" {
-			w.Channel = DefaultChannel
-		}
-		if w.Pairs == 0 {
-			w.Pairs = DefaultPairs
-		}
-	case "timer":
-		if w.Interval == 0 {
-			w.Interval = DefaultInterval
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	case "fork":
-		if w.Mode == "" {
-			w.Mode = DefaultMode
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	case "noise":
-		if w.Noise == 0 {
-			w.Noise = NoiseNumCPU
-		}
+	if k, ok := lookupKind(w.Kind); ok && k.Defaults != nil {
+		k.Defaults(&w)
 	}
 	return w
 }
 
-// check validates a workload built in Go rather than parsed. Parse checks
-// the same things with positions.
-func (w Workload) check() error {
-	keys, ok := kindKeys[w.Kind]
-	if !ok {
-		return fmt.Errorf("unknown workload kind %q; allowed: %s", w.Kind, strings.Join(workloadKinds, ", "))
-	}
-	set := map[string]bool{
+// sharedKeys are the YAML keys that are fields of Workload, shared by the
+// built-in Go kinds, and whether w sets each.
+func (w Workload) sharedKeys() map[string]bool {
+	return map[string]bool{
 		"syscall":  w.Syscall != "",
 		"size":     w.Size != 0,
 		"threads":  w.Threads != 0,
@@ -190,31 +326,33 @@ func (w Workload) check() error {
 		"priority": w.Priority != 0,
 		"mode":     w.Mode != "",
 	}
-	for _, k := range slices.Sorted(mapKeys(set)) {
-		if set[k] && !slices.Contains(keys, k) {
-			return fmt.Errorf("%s does not apply to workload kind %s", k, w.Kind)
+}
+
+// check validates a workload built in Go rather than parsed. Parse checks
+// the same things with positions.
+func (w Workload) check() error {
+	k, ok := lookupKind(w.Kind)
+	if !ok {
+		return fmt.Errorf("unknown workload kind %q; allowed: %s", w.Kind, strings.Join(kindNames(), ", "))
+	}
+	set := w.sharedKeys()
+	for _, key := range slices.Sorted(mapKeys(set)) {
+		if set[key] && !slices.Contains(k.Keys, key) {
+			return fmt.Errorf("%s does not apply to workload kind %s", key, w.Kind)
 		}
 	}
-	if w.Kind == "syscall" && w.Syscall == "getppid" && w.Size != 0 {
-		return errors.New("size does not apply to syscall getppid")
+	if w.Params != nil && k.Parse == nil {
+		return fmt.Errorf("workload kind %s has no parameters of its own, got %T", w.Kind, w.Params)
 	}
 	var errs []error
-	switch w.Kind {
-	case "syscall":
-		errs = append(errs, checkOneOf("syscall", w.Syscall, workloadSyscalls))
-		if w.Syscall != "getppid" {
-			errs = append(errs, checkIntRange("size", w.Size, 1, maxSize))
-		}
-		errs = append(errs, checkIntRange("threads", w.Threads, 1, maxThreads), checkRate(w.Rate))
-	case "pingpong":
-		errs = append(errs, checkOneOf("channel", w.Channel, pingpongChannels), checkIntRange("pairs", w.Pairs, 1, maxPairs))
-	case "timer":
-		errs = append(errs, checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
-			checkIntRange("threads", w.Threads, 1, maxThreads))
-	case "fork":
-		errs = append(errs, checkOneOf("mode", w.Mode, forkModes), checkIntRange("threads", w.Threads, 1, maxThreads))
+	if k.Check != nil {
+		errs = append(errs, k.Check(w))
 	}
 	errs = append(errs, checkNoise(w.Noise))
+	return firstError(errs)
+}
+
+func firstError(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -266,4 +404,23 @@ func checkNoise(n int) error {
 		return fmt.Errorf(`noise must be "ncpu" or from 0 to %d hog threads, got %d`, maxNoise, n)
 	}
 	return nil
+}
+
+// workloadMetrics names the metrics workload w measures itself.
+func workloadMetrics(w Workload) []string {
+	k, _ := lookupKind(w.Kind)
+	var ms []string
+	for _, m := range k.Metrics {
+		ms = append(ms, m.Name)
+	}
+	return ms
+}
+
+// tracerWorkload is what the tracers' config parsers know of w.
+func tracerWorkload(w Workload) tracing.Workload {
+	tw := tracing.Workload{Kind: w.Kind}
+	if k, ok := lookupKind(w.Kind); ok && k.Syscalls != nil {
+		tw.Syscalls = k.Syscalls(w)
+	}
+	return tw
 }

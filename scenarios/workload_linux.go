@@ -17,15 +17,6 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-// kindLoad is one workload kind, prepared.
-type kindLoad interface {
-	run(ctx context.Context) (Stats, error)
-	// threads is how many threads of the run may be running Go code at
-	// once, for sizing GOMAXPROCS.
-	threads() int
-	close() error
-}
-
 type runner struct {
 	mu     sync.Mutex
 	w      Workload
@@ -37,20 +28,9 @@ type runner struct {
 func newRunner(w Workload) (Runner, error) {
 	pid := unix.Getpid()
 	r := &runner{w: w}
+	k, _ := lookupKind(w.Kind) // NewWorkload checked w
 	var err error
-	switch w.Kind {
-	case "syscall":
-		r.load, err = newSyscallLoad(w, pid)
-	case "pingpong":
-		r.load, err = newPingpongLoad(w)
-	case "timer":
-		r.load, err = newTimerLoad(w, pid)
-	case "fork":
-		r.load = &forkLoad{w: w}
-	case "noise":
-		r.load = &noiseLoad{}
-	}
-	if err != nil {
+	if r.load, err = k.New(w, pid); err != nil {
 		return nil, err
 	}
 	if w.Noise != 0 {
@@ -83,7 +63,7 @@ func (r *runner) Run(ctx context.Context) (Stats, error) {
 	if need := r.load.threads() + 1; runtime.GOMAXPROCS(0) < need {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(need))
 	}
-	if r.hogs != nil && r.w.Kind != "noise" {
+	if _, hogsAlone := r.load.(*noiseLoad); r.hogs != nil && !hogsAlone {
 		stop, err := r.hogs.start()
 		if err != nil {
 			return Stats{}, err
@@ -289,6 +269,37 @@ func sleepUntil(deadline int64, m *member) error {
 	m.sys["clock_nanosleep"]++
 	return unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil)
 }
+
+// The built-in kinds' WorkloadKind.New.
+
+func newSyscallKind(w Workload, pid int) (kindLoad, error) {
+	l, err := newSyscallLoad(w, pid)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func newPingpongKind(w Workload, _ int) (kindLoad, error) {
+	l, err := newPingpongLoad(w)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func newTimerKind(w Workload, pid int) (kindLoad, error) {
+	l, err := newTimerLoad(w, pid)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func newForkKind(w Workload, _ int) (kindLoad, error) { return &forkLoad{w: w}, nil }
+
+// newNoiseKind's hogs are the runner's, set by newRunner.
+func newNoiseKind(Workload, int) (kindLoad, error) { return &noiseLoad{}, nil }
 
 // noiseLoad is the noise kind: the hogs alone.
 type noiseLoad struct {

@@ -10,9 +10,8 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/bpf/sched"
-	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -49,18 +48,15 @@ func doctorChecks() []check {
 	if err := tracing.RemoveMemlock(); err != nil {
 		add("memlock", err, "", "host runs")
 	}
-	pid := uint32(os.Getpid())
-	if t, err := syscalls.New(syscalls.Options{TGID: pid, Syscalls: []string{"getppid"}}); err != nil {
-		add("syscall tracer", err, "", "host runs")
-	} else {
-		add("syscall tracer", nil, "loads and attaches ("+string(t.Variant())+")", "host runs")
-		t.Close()
-	}
-	if t, err := sched.New(sched.Options{TGID: pid}); err != nil {
-		add("sched tracer", err, "", "host runs")
-	} else {
-		add("sched tracer", nil, "loads and attaches ("+string(t.Variant())+")", "host runs")
-		t.Close()
+	opts := tracing.TracerOptions{TGID: uint32(os.Getpid())}
+	for _, k := range tracers.All {
+		name := k.Name + " tracer"
+		if t, err := k.New(k.Probe, opts); err != nil {
+			add(name, err, "", "host runs")
+		} else {
+			add(name, nil, "loads and attaches ("+string(t.Variant())+")", "host runs")
+			t.Close()
+		}
 	}
 
 	q, err := exec.LookPath("qemu-system-x86_64")

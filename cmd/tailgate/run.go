@@ -14,12 +14,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tailgate-ci/tailgate/bpf/sched"
-	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/shard"
+	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -406,10 +405,18 @@ func gatedList(s *scenarios.Scenario) string {
 }
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	lists := valueLists()
+	keys := slices.Sorted(maps.Keys(lists))
+	usage := "usage: tailgate list\n"
+	for _, key := range keys {
+		usage += "       tailgate list " + key + "\n"
+	}
+	usage += "\nLists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics;\n"
+	for _, key := range keys {
+		usage += fmt.Sprintf("'list %s' the values the %s tracer's %s key takes.\n", key, lists[key].tracer, key)
+	}
 	fs := newFlagSet("list")
-	setUsage(fs, stdout, "usage: tailgate list\n       tailgate list syscalls\n\n"+
-		"Lists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics;\n"+
-		"'list syscalls' the syscall names the syscall tracer knows (metric syscall.NAME).\n")
+	setUsage(fs, stdout, usage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -417,25 +424,25 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return err
 	}
-	switch {
-	case len(pos) == 1 && pos[0] == "syscalls":
-		for _, n := range syscalls.Names() {
+	if len(pos) > 0 {
+		l, ok := lists[pos[0]]
+		if !ok || len(pos) > 1 {
+			return usagef("list: unknown argument %q; want nothing or one of: %s", strings.Join(pos, " "), strings.Join(keys, ", "))
+		}
+		for _, n := range l.values() {
 			fmt.Fprintln(stdout, n)
 		}
 		return nil
-	case len(pos) > 0:
-		return usagef("list: unknown argument %q; want nothing or syscalls", pos[0])
 	}
 	fmt.Fprintln(stdout, "Scenarios (built in; run with 'tailgate run NAME'):")
 	t := report.NewTable(stdout)
 	t.Header([]string{"scenario", "workload", "tracers", "gated"})
 	for _, s := range scenarios.Builtin() {
 		var tr []string
-		if s.Tracers.Syscall != nil {
-			tr = append(tr, "syscall")
-		}
-		if s.Tracers.Sched != nil {
-			tr = append(tr, "sched")
+		for _, k := range tracers.All {
+			if s.Tracers[k.Name] != nil {
+				tr = append(tr, k.Name)
+			}
 		}
 		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","), gatedList(s)}); err != nil {
 			return err
@@ -451,17 +458,46 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintln(stdout, "\nTracers:")
 	t = report.NewTable(stdout)
 	t.Header([]string{"tracer", "metrics", "what"})
-	rows := [][]string{
-		{"syscall", "syscall.<name>", "sys_enter to sys_exit of the listed syscalls\n(names: tailgate list syscalls)"},
-		{"sched", strings.Join(sched.Metrics, "\n"), "wakeup / new task / preemption\nto switch-in"},
-		{"(timer workload)", "timer.lateness", "user-space lateness of\nclock_nanosleep wakeups"},
-	}
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
+	for _, k := range tracers.All {
+		what := wrapText(k.Description, listWhatWidth, "")
+		for _, key := range slices.Sorted(maps.Keys(k.Values)) {
+			what += "(names: tailgate list " + key + ")"
+		}
+		if err := t.Append([]string{k.Name, strings.Join(k.Metrics, "\n"), strings.TrimSuffix(what, "\n")}); err != nil {
 			return err
 		}
 	}
+	for _, k := range scenarios.WorkloadKinds() {
+		for _, m := range k.Metrics {
+			what := wrapText(m.Description, listWhatWidth, "")
+			if err := t.Append([]string{"(" + k.Name + " workload)", m.Name, strings.TrimSuffix(what, "\n")}); err != nil {
+				return err
+			}
+		}
+	}
 	return t.Render()
+}
+
+// listWhatWidth is the width of the "what" column of tailgate list's
+// tracers.
+const listWhatWidth = 44
+
+// valueList is the values a tracer's config key takes.
+type valueList struct {
+	tracer string
+	values func() []string
+}
+
+// valueLists returns, by config key, what tailgate list KEY prints: the
+// values the tracers declare (tracing.Kind.Values).
+func valueLists() map[string]valueList {
+	lists := map[string]valueList{}
+	for _, k := range tracers.All {
+		for key, values := range k.Values {
+			lists[key] = valueList{tracer: k.Name, values: values}
+		}
+	}
+	return lists
 }
 
 // listWidth is the width tailgate list keeps to.

@@ -19,10 +19,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/bpf/sched"
-	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -102,7 +101,7 @@ func (req Request) NeedsBPF() bool {
 
 // NeedsBPF reports whether s attaches a tracer.
 func NeedsBPF(s *scenarios.Scenario) bool {
-	return s.Tracers.Syscall != nil || s.Tracers.Sched != nil
+	return len(s.Tracers) > 0
 }
 
 // Run runs req. On error or cancellation it returns the Result measured so
@@ -171,32 +170,27 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	return finish(nil)
 }
 
-// attachTracers attaches the scenario's tracers to this process. With
-// threads, they count only the threads the workload reports through its
-// ThreadHook (and what those create), not tailgate's other threads.
+// attachTracers attaches the scenario's tracers to this process, in the
+// order of the registry. With threads, they count only the threads the
+// workload reports through its ThreadHook (and what those create), not
+// tailgate's other threads.
 func attachTracers(s *scenarios.Scenario, cache *btf.Cache, threads bool) ([]*tracing.Tracer, error) {
-	tgid := uint32(os.Getpid())
+	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: threads, BTF: cache}
 	var ts []*tracing.Tracer
-	fail := func(name string, err error) ([]*tracing.Tracer, error) {
-		for _, t := range ts {
-			t.Close()
+	for _, k := range tracers.All {
+		c := s.Tracers[k.Name]
+		if c == nil {
+			continue
 		}
-		if errors.Is(err, tracing.ErrPrivileges) {
-			return nil, err
-		}
-		return nil, &AttachError{Tracer: name, Err: err}
-	}
-	if c := s.Tracers.Syscall; c != nil {
-		t, err := syscalls.New(syscalls.Options{TGID: tgid, Syscalls: c.Syscalls, BTF: cache, Threads: threads})
+		t, err := k.New(c, opts)
 		if err != nil {
-			return fail("syscall", err)
-		}
-		ts = append(ts, t)
-	}
-	if s.Tracers.Sched != nil {
-		t, err := sched.New(sched.Options{TGID: tgid, BTF: cache, Threads: threads})
-		if err != nil {
-			return fail("sched", err)
+			for _, t := range ts {
+				t.Close()
+			}
+			if errors.Is(err, tracing.ErrPrivileges) {
+				return nil, err
+			}
+			return nil, &AttachError{Tracer: k.Name, Err: err}
 		}
 		ts = append(ts, t)
 	}

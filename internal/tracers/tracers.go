@@ -1,0 +1,38 @@
+// Package tracers is the tracer registry: the one list of the tracers a
+// scenario may attach. Scenario parsing, metric naming, the runner,
+// tailgate list and tailgate doctor loop over it; to add a tracer, write
+// its package under bpf/ with a tracing.Kind and add it to All
+// (docs/registry.md).
+package tracers
+
+import (
+	"github.com/tailgate-ci/tailgate/bpf/sched"
+	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// All are the tracers, in the order scenarios list their metrics and the
+// runner attaches them.
+var All = []tracing.Kind{
+	syscalls.Tracer,
+	sched.Tracer,
+}
+
+// Lookup returns the tracer named name.
+func Lookup(name string) (tracing.Kind, bool) {
+	for _, k := range All {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return tracing.Kind{}, false
+}
+
+// Names returns the tracers' names, in the order of All.
+func Names() []string {
+	names := make([]string, len(All))
+	for i, k := range All {
+		names[i] = k.Name
+	}
+	return names
+}

@@ -1,0 +1,95 @@
+package tracing
+
+import (
+	"encoding/json"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/tailgate-ci/tailgate/internal/config"
+)
+
+// Kind is a tracer as the registry (internal/tracers) knows it: its name,
+// the config it takes under tracers.<name> in a scenario file, the metrics
+// that config produces and how to load it. Each tracer package under bpf/
+// declares one, as its Tracer variable; nothing outside the tracer package
+// and the registry names a tracer.
+type Kind struct {
+	// Name is the key under tracers: in a scenario, the tracer's name in
+	// the Result and, by convention, its metrics' prefix.
+	Name string
+	// Description says in a few words what the tracer measures, for
+	// tailgate list.
+	Description string
+	// Metrics shows the metrics for tailgate list: names, or patterns such
+	// as "syscall.<name>" where the config picks them.
+	Metrics []string
+	// Background marks a tracer whose metrics describe the conditions of
+	// a measurement rather than the measurement (sched.runq beside
+	// syscall.read): its primary metrics are gated by default only when no
+	// other tracer of the scenario has primary metrics.
+	Background bool
+	// Parse reads the tracer's config from its entry under tracers: (the
+	// value is a null node for "sched:"). It refuses unknown keys and bad
+	// values with an error made by config.Node.Errorf at the key or value
+	// at fault, so that the user sees file:line:column.
+	Parse func(f config.Field, w Workload) (Config, error)
+	// Decode reads a config back from its JSON (as a Result's definition
+	// and a trial worker's request carry it); see DecodeJSON.
+	Decode func(b []byte) (Config, error)
+	// New loads and attaches the tracer for a config Parse or Decode
+	// returned.
+	New func(c Config, o TracerOptions) (*Tracer, error)
+	// Probe is a small config that tailgate doctor loads the tracer with to
+	// tell whether it works on this kernel.
+	Probe Config
+	// Values lists, by config key, the values the key takes, for
+	// "tailgate list KEY" (syscalls: the syscall names); nil when none.
+	Values map[string]func() []string
+}
+
+// Config is a tracer's parsed config. It marshals to JSON as the scenario
+// records it in a Result, and Kind.Decode reads that back.
+type Config interface {
+	// Metrics names the metrics the tracer produces under this config, in
+	// a fixed order: exactly the keys of what Tracer.Read returns.
+	Metrics() []string
+	// Primary names those of Metrics that a scenario without a gate block
+	// gates (see Kind.Background).
+	Primary() []string
+}
+
+// Workload is what a tracer's Parse may take defaults from: the scenario's
+// workload, as its kind describes it.
+type Workload struct {
+	Kind string
+	// Syscalls are the syscalls whose latency is the workload's operation
+	// (read for a syscall workload reading), or none.
+	Syscalls []string
+}
+
+// TracerOptions are what every tracer's constructor takes beside its
+// config: which tasks to count and the shared kernel BTF.
+type TracerOptions struct {
+	// TGID is the process whose tasks (and forked children) are counted.
+	TGID uint32
+	// Threads counts, in TGID, only the threads added with AddThread (see
+	// Options.Threads).
+	Threads bool
+	// CgroupID, when not 0, is the cgroup v2 group whose tasks are counted.
+	CgroupID uint64
+	// BTF shares the decoded kernel BTF between loads; nil decodes it anew.
+	BTF *btf.Cache
+}
+
+// DecodeJSON is a Kind.Decode for a config type C whose pointer is the
+// Config: it unmarshals b into a new C.
+func DecodeJSON[C any, P interface {
+	*C
+	Config
+}](b []byte) (Config, error) {
+	var c C
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return P(&c), nil
+}
