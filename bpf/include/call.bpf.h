@@ -8,9 +8,11 @@
  * traced functions may nest (vfs_read called from another traced function)
  * and the hot path needs no global hash. A function entered again before it
  * returns (recursion) is timed from its innermost entry. The filter's
- * verdict is cached in the same storage, as the syscall tracer does.
+ * verdict is cached in the same storage, as the syscall tracer does. The
+ * slowest calls are kept as evidence, with the stacks they returned to.
  *
- * Needs hist.bpf.h and follow.bpf.h included, and HIST_MAPS declared, first.
+ * Needs hist.bpf.h, follow.bpf.h and evidence.bpf.h included, and HIST_MAPS
+ * declared, first.
  */
 #ifndef __CALL_BPF_H
 #define __CALL_BPF_H
@@ -61,10 +63,12 @@ static __always_inline void call_entry(__u64 m)
 	s->ts[m & (HIST_MAX_METRICS - 1)] = bpf_ktime_get_ns();
 }
 
-static __always_inline void call_return(__u64 m)
+/* call_return times the call that returns now; ctx is the program's, for
+ * the stacks of evidence. */
+static __always_inline void call_return(void *ctx, __u64 m)
 {
 	struct call_start *s;
-	__u64 ts;
+	__u64 ts, v;
 
 	if (m >= HIST_MAX_METRICS)
 		return;
@@ -77,7 +81,9 @@ static __always_inline void call_return(__u64 m)
 	if (!ts)
 		return;
 	s->ts[m] = 0;
-	hist_record(m, bpf_ktime_get_ns() - ts);
+	v = bpf_ktime_get_ns() - ts;
+	hist_record(m, v);
+	evidence_current(ctx, m, v);
 }
 
 #endif /* __CALL_BPF_H */

@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "hist.bpf.h"
 #include "follow.bpf.h"
+#include "evidence.bpf.h"
 HIST_MAPS;
 
 #include "call.bpf.h"
@@ -27,7 +28,7 @@ int kfunc_entry(void *ctx)
 SEC("fexit")
 int kfunc_exit(void *ctx)
 {
-	call_return(bpf_get_attach_cookie(ctx));
+	call_return(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -41,7 +42,7 @@ int kprobe_entry(struct pt_regs *ctx)
 SEC("kretprobe")
 int kprobe_return(struct pt_regs *ctx)
 {
-	call_return(bpf_get_attach_cookie(ctx));
+	call_return(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

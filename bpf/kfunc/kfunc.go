@@ -48,6 +48,9 @@ type Options struct {
 	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
 	// counted (see tracing.Options.CgroupID).
 	CgroupID uint64
+	// Evidence keeps each metric's slowest calls per trial, with the
+	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
+	Evidence int
 }
 
 // New checks that the running kernel has the functions (an
@@ -92,6 +95,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		BTF:      cache,
 		Threads:  opts.Threads,
 		CgroupID: opts.CgroupID,
+		Evidence: opts.Evidence,
 	}
 	var errs []error
 	for _, v := range variants {

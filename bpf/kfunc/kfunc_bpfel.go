@@ -16,6 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	kfuncMapEvidenceEvents       = "evidence_events"
+	kfuncMapEvidenceFloor        = "evidence_floor"
 	kfuncMapHist                 = "hist"
 	kfuncMapHistStats            = "hist_stats"
 	kfuncMapStart                = "start"
@@ -29,6 +31,9 @@ const (
 	kfuncProgSchedProcessExitRaw = "sched_process_exit_raw"
 	kfuncProgSchedProcessForkBtf = "sched_process_fork_btf"
 	kfuncProgSchedProcessForkRaw = "sched_process_fork_raw"
+	kfuncVarEvidenceDropped      = "evidence_dropped"
+	kfuncVarEvidenceEpoch        = "evidence_epoch"
+	kfuncVarEvidenceOn           = "evidence_on"
 	kfuncVarFollowGen            = "follow_gen"
 	kfuncVarFollowed             = "followed"
 	kfuncVarHistMissed           = "hist_missed"
@@ -94,17 +99,22 @@ type kfuncProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type kfuncMapSpecs struct {
-	Hist      *ebpf.MapSpec `ebpf:"hist"`
-	HistStats *ebpf.MapSpec `ebpf:"hist_stats"`
-	Start     *ebpf.MapSpec `ebpf:"start"`
-	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
-	Tids      *ebpf.MapSpec `ebpf:"tids"`
+	EvidenceEvents *ebpf.MapSpec `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
+	Hist           *ebpf.MapSpec `ebpf:"hist"`
+	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	Start          *ebpf.MapSpec `ebpf:"start"`
+	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
+	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // kfuncVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type kfuncVariableSpecs struct {
+	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
 	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed        *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
@@ -134,15 +144,19 @@ func (o *kfuncObjects) Close() error {
 //
 // It can be passed to loadKfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type kfuncMaps struct {
-	Hist      *ebpf.Map `ebpf:"hist"`
-	HistStats *ebpf.Map `ebpf:"hist_stats"`
-	Start     *ebpf.Map `ebpf:"start"`
-	Tgids     *ebpf.Map `ebpf:"tgids"`
-	Tids      *ebpf.Map `ebpf:"tids"`
+	EvidenceEvents *ebpf.Map `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
+	Hist           *ebpf.Map `ebpf:"hist"`
+	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	Start          *ebpf.Map `ebpf:"start"`
+	Tgids          *ebpf.Map `ebpf:"tgids"`
+	Tids           *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *kfuncMaps) Close() error {
 	return _KfuncClose(
+		m.EvidenceEvents,
+		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
 		m.Start,
@@ -155,6 +169,9 @@ func (m *kfuncMaps) Close() error {
 //
 // It can be passed to loadKfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type kfuncVariables struct {
+	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
 	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
 	Followed        *ebpf.Variable `ebpf:"followed"`
 	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -97,7 +98,9 @@ func (e *BinaryError) Is(target error) bool {
 }
 
 // Resolve returns the path of binary: as given when it names a file (it
-// has a slash), else the executable of that name in $PATH.
+// has a slash); for a shared library's name (libc.so.6), the library in
+// $LD_LIBRARY_PATH or the system's library directories; else the
+// executable of that name in $PATH.
 func Resolve(binary string) (string, error) {
 	if binary == "" {
 		return "", &BinaryError{Binary: binary, Err: errors.New("no binary configured")}
@@ -105,11 +108,34 @@ func Resolve(binary string) (string, error) {
 	if strings.Contains(binary, "/") {
 		return binary, nil
 	}
+	if isLibrary(binary) {
+		dirs := filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))
+		for _, d := range append(dirs, libraryDirs...) {
+			p := filepath.Join(d, binary)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+		return "", &BinaryError{Binary: binary, Err: fmt.Errorf("no such library in $LD_LIBRARY_PATH or %s; give its path", strings.Join(libraryDirs, ", "))}
+	}
 	p, err := exec.LookPath(binary)
 	if err != nil {
 		return "", &BinaryError{Binary: binary, Err: err}
 	}
 	return p, nil
+}
+
+// libraryDirs are where Debian, Fedora and Alpine keep shared libraries.
+var libraryDirs = []string{
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+	"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+}
+
+// isLibrary reports whether name is a shared library's file name:
+// libNAME.so or libNAME.so.VERSION.
+func isLibrary(name string) bool {
+	return strings.HasSuffix(name, ".so") || strings.Contains(name, ".so.")
 }
 
 // Check reports whether symbols can be traced in binary, without loading

@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "hist.bpf.h"
 #include "follow.bpf.h"
+#include "evidence.bpf.h"
 HIST_MAPS;
 
 #include "call.bpf.h"
@@ -26,7 +27,7 @@ int ufunc_entry(struct pt_regs *ctx)
 SEC("uretprobe")
 int ufunc_return(struct pt_regs *ctx)
 {
-	call_return(bpf_get_attach_cookie(ctx));
+	call_return(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 

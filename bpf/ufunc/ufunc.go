@@ -49,6 +49,9 @@ type Options struct {
 	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
 	// counted (see tracing.Options.CgroupID).
 	CgroupID uint64
+	// Evidence keeps each metric's slowest calls per trial, with the
+	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
+	Evidence int
 }
 
 // New checks the binary and its symbols (see Check), then loads and
@@ -81,6 +84,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		BTF:      opts.BTF,
 		Threads:  opts.Threads,
 		CgroupID: opts.CgroupID,
+		Evidence: opts.Evidence,
 	}, Uprobe, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
 		var links []link.Link
 		// The fork and exit programs first, so that a child forked while

@@ -16,6 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	ufuncMapEvidenceEvents       = "evidence_events"
+	ufuncMapEvidenceFloor        = "evidence_floor"
 	ufuncMapHist                 = "hist"
 	ufuncMapHistStats            = "hist_stats"
 	ufuncMapStart                = "start"
@@ -27,6 +29,9 @@ const (
 	ufuncProgSchedProcessForkRaw = "sched_process_fork_raw"
 	ufuncProgUfuncEntry          = "ufunc_entry"
 	ufuncProgUfuncReturn         = "ufunc_return"
+	ufuncVarEvidenceDropped      = "evidence_dropped"
+	ufuncVarEvidenceEpoch        = "evidence_epoch"
+	ufuncVarEvidenceOn           = "evidence_on"
 	ufuncVarFollowGen            = "follow_gen"
 	ufuncVarFollowed             = "followed"
 	ufuncVarHistMissed           = "hist_missed"
@@ -90,17 +95,22 @@ type ufuncProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ufuncMapSpecs struct {
-	Hist      *ebpf.MapSpec `ebpf:"hist"`
-	HistStats *ebpf.MapSpec `ebpf:"hist_stats"`
-	Start     *ebpf.MapSpec `ebpf:"start"`
-	Tgids     *ebpf.MapSpec `ebpf:"tgids"`
-	Tids      *ebpf.MapSpec `ebpf:"tids"`
+	EvidenceEvents *ebpf.MapSpec `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
+	Hist           *ebpf.MapSpec `ebpf:"hist"`
+	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	Start          *ebpf.MapSpec `ebpf:"start"`
+	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
+	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
 
 // ufuncVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ufuncVariableSpecs struct {
+	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
 	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed        *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
@@ -130,15 +140,19 @@ func (o *ufuncObjects) Close() error {
 //
 // It can be passed to loadUfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ufuncMaps struct {
-	Hist      *ebpf.Map `ebpf:"hist"`
-	HistStats *ebpf.Map `ebpf:"hist_stats"`
-	Start     *ebpf.Map `ebpf:"start"`
-	Tgids     *ebpf.Map `ebpf:"tgids"`
-	Tids      *ebpf.Map `ebpf:"tids"`
+	EvidenceEvents *ebpf.Map `ebpf:"evidence_events"`
+	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
+	Hist           *ebpf.Map `ebpf:"hist"`
+	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	Start          *ebpf.Map `ebpf:"start"`
+	Tgids          *ebpf.Map `ebpf:"tgids"`
+	Tids           *ebpf.Map `ebpf:"tids"`
 }
 
 func (m *ufuncMaps) Close() error {
 	return _UfuncClose(
+		m.EvidenceEvents,
+		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
 		m.Start,
@@ -151,6 +165,9 @@ func (m *ufuncMaps) Close() error {
 //
 // It can be passed to loadUfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ufuncVariables struct {
+	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
 	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
 	Followed        *ebpf.Variable `ebpf:"followed"`
 	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`

@@ -247,6 +247,49 @@ func TestCountsCgroup(t *testing.T) {
 	}
 }
 
+// TestEvidence keeps the slowest calls of each function, with who made
+// them and the stacks they returned to.
+func TestEvidence(t *testing.T) {
+	static, _, _ := testBinaries(t)
+	const k, n = 3, 50
+	s := startSleeper(t, static, n)
+	pid := s.cmd.Process.Pid
+	tr, err := New(Options{TGID: uint32(pid), Binary: static, Symbols: []string{"tg_sleep", "tg_nop"}, Evidence: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t)
+	evs, dropped, err := tr.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sym := range []string{"tg_sleep", "tg_nop"} {
+		got := evs[Metric(static, sym)]
+		if len(got) != k {
+			t.Fatalf("%d events of %s, want %d (dropped %d)", len(got), sym, k, dropped)
+		}
+		for _, e := range got {
+			if e.PID != uint32(pid) || e.TID != uint32(pid) || e.Comm != "sleeper" {
+				t.Errorf("%s event of %s pid %d tid %d, want the sleeper, %d", sym, e.Comm, e.PID, e.TID, pid)
+			}
+			if len(e.UserStack) == 0 {
+				t.Errorf("%s event has no user stack", sym)
+			}
+			slow := e.Latency >= sleepNs
+			if slow != (sym == "tg_sleep") {
+				t.Errorf("%s event of %d ns", sym, e.Latency)
+			}
+		}
+	}
+}
+
 func TestCloseDetaches(t *testing.T) {
 	static, _, _ := testBinaries(t)
 	tr, err := New(Options{TGID: uint32(os.Getpid()), Binary: static, Symbols: []string{"tg_nop"}})
@@ -309,6 +352,7 @@ func TestBadInput(t *testing.T) {
 			}},
 		{name: "not elf", binary: "testdata/sleeper.c", symbols: []string{"main"}, is: ErrNotExecutable, want: "testdata/sleeper.c"},
 		{name: "not in PATH", binary: "no-such-tailgate-binary", symbols: []string{"main"}, is: ErrNotExecutable, want: "executable file not found"},
+		{name: "library not found", binary: "libtailgate-none.so.1", symbols: []string{"f"}, is: ErrNotExecutable, want: "no such library"},
 		{name: "no symbols", binary: static, want: "no symbols configured"},
 		{name: "twice", binary: static, symbols: []string{"tg_nop", "tg_nop"}, want: `symbol "tg_nop" listed twice`},
 	} {
@@ -334,6 +378,26 @@ func TestBadInput(t *testing.T) {
 				tc.check(t, err)
 			}
 		})
+	}
+}
+
+// TestResolve finds libraries by name, as a scenario may write them, and
+// executables in $PATH.
+func TestResolve(t *testing.T) {
+	_, _, lib := testBinaries(t)
+	t.Setenv("LD_LIBRARY_PATH", filepath.Dir(lib))
+	if p, err := Resolve("libtgsleep.so"); err != nil || p != lib {
+		t.Errorf("Resolve(libtgsleep.so) = %q, %v; want %s", p, err, lib)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Resolve("sh"); err != nil || p != sh {
+		t.Errorf("Resolve(sh) = %q, %v; want %s", p, err, sh)
+	}
+	if p, err := Resolve("./testdata/sleeper.c"); err != nil || p != "./testdata/sleeper.c" {
+		t.Errorf("a path is resolved to %q, %v", p, err)
 	}
 }
 

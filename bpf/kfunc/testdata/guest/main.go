@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -40,6 +41,7 @@ const (
 	otherReads  = 5000
 	readSize    = 4096
 	probeResult = "kfunc-probe"
+	evidence    = 3 // slowest calls kept per function
 )
 
 func main() {
@@ -157,6 +159,7 @@ func measure(v tracing.Variant) (*result.Scenario, error) {
 		TGID:      uint32(os.Getpid()),
 		Functions: []string{"vfs_read", "kernel_clone"},
 		Variant:   v,
+		Evidence:  evidence,
 	})
 	if err != nil {
 		return nil, err
@@ -189,6 +192,9 @@ func measure(v tracing.Variant) (*result.Scenario, error) {
 	if missed > 0 {
 		return nil, fmt.Errorf("the tracer missed %d events", missed)
 	}
+	if err := checkEvidence(tr); err != nil {
+		return nil, err
+	}
 	name := "kfunc-" + string(v)
 	if v == "" {
 		name = "kfunc-auto"
@@ -206,4 +212,29 @@ func measure(v tracing.Variant) (*result.Scenario, error) {
 		}}}
 	}
 	return s, nil
+}
+
+// checkEvidence checks the slowest calls the tracer kept: as many as asked
+// for, of the workload, with a kernel stack that shows the way in (read
+// through ksys_read; clone through its syscall).
+func checkEvidence(tr *tracing.Tracer) error {
+	evs, dropped, err := tr.Evidence()
+	if err != nil {
+		return err
+	}
+	sym := tracing.NewSymbolizer()
+	for m, caller := range map[string]string{"kfunc.vfs_read": "ksys_read", "kfunc.kernel_clone": "sys_clone"} {
+		got := evs[m]
+		if len(got) != evidence {
+			return fmt.Errorf("%d events of %s, want %d (dropped %d)", len(got), m, evidence, dropped)
+		}
+		for _, e := range got {
+			stack := strings.Join(sym.Frames(e.KernelStack, false, e.PID), " ")
+			// This process or a child it started, all /init.
+			if e.Comm != "init" || !strings.Contains(stack, caller) {
+				return fmt.Errorf("%s event of pid %d (%s), kernel stack %s: want the workload's, through %s", m, e.PID, e.Comm, stack, caller)
+			}
+		}
+	}
+	return nil
 }
