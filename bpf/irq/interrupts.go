@@ -12,10 +12,12 @@ import (
 )
 
 // Interrupt is a numbered irq line of /proc/interrupts: its number and how
-// many times it fired, summed over the CPUs.
+// many times it fired on each CPU (in the order of the header's columns:
+// the online CPUs) and on all.
 type Interrupt struct {
-	IRQ   int
-	Count uint64
+	IRQ    int
+	PerCPU []uint64
+	Count  uint64
 }
 
 // ParseInterrupts reads the numbered irqs of /proc/interrupts. The lines of
@@ -50,15 +52,16 @@ func ParseInterrupts(b []byte) ([]Interrupt, error) {
 		if len(f) < 1+ncpu {
 			return nil, fmt.Errorf("/proc/interrupts:%d: irq %d has %d fields, want %d CPU counts", i+2, irq, len(f)-1, ncpu)
 		}
-		var n uint64
-		for _, c := range f[1 : 1+ncpu] {
+		in := Interrupt{IRQ: irq, PerCPU: make([]uint64, ncpu)}
+		for j, c := range f[1 : 1+ncpu] {
 			v, err := strconv.ParseUint(c, 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("/proc/interrupts:%d: irq %d: count %q: %w", i+2, irq, c, err)
 			}
-			n += v
+			in.PerCPU[j] = v
+			in.Count += v
 		}
-		out = append(out, Interrupt{IRQ: irq, Count: n})
+		out = append(out, in)
 	}
 	return out, nil
 }
@@ -89,14 +92,8 @@ func actions(proc string) ([]Action, error) {
 	}
 	counts := map[string]uint64{}
 	for _, in := range irqs {
-		ents, err := os.ReadDir(filepath.Join(proc, "irq", strconv.Itoa(in.IRQ)))
-		if err != nil {
-			continue // freed since /proc/interrupts was read
-		}
-		for _, e := range ents {
-			if e.IsDir() {
-				counts[truncName(e.Name())] += in.Count
-			}
+		for _, name := range irqNames(proc, in.IRQ) {
+			counts[name] += in.Count
 		}
 	}
 	out := make([]Action, 0, len(counts))
@@ -113,8 +110,10 @@ func actions(proc string) ([]Action, error) {
 }
 
 // Discover chooses the hardirq actions to count when a config names none:
-// of Actions, the busiest max; left are the rest, busiest first.
+// of Actions, the busiest max (at most MaxMetrics); left are the rest,
+// busiest first.
 func Discover(max int) (names, left []string, err error) {
+	max = min(max, MaxMetrics)
 	as, err := Actions()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover irqs: %w", err)
@@ -127,6 +126,23 @@ func Discover(max int) (names, left []string, err error) {
 		}
 	}
 	return names, left, nil
+}
+
+// irqNames returns the names of irq's actions, as the programs read them,
+// from its directory in proc: a directory for each (the rest are files).
+// An irq freed since /proc/interrupts was read has none.
+func irqNames(proc string, irq int) []string {
+	ents, err := os.ReadDir(filepath.Join(proc, "irq", strconv.Itoa(irq)))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			names = append(names, truncName(e.Name()))
+		}
+	}
+	return names
 }
 
 // truncName cuts an action name to the bytes the programs read of it.

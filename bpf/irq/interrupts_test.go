@@ -39,8 +39,13 @@ func TestParseInterrupts(t *testing.T) {
 		want []Interrupt
 		err  string
 	}{
-		{"x86", x86Interrupts, []Interrupt{{24, 1}, {25, 1}, {26, 8}, {28, 0}, {36, 358322}, {39, 7261}}, ""},
-		{"arm64", armInterrupts, []Interrupt{{11, 486455}, {47, 10}}, ""},
+		{"x86", x86Interrupts, []Interrupt{
+			{24, []uint64{1, 0}, 1}, {25, []uint64{0, 1}, 1}, {26, []uint64{0, 8}, 8}, {28, []uint64{0, 0}, 0},
+			{36, []uint64{0, 358322}, 358322}, {39, []uint64{7261, 0}, 7261},
+		}, ""},
+		{"arm64", armInterrupts, []Interrupt{
+			{11, []uint64{123456, 123000, 120000, 119999}, 486455}, {47, []uint64{10, 0, 0, 0}, 10},
+		}, ""},
 		{"no header", " 24: 1 0 IO-APIC 5-edge ACPI:Ged\n", nil, "/proc/interrupts:1: header"},
 		{"short line", "CPU0 CPU1\n 24: 1\n", nil, "/proc/interrupts:2: irq 24 has 1 fields, want 2 CPU counts"},
 		{"bad count", "CPU0\n 24: x IO-APIC\n", nil, `/proc/interrupts:2: irq 24: count "x"`},
@@ -128,7 +133,7 @@ func TestActionsOfThisMachine(t *testing.T) {
 		t.Skip("this machine has no irq actions (no devices with interrupts)")
 	}
 	for _, a := range as {
-		if err := CheckIrq(a.Name); err != nil {
+		if err := CheckName(a.Name); err != nil {
 			t.Errorf("action %q: %v", a.Name, err)
 		}
 	}
@@ -143,23 +148,22 @@ func TestActionsOfThisMachine(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	tests := []struct {
-		name          string
-		irqs, vectors []string
-		err           string
+		name string
+		irqs []string
+		err  string
 	}{
-		{"defaults", []string{"a", "b"}, DefaultVectors, ""},
-		{"all vectors fit without irqs", nil, Vectors[:8], ""},
-		{"too many", []string{"a"}, Vectors[:8], "1 irqs and 8 vectors are 17 metrics (one per irq, two per vector), at most 16"},
-		{"nothing", nil, nil, "nothing to count"},
-		{"unknown vector", nil, []string{"NET_RX"}, `unknown softirq vector "NET_RX"; vectors: hi, timer,`},
-		{"vector twice", nil, []string{"rcu", "rcu"}, `vector "rcu" listed twice`},
-		{"irq twice", []string{"a", "a"}, nil, `irq "a" listed twice`},
-		{"long irq", []string{strings.Repeat("y", 32)}, nil, "longer than the 31 bytes the tracer compares; write \"" + strings.Repeat("y", 31) + "\""},
-		{"empty irq", []string{""}, nil, "empty irq name"},
+		{"names", []string{"virtio1-req.0", "ACPI:Ged", "PCIe PME"}, ""},
+		{"the limit", strings.Split("a b c d e f g h i j k l m n o p", " "), ""},
+		{"beyond", strings.Split("a b c d e f g h i j k l m n o p q", " "), "17 irqs, at most 16"},
+		{"nothing", nil, "no irqs to count"},
+		{"twice", []string{"a", "a"}, `irq "a" listed twice`},
+		{"long", []string{strings.Repeat("y", 32)}, "longer than the 31 bytes the tracer compares; write \"" + strings.Repeat("y", 31) + "\""},
+		{"empty", []string{""}, "empty irq name"},
+		{"NUL", []string{"a\x00b"}, "holds a NUL byte"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Check(tt.irqs, tt.vectors)
+			err := Check(tt.irqs)
 			if tt.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -173,16 +177,31 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestMetricsOrder(t *testing.T) {
-	got := Metrics([]string{"virtio1-req.0"}, []string{"net_rx", "timer"})
-	want := []string{"irq.hard.virtio1-req.0", "softirq.net_rx.latency", "softirq.net_rx.duration", "softirq.timer.latency", "softirq.timer.duration"}
+func TestCheckCPUs(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cpus []int
+		err  string
+	}{
+		{"none", nil, ""},
+		{"some", []int{0, 3, 1023}, ""},
+		{"negative", []int{-1}, "CPU -1 out of range 0-1023"},
+		{"beyond", []int{1024}, "CPU 1024 out of range 0-1023"},
+		{"twice", []int{1, 1}, "CPU 1 listed twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckCPUs(tt.cpus)
+			if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Errorf("error %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	got := Metrics([]string{"virtio1-req.0", "ACPI:Ged"})
+	want := []string{"irq.hard.virtio1-req.0", "irq.hard.ACPI:Ged"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if len(Vectors) != nVectors {
-		t.Errorf("%d vectors named, the programs have %d", len(Vectors), nVectors)
-	}
-	if n := HardSlots(DefaultVectors); n != 8 {
-		t.Errorf("HardSlots(DefaultVectors) = %d, want 8", n)
 	}
 }

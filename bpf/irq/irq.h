@@ -2,10 +2,6 @@
 #ifndef __IRQ_H
 #define __IRQ_H
 
-/* Softirq vectors, as the kernel numbers them (NR_SOFTIRQS); irq.go names
- * them. */
-#define IRQ_VECTORS 10
-
 /* Bytes of an irq action's name the programs compare, NUL included; irq.go
  * truncates the names it configures the same way. */
 #define IRQ_NAME_LEN 32

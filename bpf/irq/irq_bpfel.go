@@ -21,19 +21,13 @@ const (
 	irqMapHist                = "hist"
 	irqMapHistStats           = "hist_stats"
 	irqMapIrqMetric           = "irq_metric"
-	irqMapState               = "state"
+	irqMapRunning             = "running"
 	irqMapTgids               = "tgids"
 	irqMapTids                = "tids"
 	irqProgIrqHandlerEntryBtf = "irq_handler_entry_btf"
 	irqProgIrqHandlerEntryRaw = "irq_handler_entry_raw"
 	irqProgIrqHandlerExitBtf  = "irq_handler_exit_btf"
 	irqProgIrqHandlerExitRaw  = "irq_handler_exit_raw"
-	irqProgSoftirqEntryBtf    = "softirq_entry_btf"
-	irqProgSoftirqEntryRaw    = "softirq_entry_raw"
-	irqProgSoftirqExitBtf     = "softirq_exit_btf"
-	irqProgSoftirqExitRaw     = "softirq_exit_raw"
-	irqProgSoftirqRaiseBtf    = "softirq_raise_btf"
-	irqProgSoftirqRaiseRaw    = "softirq_raise_raw"
 	irqVarEvidenceDropped     = "evidence_dropped"
 	irqVarEvidenceEpoch       = "evidence_epoch"
 	irqVarEvidenceOn          = "evidence_on"
@@ -46,8 +40,6 @@ const (
 	irqVarTargCpus            = "targ_cpus"
 	irqVarTargTgid            = "targ_tgid"
 	irqVarTargThreads         = "targ_threads"
-	irqVarTargVecDuration     = "targ_vec_duration"
-	irqVarTargVecLatency      = "targ_vec_latency"
 )
 
 // loadIrq returns the embedded CollectionSpec for irq.
@@ -96,12 +88,6 @@ type irqProgramSpecs struct {
 	IrqHandlerEntryRaw *ebpf.ProgramSpec `ebpf:"irq_handler_entry_raw"`
 	IrqHandlerExitBtf  *ebpf.ProgramSpec `ebpf:"irq_handler_exit_btf"`
 	IrqHandlerExitRaw  *ebpf.ProgramSpec `ebpf:"irq_handler_exit_raw"`
-	SoftirqEntryBtf    *ebpf.ProgramSpec `ebpf:"softirq_entry_btf"`
-	SoftirqEntryRaw    *ebpf.ProgramSpec `ebpf:"softirq_entry_raw"`
-	SoftirqExitBtf     *ebpf.ProgramSpec `ebpf:"softirq_exit_btf"`
-	SoftirqExitRaw     *ebpf.ProgramSpec `ebpf:"softirq_exit_raw"`
-	SoftirqRaiseBtf    *ebpf.ProgramSpec `ebpf:"softirq_raise_btf"`
-	SoftirqRaiseRaw    *ebpf.ProgramSpec `ebpf:"softirq_raise_raw"`
 }
 
 // irqMapSpecs contains maps before they are loaded into the kernel.
@@ -113,7 +99,7 @@ type irqMapSpecs struct {
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
 	IrqMetric      *ebpf.MapSpec `ebpf:"irq_metric"`
-	State          *ebpf.MapSpec `ebpf:"state"`
+	Running        *ebpf.MapSpec `ebpf:"running"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
@@ -134,8 +120,6 @@ type irqVariableSpecs struct {
 	TargCpus        *ebpf.VariableSpec `ebpf:"targ_cpus"`
 	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
-	TargVecDuration *ebpf.VariableSpec `ebpf:"targ_vec_duration"`
-	TargVecLatency  *ebpf.VariableSpec `ebpf:"targ_vec_latency"`
 }
 
 // irqObjects contains all objects after they have been loaded into the kernel.
@@ -163,7 +147,7 @@ type irqMaps struct {
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
 	IrqMetric      *ebpf.Map `ebpf:"irq_metric"`
-	State          *ebpf.Map `ebpf:"state"`
+	Running        *ebpf.Map `ebpf:"running"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
 }
@@ -175,7 +159,7 @@ func (m *irqMaps) Close() error {
 		m.Hist,
 		m.HistStats,
 		m.IrqMetric,
-		m.State,
+		m.Running,
 		m.Tgids,
 		m.Tids,
 	)
@@ -197,8 +181,6 @@ type irqVariables struct {
 	TargCpus        *ebpf.Variable `ebpf:"targ_cpus"`
 	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
-	TargVecDuration *ebpf.Variable `ebpf:"targ_vec_duration"`
-	TargVecLatency  *ebpf.Variable `ebpf:"targ_vec_latency"`
 }
 
 // irqPrograms contains all programs after they have been loaded into the kernel.
@@ -209,12 +191,6 @@ type irqPrograms struct {
 	IrqHandlerEntryRaw *ebpf.Program `ebpf:"irq_handler_entry_raw"`
 	IrqHandlerExitBtf  *ebpf.Program `ebpf:"irq_handler_exit_btf"`
 	IrqHandlerExitRaw  *ebpf.Program `ebpf:"irq_handler_exit_raw"`
-	SoftirqEntryBtf    *ebpf.Program `ebpf:"softirq_entry_btf"`
-	SoftirqEntryRaw    *ebpf.Program `ebpf:"softirq_entry_raw"`
-	SoftirqExitBtf     *ebpf.Program `ebpf:"softirq_exit_btf"`
-	SoftirqExitRaw     *ebpf.Program `ebpf:"softirq_exit_raw"`
-	SoftirqRaiseBtf    *ebpf.Program `ebpf:"softirq_raise_btf"`
-	SoftirqRaiseRaw    *ebpf.Program `ebpf:"softirq_raise_raw"`
 }
 
 func (p *irqPrograms) Close() error {
@@ -223,12 +199,6 @@ func (p *irqPrograms) Close() error {
 		p.IrqHandlerEntryRaw,
 		p.IrqHandlerExitBtf,
 		p.IrqHandlerExitRaw,
-		p.SoftirqEntryBtf,
-		p.SoftirqEntryRaw,
-		p.SoftirqExitBtf,
-		p.SoftirqExitRaw,
-		p.SoftirqRaiseBtf,
-		p.SoftirqRaiseRaw,
 	)
 }
 
