@@ -80,6 +80,7 @@ func commands() []command {
 		{"run", "run scenarios and write a Result", cmdRun},
 		{"list", "list scenarios, tracers and metrics", cmdList},
 		{"compare", "compare two Results and judge each percentile", cmdCompare},
+		{"show", "show a Result: histograms, percentiles, trials; or as CSV, OpenMetrics, benchstat", cmdShow},
 		{"gate", "run, compare with the stored baseline, report: what CI calls", cmdGate},
 		{"calibrate", "run a scenario twice and report the noise floor", cmdCalibrate},
 		{"baseline", "show or save stored baselines", cmdBaseline},

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/report/show"
+)
+
+const showUsage = `usage: tailgate show RESULT [--format text|json|csv|openmetrics|benchstat] [--linear MIN:MAX:STEP]
+
+Shows a Result: per scenario and metric, all trials merged as a
+power-of-two histogram (rows [lo, hi) in ns, as bcc's print_log2_hist
+draws them), the percentiles, and each trial's.
+
+  text          the histograms, percentiles and trials (default)
+  json          the same as one JSON document
+  csv           a row per scenario, metric and trial: its percentiles in ns
+  openmetrics   the histogram (the Result's own buckets) and a summary of
+                the percentiles, in seconds, for Prometheus
+  benchstat     Go benchmark lines, one per metric, percentile and trial
+                (BenchmarkSyscallRead/syscall.read/p99 1 164 ns/op), for
+                benchstat and github-action-benchmark
+
+--linear MIN:MAX:STEP draws fixed-width rows instead (text only), e.g.
+--linear 0:20us:1us, with a row each for what falls below and above.
+
+`
+
+func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("show")
+	format := fs.String("format", string(show.FormatText), "output `FORMAT`: text, json, csv, openmetrics or benchstat")
+	linear := fs.String("linear", "", "fixed-width rows `MIN:MAX:STEP` (durations, e.g. 0:20us:1us) instead of powers of two; text only")
+	setUsage(fs, stdout, showUsage)
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("show: name one Result file (got %d arguments)", len(pos))
+	}
+	f, err := show.ParseFormat(*format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	var o show.Options
+	if *linear != "" {
+		if f != show.FormatText {
+			return usagef("--linear draws text rows; --format %s would ignore it", f)
+		}
+		l, err := parseLinear(*linear)
+		if err != nil {
+			return usagef("--linear %s: %v", *linear, err)
+		}
+		o.Linear = &l
+	}
+	res, err := loadInput(pos[0], "result")
+	if err != nil {
+		return err
+	}
+	if err := show.New(res).Write(stdout, f, o); err != nil {
+		return infra(err)
+	}
+	return nil
+}
+
+// parseLinear reads MIN:MAX:STEP, three durations ("0" allowed).
+func parseLinear(s string) (show.Linear, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return show.Linear{}, errors.New("want MIN:MAX:STEP, e.g. 0:20us:1us")
+	}
+	var ns [3]uint64
+	for i, p := range parts {
+		if p == "0" {
+			continue
+		}
+		d, err := time.ParseDuration(p)
+		if err != nil || d < 0 {
+			return show.Linear{}, fmt.Errorf("%q: want a duration such as 500ns or 20us", p)
+		}
+		ns[i] = uint64(d)
+	}
+	l := show.Linear{Min: ns[0], Max: ns[1], Step: ns[2]}
+	return l, l.Check()
+}

@@ -1,0 +1,346 @@
+package show
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// Format is an output format of show (and run).
+type Format string
+
+// The formats.
+const (
+	FormatText        Format = "text"
+	FormatJSON        Format = "json"
+	FormatCSV         Format = "csv"
+	FormatOpenMetrics Format = "openmetrics"
+	FormatBenchstat   Format = "benchstat"
+)
+
+// Formats lists the formats, in the order usage names them.
+var Formats = []Format{FormatText, FormatJSON, FormatCSV, FormatOpenMetrics, FormatBenchstat}
+
+// ParseFormat reads a format name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("format %q: want %s", s, strings.Join(names, ", "))
+}
+
+// Options change how Write lays a Document out.
+type Options struct {
+	// Linear, when set, makes the text histograms fixed-width rows
+	// instead of powers of two.
+	Linear *Linear
+}
+
+// Write writes d in format f.
+func (d *Document) Write(w io.Writer, f Format, o Options) error {
+	switch f {
+	case FormatText:
+		return d.Text(w, o)
+	case FormatJSON:
+		return d.JSON(w)
+	case FormatCSV:
+		return d.CSV(w)
+	case FormatOpenMetrics:
+		return d.OpenMetrics(w)
+	case FormatBenchstat:
+		return d.Benchstat(w)
+	}
+	return fmt.Errorf("format %q: unknown", f)
+}
+
+// Text writes, per scenario and metric, the histogram rows, the
+// percentiles of all trials and a line per trial.
+func (d *Document) Text(w io.Writer, o Options) error {
+	fmt.Fprintf(w, "%s on %s (%s, %d CPUs)\n", d.Target.Name, d.Environment.KernelRelease, d.Environment.CPUModel, d.Environment.CPUs)
+	for _, s := range d.Scenarios {
+		var empty []string
+		for i := range s.Metrics {
+			m := &s.Metrics[i]
+			if m.All.Count == 0 {
+				empty = append(empty, m.Name)
+				continue
+			}
+			gated := ""
+			if m.Gated {
+				gated = ", gated"
+			}
+			fmt.Fprintf(w, "\n%s %s (%d %s, %d events%s)\n", s.Name, m.Name, len(m.Trials), plural(len(m.Trials), "trial", "trials"), m.All.Count, gated)
+			rows := m.Log2()
+			if o.Linear != nil {
+				rows = m.Linear(*o.Linear)
+			}
+			writeRows(w, rows)
+			fmt.Fprintf(w, "  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+				report.FormatNs(m.All.P50), report.FormatNs(m.All.P90), report.FormatNs(m.All.P99), report.FormatNs(m.All.P999), report.FormatNs(m.All.Max))
+			t := report.NewTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+			t.Header([]string{"trial", "count", "p50", "p90", "p99", "p99.9", "max"})
+			for _, tr := range m.Trials {
+				sm := tr.Summary
+				if err := t.Append([]string{strconv.Itoa(tr.N), strconv.FormatUint(sm.Count, 10), report.FormatNs(sm.P50), report.FormatNs(sm.P90),
+					report.FormatNs(sm.P99), report.FormatNs(sm.P999), report.FormatNs(sm.Max)}); err != nil {
+					return err
+				}
+			}
+			if err := t.Render(); err != nil {
+				return err
+			}
+		}
+		if len(empty) > 0 {
+			fmt.Fprintf(w, "\n%s: no events: %s\n", s.Name, strings.Join(empty, ", "))
+		}
+	}
+	if d.Partial {
+		fmt.Fprintln(w, "\npartial result")
+	}
+	return nil
+}
+
+// barWidth is the width of the distribution column, bcc's.
+const barWidth = 40
+
+func writeRows(w io.Writer, rows []Row) {
+	labels := make([]string, len(rows))
+	var most uint64
+	lw, cw := len("ns"), len("count")
+	for i, r := range rows {
+		switch {
+		case r.Below:
+			labels[i] = fmt.Sprintf("< %d", r.Hi)
+		case r.Above:
+			labels[i] = fmt.Sprintf(">= %d", r.Lo)
+		default:
+			labels[i] = fmt.Sprintf("[%d, %d)", r.Lo, r.Hi)
+		}
+		lw = max(lw, len(labels[i]))
+		cw = max(cw, len(strconv.FormatUint(r.Count, 10)))
+		most = max(most, r.Count)
+	}
+	fmt.Fprintf(w, "  %-*s  %*s  distribution\n", lw, "ns", cw, "count")
+	for i, r := range rows {
+		stars := 0
+		if most > 0 {
+			stars = int(r.Count * barWidth / most)
+		}
+		if r.Count > 0 && stars == 0 {
+			stars = 1 // an occupied row never looks empty
+		}
+		fmt.Fprintf(w, "  %-*s  %*d |%-*s|\n", lw, labels[i], cw, r.Count, barWidth, strings.Repeat("*", stars))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// jsonDocument is what JSON writes: the Document with its schema and each
+// metric's power-of-two rows.
+type jsonDocument struct {
+	Schema int `json:"schema"`
+	*Document
+	Scenarios []jsonScenario `json:"scenarios"`
+}
+
+type jsonScenario struct {
+	Scenario
+	Metrics []jsonMetric `json:"metrics"`
+}
+
+type jsonMetric struct {
+	Metric
+	Log2 []jsonRow `json:"log2"`
+}
+
+type jsonRow struct {
+	Lo    uint64 `json:"lo_ns"`
+	Hi    uint64 `json:"hi_ns"`
+	Count uint64 `json:"count"`
+}
+
+// JSON writes d as one JSON document (schema SchemaVersion).
+func (d *Document) JSON(w io.Writer) error {
+	out := jsonDocument{Schema: SchemaVersion, Document: d}
+	for _, s := range d.Scenarios {
+		js := jsonScenario{Scenario: s}
+		for i := range s.Metrics {
+			jm := jsonMetric{Metric: s.Metrics[i], Log2: []jsonRow{}}
+			if jm.All.Count > 0 {
+				for _, r := range s.Metrics[i].Log2() {
+					jm.Log2 = append(jm.Log2, jsonRow{r.Lo, r.Hi, r.Count})
+				}
+			}
+			js.Metrics = append(js.Metrics, jm)
+		}
+		out.Scenarios = append(out.Scenarios, js)
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(out)
+}
+
+// CSV writes a row per scenario, metric and trial: its percentiles (ns),
+// operations and duration.
+func (d *Document) CSV(w io.Writer) error {
+	c := csv.NewWriter(w)
+	c.Write([]string{"scenario", "metric", "gated", "trial", "count", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "ops", "duration_s"})
+	for _, s := range d.Scenarios {
+		for _, m := range s.Metrics {
+			for _, t := range m.Trials {
+				sm := t.Summary
+				c.Write([]string{s.Name, m.Name, strconv.FormatBool(m.Gated), strconv.Itoa(t.N), strconv.FormatUint(sm.Count, 10),
+					num(sm.P50), num(sm.P90), num(sm.P99), num(sm.P999), num(sm.Max), strconv.FormatUint(t.Ops, 10), num(t.DurationS)})
+			}
+		}
+	}
+	c.Flush()
+	return c.Error()
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// OpenMetrics writes, per scenario and metric with events, the merged
+// histogram as an OpenMetrics histogram whose buckets are the Result's own
+// (each non-empty bucket's largest value as le, in seconds), and the
+// percentiles as a summary, for Prometheus and its kin.
+func (d *Document) OpenMetrics(w io.Writer) error {
+	type series struct {
+		labels string
+		m      *Metric
+	}
+	var all []series
+	for _, s := range d.Scenarios {
+		for i := range s.Metrics {
+			m := &s.Metrics[i]
+			if m.All.Count == 0 {
+				continue
+			}
+			all = append(all, series{fmt.Sprintf(`scenario="%s",metric="%s",target="%s",kernel="%s"`,
+				escape(s.Name), escape(m.Name), escape(d.Target.Name), escape(d.Environment.KernelRelease)), m})
+		}
+	}
+	const hname, sname = "tailgate_latency_seconds", "tailgate_latency_quantile_seconds"
+	fmt.Fprintf(w, "# TYPE %s histogram\n# UNIT %s seconds\n# HELP %s Latency of a scenario's metric, all trials merged, in tailgate's log-linear buckets.\n", hname, hname, hname)
+	for _, s := range all {
+		bounds, counts := s.m.Cumulative()
+		for i, b := range bounds {
+			fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", hname, s.labels, seconds(float64(b)), counts[i])
+		}
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", hname, s.labels, s.m.All.Count)
+		fmt.Fprintf(w, "%s_count{%s} %d\n", hname, s.labels, s.m.All.Count)
+		fmt.Fprintf(w, "%s_sum{%s} %s\n", hname, s.labels, seconds(s.m.SumNs))
+	}
+	fmt.Fprintf(w, "# TYPE %s summary\n# UNIT %s seconds\n# HELP %s Percentiles of a scenario's metric, all trials merged.\n", sname, sname, sname)
+	for _, s := range all {
+		a := s.m.All
+		for _, q := range []struct {
+			q string
+			v float64
+		}{{"0.5", a.P50}, {"0.9", a.P90}, {"0.99", a.P99}, {"0.999", a.P999}, {"1", a.Max}} {
+			fmt.Fprintf(w, "%s{%s,quantile=\"%s\"} %s\n", sname, s.labels, q.q, seconds(q.v))
+		}
+		fmt.Fprintf(w, "%s_count{%s} %d\n", sname, s.labels, a.Count)
+		fmt.Fprintf(w, "%s_sum{%s} %s\n", sname, s.labels, seconds(s.m.SumNs))
+	}
+	_, err := fmt.Fprintln(w, "# EOF")
+	return err
+}
+
+func seconds(ns float64) string { return strconv.FormatFloat(ns/1e9, 'g', -1, 64) }
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func escape(s string) string { return labelEscaper.Replace(s) }
+
+// Benchstat writes Go benchmark format: configuration lines, then a line
+// per scenario, metric, percentile and trial, such as
+// "BenchmarkSyscallRead/syscall.read/p99 1 164 ns/op", so that benchstat
+// compares two runs and github-action-benchmark tracks them.
+func (d *Document) Benchstat(w io.Writer) error {
+	config := [][2]string{{"target", d.Target.Name}, {"kernel", d.Environment.KernelRelease}, {"cpu", d.Environment.CPUModel}}
+	for _, c := range config {
+		if v := strings.Join(strings.Fields(c[1]), " "); v != "" {
+			fmt.Fprintf(w, "%s: %s\n", c[0], v)
+		}
+	}
+	for _, s := range d.Scenarios {
+		for _, m := range s.Metrics {
+			if m.All.Count == 0 {
+				continue
+			}
+			for _, p := range report.Percentiles {
+				for _, t := range m.Trials {
+					if t.Summary.Count == 0 {
+						continue
+					}
+					fmt.Fprintf(w, "Benchmark%s/%s/%s 1 %s ns/op\n", camel(s.Name), nameSafe(m.Name), p.Name, num(pick(t.Summary, p.Name)))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func pick(s result.Summary, name string) float64 {
+	switch name {
+	case "p50":
+		return s.P50
+	case "p90":
+		return s.P90
+	case "p99":
+		return s.P99
+	case "p99.9":
+		return s.P999
+	}
+	return s.Max
+}
+
+// camel writes a scenario name as a benchmark name: syscall-read is
+// SyscallRead, timer-1ms is Timer1ms.
+func camel(name string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// nameSafe keeps a metric name one field of a benchmark line.
+func nameSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,282 @@
+package show
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// sample is a Result of two scenarios: syscall-read with three trials of
+// syscall.read (lognormal around 20µs, gated by the scenario's default,
+// p99 of its primary metric) and an empty sched.wakeup_new, and timer-1ms
+// with one trial.
+func sample(t *testing.T) *result.Result {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	trials := func(n int, scale float64, events int) *result.Metric {
+		m := &result.Metric{Unit: "ns"}
+		for range n {
+			h := hist.New()
+			for range events {
+				h.Record(uint64(scale * math.Exp(0.5*r.NormFloat64())))
+			}
+			m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h), Ops: uint64(events), Duration: 0.5})
+		}
+		return m
+	}
+	empty := &result.Metric{Unit: "ns", Trials: []result.Trial{{Histogram: hist.New()}, {Histogram: hist.New()}, {Histogram: hist.New()}}}
+	return &result.Result{
+		Schema:      result.SchemaVersion,
+		Finished:    time.Unix(1700000000, 0).UTC(),
+		Target:      result.Target{Name: "host", Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0-test", CPUModel: "Test CPU @ 2.0GHz", CPUs: 2},
+		Scenarios: []result.Scenario{
+			{Name: "syscall-read", Params: "p1", Trials: 3,
+				Gate:    map[string]map[string]float64{"syscall.read": {"p99": 0.1}},
+				Metrics: map[string]*result.Metric{"syscall.read": trials(3, 20000, 5000), "sched.wakeup_new": empty, "sched.runq": trials(3, 3000, 50)}},
+			{Name: "timer-1ms", Params: "p2", Trials: 1,
+				Gate:    map[string]map[string]float64{"timer.wakeup": {"p99": 0.1}},
+				Metrics: map[string]*result.Metric{"timer.wakeup": trials(1, 60000, 1000)}},
+		},
+	}
+}
+
+// golden compares got with testdata/name, writing testdata/name.got on a
+// mismatch (and the file itself with -update).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv("TAILGATE_UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (TAILGATE_UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs (got in %s.got):\n%s", path, path, cmp.Diff(string(want), string(got)))
+	}
+}
+
+func TestGolden(t *testing.T) {
+	d := New(sample(t))
+	for _, tc := range []struct {
+		name string
+		f    Format
+		o    Options
+	}{
+		{"sample.text.stdout", FormatText, Options{}},
+		{"sample.linear.stdout", FormatText, Options{Linear: &Linear{Min: 10000, Max: 40000, Step: 5000}}},
+		{"sample.json.stdout", FormatJSON, Options{}},
+		{"sample.csv.stdout", FormatCSV, Options{}},
+		{"sample.openmetrics.stdout", FormatOpenMetrics, Options{}},
+		{"sample.benchstat.stdout", FormatBenchstat, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := d.Write(&b, tc.f, tc.o); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+func TestLog2(t *testing.T) {
+	h := hist.New()
+	for _, v := range []uint64{0, 1, 3, 3, 64, 127, 128, 1000} {
+		h.Record(v)
+	}
+	m := Metric{merged: h}
+	want := []Row{{0, 1, 1, false, false}, {1, 2, 1, false, false}, {2, 4, 2, false, false}, {4, 8, 0, false, false}, {8, 16, 0, false, false},
+		{16, 32, 0, false, false}, {32, 64, 0, false, false}, {64, 128, 2, false, false}, {128, 256, 1, false, false}, {256, 512, 0, false, false}, {512, 1024, 1, false, false}}
+	if diff := cmp.Diff(want, m.Log2()); diff != "" {
+		t.Errorf("Log2 (-want +got):\n%s", diff)
+	}
+	var total uint64
+	for _, r := range New(sample(t)).Scenarios[0].Metrics[0].Log2() {
+		total += r.Count
+	}
+	if total != 15000 {
+		t.Errorf("log2 rows hold %d events, want all 15000", total)
+	}
+}
+
+func TestLinear(t *testing.T) {
+	h := hist.New()
+	for _, v := range []uint64{5, 10, 19, 20, 29, 30, 31, 100} {
+		h.Record(v)
+	}
+	m := Metric{merged: h}
+	got := m.Linear(Linear{Min: 10, Max: 30, Step: 10})
+	want := []Row{{Hi: 10, Count: 1, Below: true}, {Lo: 10, Hi: 20, Count: 2}, {Lo: 20, Hi: 30, Count: 2}, {Lo: 30, Count: 3, Above: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Linear (-want +got):\n%s", diff)
+	}
+	for _, bad := range []Linear{{0, 10, 0}, {10, 10, 1}, {0, 1e6, 1}} {
+		if bad.Check() == nil {
+			t.Errorf("%+v passes Check", bad)
+		}
+	}
+}
+
+// TestOpenMetricsParses reads the output with Prometheus's own text
+// parser: every histogram bucket and quantile is there, with the values
+// of the Result.
+func TestOpenMetricsParses(t *testing.T) {
+	res := sample(t)
+	var b bytes.Buffer
+	if err := New(res).OpenMetrics(&b); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("expfmt: %v\n%s", err, b.String())
+	}
+	h, s := fams["tailgate_latency_seconds"], fams["tailgate_latency_quantile_seconds"]
+	if h == nil || s == nil || h.GetType().String() != "HISTOGRAM" || s.GetType().String() != "SUMMARY" {
+		t.Fatalf("families: %v", fams)
+	}
+	if len(h.Metric) != 3 || len(s.Metric) != 3 {
+		t.Errorf("%d histograms, %d summaries; want 3 each (the metrics with events)", len(h.Metric), len(s.Metric))
+	}
+	merged := res.Scenarios[0].Metrics["syscall.read"].Merged()
+	for _, m := range h.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["scenario"] != "syscall-read" || labels["metric"] != "syscall.read" {
+			continue
+		}
+		hg := m.GetHistogram()
+		if hg.GetSampleCount() != merged.Count() || math.Abs(hg.GetSampleSum()-merged.Mean()*float64(merged.Count())/1e9) > 1e-9 {
+			t.Errorf("count %d sum %g; want %d, %g", hg.GetSampleCount(), hg.GetSampleSum(), merged.Count(), merged.Mean()*float64(merged.Count())/1e9)
+		}
+		// A bucket's cumulative count is the events at or below its bound.
+		for _, bk := range hg.Bucket {
+			le := uint64(math.Round(bk.GetUpperBound() * 1e9))
+			var want uint64
+			for i, c := range merged.Counts() {
+				if lo, w := hist.Bounds(i); lo+w-1 <= le {
+					want += c
+				}
+			}
+			if bk.GetCumulativeCount() != want {
+				t.Errorf("le %g: %d, want %d", bk.GetUpperBound(), bk.GetCumulativeCount(), want)
+			}
+		}
+		if labels["target"] != "host" || labels["kernel"] != "6.1.0-test" {
+			t.Errorf("labels %v", labels)
+		}
+		return
+	}
+	t.Error("no histogram of syscall-read syscall.read")
+}
+
+// TestBenchstatParses reads the output with golang.org/x/perf/benchfmt:
+// a result per metric, percentile and trial, in ns/op, and the
+// configuration lines as file configuration.
+func TestBenchstatParses(t *testing.T) {
+	res := sample(t)
+	var b bytes.Buffer
+	if err := New(res).Benchstat(&b); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(bytes.NewReader(b.Bytes()), "sample.txt")
+	var got []string
+	config := map[string]string{}
+	p99 := map[string][]float64{}
+	for r.Scan() {
+		switch rec := r.Result(); rec := rec.(type) {
+		case *benchfmt.Result:
+			for _, c := range rec.Config {
+				config[c.Key] = string(c.Value)
+			}
+			// benchfmt reads ns/op as sec/op and keeps what was written.
+			if len(rec.Values) != 1 || rec.Values[0].OrigUnit != "ns/op" || rec.Iters != 1 {
+				t.Errorf("%s: values %+v, iters %d", rec.Name, rec.Values, rec.Iters)
+			}
+			name := string(rec.Name.Full())
+			got = append(got, name)
+			if strings.HasSuffix(name, "/p99") {
+				p99[name] = append(p99[name], rec.Values[0].OrigValue)
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != (3+3+1)*5 {
+		t.Errorf("%d results, want a line per trial and percentile of each metric with events (35)", len(got))
+	}
+	want := map[string]string{"target": "host", "kernel": "6.1.0-test", "cpu": "Test CPU @ 2.0GHz"}
+	if diff := cmp.Diff(want, config); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	m := res.Scenarios[0].Metrics["syscall.read"]
+	var trials []float64
+	for _, tr := range m.Trials {
+		trials = append(trials, tr.Summary.P99)
+	}
+	if diff := cmp.Diff(trials, p99["SyscallRead/syscall.read/p99"]); diff != "" {
+		t.Errorf("p99 of each trial (-want +got):\n%s", diff)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	if err := New(sample(t)).JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema    int `json:"schema"`
+		Scenarios []struct {
+			Name    string `json:"name"`
+			Metrics []struct {
+				Name  string `json:"name"`
+				Gated bool   `json:"gated"`
+				Log2  []struct {
+					Count uint64 `json:"count"`
+				} `json:"log2"`
+			} `json:"metrics"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != SchemaVersion || len(doc.Scenarios) != 2 || doc.Scenarios[0].Metrics[0].Name != "syscall.read" || !doc.Scenarios[0].Metrics[0].Gated {
+		t.Errorf("%+v", doc)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range Formats {
+		if g, err := ParseFormat(string(f)); err != nil || g != f {
+			t.Errorf("ParseFormat(%q) = %q, %v", f, g, err)
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "want text, json, csv, openmetrics, benchstat") {
+		t.Errorf("xml: %v", err)
+	}
+}
