@@ -159,8 +159,6 @@ var workloadKinds = []WorkloadKind{
 	timerKind,
 	forkKind,
 	noiseKind,
-	execKind,
-	attachKind,
 	tcpRRKind,
 }
 
