@@ -132,6 +132,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 			return finish(err)
 		}
 	}
+	removeStaleGroups() // of runs killed outright
 	exe := req.Exe
 	if !req.InProcess && exe == "" {
 		var err error
@@ -170,12 +171,11 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	return finish(nil)
 }
 
-// attachTracers attaches the scenario's tracers to this process, in the
-// order of the registry. With threads, they count only the threads the
-// workload reports through its ThreadHook (and what those create), not
-// tailgate's other threads.
-func attachTracers(s *scenarios.Scenario, cache *btf.Cache, threads bool) ([]*tracing.Tracer, error) {
-	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: threads, BTF: cache}
+// attachTracers attaches the scenario's tracers, in the order of the
+// registry, counting the tasks opts names (see traceOptions). With
+// opts.Threads, they count only the threads the workload reports through
+// its ThreadHook (and what those create), not tailgate's other threads.
+func attachTracers(s *scenarios.Scenario, opts tracing.TracerOptions) ([]*tracing.Tracer, error) {
 	var ts []*tracing.Tracer
 	for _, k := range tracers.All {
 		c := s.Tracers[k.Name]
@@ -211,8 +211,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	defer wl.Close()
 
 	emit(Event{Phase: "attach"})
-	threads := scenarios.ThreadsAttributable(s.Workload)
-	tracers, err := attachTracers(s, cache, threads)
+	opts := traceOptions(wl, s.Workload, cache)
+	threads := opts.Threads
+	tracers, err := attachTracers(s, opts)
 	if err != nil {
 		return sr, err
 	}
@@ -230,15 +231,24 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	for _, t := range tracers {
 		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant())})
 	}
+	if err := followTree(wl, tracers); err != nil {
+		return sr, err
+	}
 
 	if s.Warmup > 0 {
 		emit(Event{Phase: "warmup"})
+		if err := startWorkload(ctx, wl); err != nil {
+			return sr, err
+		}
 		if _, err := runFor(ctx, wl, s.Warmup); err != nil {
 			return sr, err
 		}
 	}
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: "trial", Trial: trial})
+		if err := startWorkload(ctx, wl); err != nil {
+			return sr, err
+		}
 		before := make([]tracing.RunStats, len(tracers))
 		for i, t := range tracers {
 			if err := t.Reset(); err != nil {
