@@ -159,6 +159,8 @@ var workloadKinds = []WorkloadKind{
 	timerKind,
 	forkKind,
 	noiseKind,
+	execKind,
+	attachKind,
 	tcpRRKind,
 }
 
