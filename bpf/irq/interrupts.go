@@ -110,18 +110,21 @@ func actions(proc string) ([]Action, error) {
 }
 
 // Discover chooses the hardirq actions to count when a config names none:
-// of Actions, the busiest max (at most MaxMetrics); left are the rest,
-// busiest first.
+// of Actions that fired since boot, the busiest max (at most MaxMetrics);
+// left are the rest of those, busiest first. Actions that never fired are
+// left out of both: their metrics would be empty.
 func Discover(max int) (names, left []string, err error) {
 	max = min(max, MaxMetrics)
 	as, err := Actions()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover irqs: %w", err)
 	}
-	for i, a := range as {
-		if i < max {
+	for _, a := range as {
+		switch {
+		case a.Count == 0:
+		case len(names) < max:
 			names = append(names, a.Name)
-		} else {
+		default:
 			left = append(left, a.Name)
 		}
 	}

@@ -137,12 +137,24 @@ func TestActionsOfThisMachine(t *testing.T) {
 			t.Errorf("action %q: %v", a.Name, err)
 		}
 	}
+	fired := 0
+	for _, a := range as {
+		if a.Count > 0 {
+			fired++
+		}
+	}
 	names, left, err := Discover(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != min(3, len(as)) || len(names)+len(left) != len(as) {
-		t.Errorf("Discover(3) chose %d and left %d of %d actions", len(names), len(left), len(as))
+	if len(names) != min(3, fired) || len(names)+len(left) != fired {
+		t.Errorf("Discover(3) chose %d and left %d of the %d actions that fired", len(names), len(left), fired)
+	}
+	for i, name := range append(names, left...) {
+		if i >= len(as) || as[i].Name != name {
+			t.Errorf("Discover's choice %v, %v is not the busiest first of %v", names, left, as)
+			break
+		}
 	}
 }
 

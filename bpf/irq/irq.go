@@ -11,10 +11,10 @@
 // workload runs on CPUs it isolated names them (cpus:).
 //
 // Which actions are counted: those Options.Irqs names, or when a config
-// names none the busiest actions of the machine at load (Discover), at most
-// MaxMetrics (16). Actions beyond those, and actions registered after the
-// tracer was loaded, are not counted; Discover returns the names it left
-// out. To gate on an irq, name it: the discovered set is the machine's, is
+// names none the busiest actions of the machine at load that fired since
+// boot (Discover), at most MaxMetrics (16). Actions beyond those, actions
+// that never fired before the load and actions registered after it are not
+// counted; Discover returns the names it left out. To gate on an irq, name it: the discovered set is the machine's, is
 // known only where the tracer loads (in a VM, the guest), and may change
 // from trial to trial when two actions near the limit trade places.
 //

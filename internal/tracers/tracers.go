@@ -6,7 +6,10 @@
 package tracers
 
 import (
+	"github.com/tailgate-ci/tailgate/bpf/irq"
+	"github.com/tailgate-ci/tailgate/bpf/offcpu"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
+	"github.com/tailgate-ci/tailgate/bpf/softirq"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/bpf/tcp"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -18,6 +21,9 @@ var All = []tracing.Kind{
 	syscalls.Tracer,
 	sched.Tracer,
 	tcp.Tracer,
+	offcpu.Tracer,
+	irq.Tracer,
+	softirq.Tracer,
 }
 
 // Lookup returns the tracer named name.
