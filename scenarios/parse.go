@@ -208,7 +208,7 @@ func tooDeep(b []byte, limit int) int {
 }
 
 var (
-	topKeys     = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "gate"}
+	topKeys     = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "evidence", "gate"}
 	percentiles = []string{"p50", "p90", "p99", "p99.9", "max"}
 	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
@@ -217,6 +217,7 @@ const (
 	maxNameLen  = 64
 	maxTrials   = 1000
 	maxWarmup   = 10 * time.Minute
+	maxEvidence = 1000
 	minDuration = 10 * time.Millisecond
 	maxDuration = time.Hour
 )
@@ -310,6 +311,7 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 		Trials:   DefaultTrials,
 		Warmup:   DefaultWarmup,
 		Duration: DefaultDuration,
+		Evidence: DefaultEvidence,
 	}
 	var haveName, haveWorkload bool
 	var tracersAt, gate *config.Field
@@ -349,6 +351,10 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 			}
 		case "duration":
 			if s.Duration, err = f.Duration(minDuration, maxDuration); err != nil {
+				return nil, err
+			}
+		case "evidence":
+			if s.Evidence, err = f.Int(0, maxEvidence); err != nil {
 				return nil, err
 			}
 		case "gate":

@@ -48,6 +48,10 @@ type Scenario struct {
 	Trials      int           `json:"trials"`
 	Warmup      time.Duration `json:"warmup"`
 	Duration    time.Duration `json:"duration"`
+	// Evidence is how many of each metric's slowest events every trial
+	// keeps, caught in the kernel with stacks (0: none). It does not enter
+	// Params: runs with and without evidence compare.
+	Evidence int `json:"evidence"`
 	// Gate maps a metric name (or "*" for every metric) to percentile
 	// ("p50", "p90", "p99", "p99.9", "max") to threshold as a fraction
 	// (0.10 for 10%).
@@ -208,8 +212,11 @@ const (
 	// Many short trials, each a fresh process, beat a few long ones: the
 	// interval's width is set by the spread between processes, which only
 	// more trials shrink (BENCHMARKS.md, "Trial count and length").
-	DefaultTrials   = 20
-	DefaultWarmup   = 100 * time.Millisecond
+	DefaultTrials = 20
+	DefaultWarmup = 100 * time.Millisecond
+	// DefaultEvidence is how many slowest events per metric and trial a
+	// scenario keeps when it does not say.
+	DefaultEvidence = 10
 	DefaultDuration = 500 * time.Millisecond
 	DefaultSyscall  = "read"           // syscall workload
 	DefaultSize     = 4096             // bytes per read or write

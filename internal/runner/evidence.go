@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"strings"
+
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -21,7 +23,7 @@ func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
 			Comm:        e.Comm,
 			PID:         int(e.PID),
 			TID:         int(e.TID),
-			KernelStack: sym.Frames(e.KernelStack, false, e.PID),
+			KernelStack: trimTracing(sym.Frames(e.KernelStack, false, e.PID)),
 			UserStack:   sym.Frames(e.UserStack, true, e.PID),
 		}
 		if e.OtherComm != "" || e.OtherTID != 0 {
@@ -54,4 +56,26 @@ func addEvidence(sr *result.Scenario, sym *tracing.Symbolizer, t *tracing.Tracer
 		tr.EvidenceDropped = dropped
 	}
 	return nil
+}
+
+// tracingFrames begin the frames of the tracer itself: a stack taken in a
+// BPF program starts with the program and the tracepoint's glue.
+var tracingFrames = []string{"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_trampoline_"}
+
+// trimTracing drops the leading frames of the tracing machinery.
+func trimTracing(frames []string) []string {
+	for len(frames) > 0 {
+		tracing := false
+		for _, p := range tracingFrames {
+			if strings.HasPrefix(frames[0], p) {
+				tracing = true
+				break
+			}
+		}
+		if !tracing {
+			break
+		}
+		frames = frames[1:]
+	}
+	return frames
 }

@@ -212,6 +212,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 
 	emit(Event{Phase: "attach"})
 	opts := traceOptions(wl, s.Workload, cache)
+	opts.Evidence = s.Evidence
 	threads := opts.Threads
 	tracers, err := attachTracers(s, opts)
 	if err != nil {
@@ -244,6 +245,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 			return sr, err
 		}
 	}
+	sym := tracing.NewSymbolizer()
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: "trial", Trial: trial})
 		if err := startWorkload(ctx, wl); err != nil {
@@ -276,6 +278,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 			for _, m := range t.Metrics() {
 				addTrial(sr, m, hs[m], cost, st, elapsed)
 				added++
+			}
+			if err := addEvidence(sr, sym, t); err != nil {
+				return sr, err
 			}
 		}
 		for m, h := range st.Metrics {

@@ -167,3 +167,46 @@ func workersOf(t *testing.T, pid int) []int {
 	}
 	return out
 }
+
+// TestTrialsCarryEvidence: each trial of a host run keeps its slowest
+// events, from the worker that ran it, symbolized there; none with
+// evidence: 0.
+func TestTrialsCarryEvidence(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	s := syscallRead(t, 2, 150*time.Millisecond)
+	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := res.Find("syscall-read").Metrics["syscall.read"].Trials
+	for i, tr := range trials {
+		if len(tr.Slowest) != s.Evidence {
+			t.Fatalf("trial %d: %d slowest events, want %d", i, len(tr.Slowest), s.Evidence)
+		}
+		e := tr.Slowest[0]
+		if e.PID != tr.PID {
+			t.Errorf("trial %d: slowest event of pid %d, the trial's worker is %d", i, e.PID, tr.PID)
+		}
+		if uint64(tr.Summary.Max) < e.LatencyNs*99/100 {
+			t.Errorf("trial %d: slowest event %d ns above the histogram's max %v", i, e.LatencyNs, tr.Summary.Max)
+		}
+		if us := strings.Join(e.UserStack, " "); !strings.Contains(us, "syscallLoad") {
+			t.Errorf("trial %d: user stack does not name the workload: %s", i, us)
+		}
+		if len(e.KernelStack) == 0 || strings.HasPrefix(e.KernelStack[0], "bpf_prog_") {
+			t.Errorf("trial %d: kernel stack %v empty or starting in the tracer", i, e.KernelStack)
+		}
+	}
+	s.Evidence = 0
+	res, err = Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Find("syscall-read").Metrics["syscall.read"].Trials {
+		if len(tr.Slowest) != 0 {
+			t.Errorf("evidence: 0 kept %d events", len(tr.Slowest))
+		}
+	}
+}

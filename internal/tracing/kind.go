@@ -79,6 +79,9 @@ type TracerOptions struct {
 	CgroupID uint64
 	// BTF shares the decoded kernel BTF between loads; nil decodes it anew.
 	BTF *btf.Cache
+	// Evidence is how many of each metric's slowest events to keep per
+	// trial (Options.Evidence); 0 is off.
+	Evidence int
 }
 
 // DecodeJSON is a Kind.Decode for a config type C whose pointer is the
