@@ -12,11 +12,33 @@ import (
 
 	"github.com/cilium/ebpf/rlimit"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
+
+// diskDir returns a directory on a block device, for fsyncs that reach a
+// disk: the test's temporary directory, or one beside the package's
+// sources when that is in memory (tmpfs).
+func diskDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Type != unix.TMPFS_MAGIC && st.Type != unix.RAMFS_MAGIC {
+		return dir
+	}
+	dir, err := os.MkdirTemp(".", ".fsync-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
 
 // fsyncs writes and fsyncs a file in dir n times: block I/O, whose
 // completions are the disk's hardirqs.
@@ -106,7 +128,7 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 		t.Fatal("no irq actions on this machine")
 	}
 	t.Logf("counting %v; left out %v", irqs, left)
-	dir := t.TempDir()
+	dir := diskDir(t)
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
 			tr, err := New(Options{Irqs: irqs, Variant: v})
@@ -176,7 +198,7 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := diskDir(t)
 	// Where do the disk's interrupts land?
 	before := actionCounts(t)
 	fsyncs(t, dir, 20)
@@ -245,7 +267,7 @@ func TestEvidenceOfInterrupts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := diskDir(t)
 	const k = 5
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {

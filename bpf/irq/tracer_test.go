@@ -108,3 +108,30 @@ func TestKindDiscovers(t *testing.T) {
 		t.Errorf("metrics read are not those declared (-declared +read):\n%s", diff)
 	}
 }
+
+// The registry entry passes the scenario's evidence K to the tracer.
+func TestKindKeepsEvidence(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Tracer.New(&Config{}, tracing.TracerOptions{Evidence: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	fsyncs(t, diskDir(t), 10)
+	evs, _, err := tr.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, m := range tr.Metrics() {
+		if n := len(evs[m]); n > 3 {
+			t.Errorf("%d %s events kept, at most 3 asked for", n, m)
+		}
+		kept += len(evs[m])
+	}
+	if kept == 0 {
+		t.Errorf("no evidence kept of any irq during 10 fsyncs")
+	}
+}

@@ -1,10 +1,15 @@
 package offcpu
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cilium/ebpf/rlimit"
 	"github.com/goccy/go-yaml/parser"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -39,5 +44,30 @@ func TestParseConfig(t *testing.T) {
 				t.Errorf("metrics %s", got)
 			}
 		})
+	}
+}
+
+// The registry entry passes the scenario's evidence K to the tracer.
+func TestKindKeepsEvidence(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Tracer.New(&Config{}, tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := tr.AddThread(unix.Gettid()); err != nil {
+		t.Fatal(err)
+	}
+	nanosleeps(t, 10, time.Millisecond)
+	evs, _, err := tr.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(evs["offcpu.blocked"]); n != 3 {
+		t.Errorf("%d offcpu.blocked events kept, want the 3 asked for", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf/rlimit"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
 
@@ -70,5 +71,27 @@ func TestParseConfig(t *testing.T) {
 				t.Errorf("JSON %s decodes to another config (-parsed +decoded):\n%s", b, diff)
 			}
 		})
+	}
+}
+
+// The registry entry passes the scenario's evidence K to the tracer.
+func TestKindKeepsEvidence(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Tracer.New(&Config{Vectors: []string{"net_rx"}}, tracing.TracerOptions{Evidence: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	tcpPingPong(t, 100, -1)
+	evs, _, err := tr.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tr.Metrics() {
+		if n := len(evs[m]); n != 3 {
+			t.Errorf("%d %s events kept, want the 3 asked for", n, m)
+		}
 	}
 }
