@@ -6,9 +6,14 @@ import (
 	"math"
 )
 
+// JSONSchemaVersion is the version of the document WriteJSON writes
+// (docs/compare.schema.json).
+const JSONSchemaVersion = 1
+
 // JSONReport is the document WriteJSON writes. Numbers that do not exist
 // (a quantile of no events, an interval not computed) are null.
 type JSONReport struct {
+	Schema    int            `json:"schema"`
 	Headline  string         `json:"headline"`
 	Baseline  JSONSide       `json:"baseline"`
 	Candidate JSONSide       `json:"candidate"`
@@ -101,6 +106,7 @@ func nonNil(s []string) []string {
 // JSON converts r to its JSON document.
 func (r *Report) JSON() JSONReport {
 	out := JSONReport{
+		Schema:    JSONSchemaVersion,
 		Headline:  r.Headline(),
 		Baseline:  JSONSide(r.Base),
 		Candidate: JSONSide(r.Cand),
