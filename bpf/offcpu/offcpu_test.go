@@ -188,18 +188,24 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			if err := tr.Reset(); err != nil {
 				t.Fatal(err)
 			}
+			// The kernel's counts read before and after each of adding
+			// and removing the thread bound what the tracer may count:
+			// at least what happened between the inner readings, at most
+			// what happened between the outer ones.
+			vol0, invol0 := switches(t, tid)
 			if err := tr.AddThread(tid); err != nil {
 				t.Fatal(err)
 			}
-			vol0, invol0 := switches(t, tid)
+			vol1, invol1 := switches(t, tid)
 			// Spin beside the hog: preempted at each of its slices.
 			for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
 			}
 			nanosleeps(t, 100, 100*time.Microsecond)
-			vol1, invol1 := switches(t, tid)
+			vol2, invol2 := switches(t, tid)
 			if err := tr.RemoveThread(tid); err != nil {
 				t.Fatal(err)
 			}
+			vol3, invol3 := switches(t, tid)
 			hs, err := tr.Read()
 			if err != nil {
 				t.Fatal(err)
@@ -208,18 +214,20 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vol, invol := vol1-vol0, invol1-invol0
 			blocked, runnable := hs["offcpu.blocked"].Count(), hs["offcpu.runnable"].Count()
-			t.Logf("blocked %d (kernel: %d voluntary switches), runnable %d (kernel: %d involuntary), missed %d; runnable p50 %v",
-				blocked, vol, runnable, invol, missed, time.Duration(hs["offcpu.runnable"].Quantile(0.5)))
-			// The switches between reading the counts and adding or
-			// removing the thread are the slack.
-			if blocked+missed+3 < vol || blocked > vol+3 {
-				t.Errorf("offcpu.blocked counted %d (missed %d), the kernel %d voluntary switches", blocked, missed, vol)
+			t.Logf("blocked %d (kernel: %d-%d voluntary switches), runnable %d (kernel: %d-%d involuntary), missed %d; runnable p50 %v",
+				blocked, vol2-vol1, vol3-vol0, runnable, invol2-invol1, invol3-invol0, missed, time.Duration(hs["offcpu.runnable"].Quantile(0.5)))
+			// In about one run in ten, one involuntary switch of the
+			// inner window is not seen, though no program run was
+			// skipped and no task storage was busy (cause not found):
+			// one such loss is allowed.
+			if blocked+missed+1 < vol2-vol1 || blocked > vol3-vol0 {
+				t.Errorf("offcpu.blocked counted %d (missed %d), the kernel %d-%d voluntary switches (one loss allowed)", blocked, missed, vol2-vol1, vol3-vol0)
 			}
-			if runnable+missed+3 < invol || runnable > invol+3 {
-				t.Errorf("offcpu.runnable counted %d (missed %d), the kernel %d involuntary switches", runnable, missed, invol)
+			if runnable+missed+1 < invol2-invol1 || runnable > invol3-invol0 {
+				t.Errorf("offcpu.runnable counted %d (missed %d), the kernel %d-%d involuntary switches (one loss allowed)", runnable, missed, invol2-invol1, invol3-invol0)
 			}
+			invol := invol2 - invol1
 			if invol < 10 {
 				t.Errorf("only %d involuntary switches spinning beside a hog for 300 ms", invol)
 			}
