@@ -45,18 +45,29 @@ func Params(s *Scenario) string {
 		}
 		tr[name] = c
 	}
+	w := s.Workload.withDefaults()
+	if cp, ok := w.Params.(canonicalParams); ok {
+		w.Params = cp.Canonical()
+	}
 	b, err := json.Marshal(struct {
 		Version  int      `json:"v"`
 		Workload Workload `json:"workload"`
 		Tracers  Tracers  `json:"tracers"`
 		Duration int64    `json:"duration_ns"`
-	}{1, s.Workload.withDefaults(), tr, int64(s.Duration)})
+	}{1, w, tr, int64(s.Duration)})
 	if err != nil {
 		// These types always marshal.
 		panic(err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// canonicalParams is a workload kind's parameters that hold what does not
+// change the measurement (where a checkout is, a process's pid); Params
+// hashes its canonical form, a JSON object.
+type canonicalParams interface {
+	Canonical() any
 }
 
 // canonicalConfig is a tracer config that has several spellings of one

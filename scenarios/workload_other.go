@@ -11,3 +11,5 @@ func newPingpongKind(Workload, int) (kindLoad, error) { return nil, ErrUnsupport
 func newTimerKind(Workload, int) (kindLoad, error)    { return nil, ErrUnsupported }
 func newForkKind(Workload, int) (kindLoad, error)     { return nil, ErrUnsupported }
 func newNoiseKind(Workload, int) (kindLoad, error)    { return nil, ErrUnsupported }
+func newExecKind(Workload, int) (kindLoad, error)     { return nil, ErrUnsupported }
+func newAttachKind(Workload, int) (kindLoad, error)   { return nil, ErrUnsupported }

@@ -60,6 +60,8 @@ type workerReply struct {
 // main calls it first thing when IsWorker reports true; so do the TestMain
 // functions of packages whose tests run trials.
 func WorkerMain() int {
+	// What the worker starts (an exec workload's commands) is no worker.
+	os.Unsetenv(workerEnv)
 	// The parent's SIGINT or SIGTERM ends the trial early; the tracers are
 	// detached by the deferred closes before the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -158,6 +160,7 @@ func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuO
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = workerStopGrace
 	runErr := cmd.Run()
+	removeStaleGroups() // the worker's, if it could not remove them
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -1,0 +1,243 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const goodExec = `name: my-server
+workload:
+  kind: exec
+  command: [./server, --port, 8080]
+  env: {GOMAXPROCS: 2, MODE: fast}
+  dir: bin
+  setup: [make, server]
+  teardown: [rm, -f, /tmp/server.state]
+  ready: {port: 8080, timeout: 5s}
+  load: [./client, --port, 8080, --requests, 1000]
+  ops: '^ok '
+tracers:
+  syscall: {syscalls: [read, write]}
+`
+
+func TestParseExec(t *testing.T) {
+	s, err := Parse("/work/perf/server.yaml", []byte(goodExec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Exec{
+		Command:  []string{"./server", "--port", "8080"},
+		Env:      map[string]string{"GOMAXPROCS": "2", "MODE": "fast"},
+		Dir:      "/work/perf/bin",
+		Setup:    []string{"make", "server"},
+		Teardown: []string{"rm", "-f", "/tmp/server.state"},
+		Ready:    &Ready{Port: "8080", Timeout: 5 * time.Second},
+		Load:     []string{"./client", "--port", "8080", "--requests", "1000"},
+		Ops:      "^ok ",
+	}
+	if s.Workload.Kind != "exec" {
+		t.Fatalf("kind %q", s.Workload.Kind)
+	}
+	if diff := cmp.Diff(want, s.Workload.Params); diff != "" {
+		t.Errorf("exec parameters (-want +got):\n%s", diff)
+	}
+	// The parameters cross to a trial worker as JSON and come back whole.
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Scenario
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back.Workload.Params); diff != "" {
+		t.Errorf("after a JSON round trip (-want +got):\n%s", diff)
+	}
+	if ThreadsAttributable(s.Workload) {
+		t.Error("an exec workload's threads are not this process's")
+	}
+}
+
+func TestParseExecDefaults(t *testing.T) {
+	tests := []struct {
+		name, workload string
+		want           *Exec
+	}{
+		{"command only", "  command: [dd, if=/dev/zero, of=/dev/null, count=10]",
+			&Exec{Command: []string{"dd", "if=/dev/zero", "of=/dev/null", "count=10"}}},
+		{"ready file, default timeout", "  command: [sh, -c, 'touch ready; sleep 1']\n  ready: {file: ready}",
+			&Exec{Command: []string{"sh", "-c", "touch ready; sleep 1"}, Ready: &Ready{File: "ready", Timeout: DefaultReadyTimeout}}},
+		{"ready host:port", "  command: [srv]\n  ready:\n    port: '[::1]:9000'",
+			&Exec{Command: []string{"srv"}, Ready: &Ready{Port: "[::1]:9000", Timeout: DefaultReadyTimeout}}},
+		{"absolute dir", "  command: [srv]\n  dir: /opt/srv",
+			&Exec{Command: []string{"srv"}, Dir: "/opt/srv"}},
+		{"empty env value", "  command: [srv]\n  env: {EMPTY: ''}",
+			&Exec{Command: []string{"srv"}, Env: map[string]string{"EMPTY": ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "name: x\nworkload:\n  kind: exec\n" + tt.workload + "\ntracers:\n  sched: {}\n"
+			s, err := Parse("x.yaml", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, s.Workload.Params); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A relative dir is relative to the scenario file; a built-in's is left
+// relative to the working directory.
+func TestParseExecDir(t *testing.T) {
+	src := "name: x\nworkload:\n  kind: exec\n  command: [srv]\n  dir: ../bin\ntracers:\n  sched: {}\n"
+	s, err := Parse("perf/sub/x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("perf/bin")
+	if got := s.Workload.Params.(*Exec).Dir; got != abs {
+		t.Errorf("dir %q, want %q", got, abs)
+	}
+	s, err = Parse("builtin:x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Workload.Params.(*Exec).Dir; got != "../bin" {
+		t.Errorf("built-in's dir %q, want ../bin", got)
+	}
+}
+
+func TestParseExecErrors(t *testing.T) {
+	tests := []struct {
+		name, workload string
+		want           string // the "file:line:column: " prefix and a part of the message
+	}{
+		{"no command", "  ops: x",
+			`x.yaml:2:1: workload kind exec needs command: the program to measure and its arguments`},
+		{"command a string", "  command: dd if=/dev/zero",
+			`x.yaml:4:12: command must be a list of arguments, not a string; write [sh, -c, "dd if=/dev/zero"] to run it in a shell`},
+		{"command a mapping", "  command: {a: b}",
+			`x.yaml:4:13: command must be a list of arguments, e.g. [sh, -c, "echo hi"], got a mapping`},
+		{"empty command", "  command: []",
+			`x.yaml:4:12: command is empty; give the program and its arguments`},
+		{"argument a list", "  command: [sh, [x]]",
+			`x.yaml:4:17: the arguments of command must be strings, got a list`},
+		{"empty program", "  command: ['', x]",
+			`x.yaml:4:13: the program name of command is empty`},
+		{"load a string", "  command: [srv]\n  load: client --n 3",
+			`x.yaml:5:9: load must be a list of arguments, not a string`},
+		{"env a list", "  command: [srv]\n  env: [A=1]",
+			`x.yaml:5:8: workload.env must be a mapping, got a list`},
+		{"env value a list", "  command: [srv]\n  env: {A: [1]}",
+			`x.yaml:5:12: env A must be a string, got a list`},
+		{"empty dir", "  command: [srv]\n  dir: ''",
+			`x.yaml:5:8: dir is empty`},
+		{"bad ops", "  command: [srv]\n  ops: '(ok'",
+			"x.yaml:5:8: ops \"(ok\" is not a regular expression"},
+		{"ready neither", "  command: [srv]\n  ready: {timeout: 3s}",
+			`x.yaml:5:3: ready needs port (a TCP port that accepts, e.g. port: 8080) or file`},
+		{"ready both", "  command: [srv]\n  ready: {port: 80, file: x}",
+			`x.yaml:5:21: ready takes one of port and file, not both`},
+		{"ready bad port", "  command: [srv]\n  ready: {port: 70000}",
+			`x.yaml:5:17: ready port must be from 1 to 65535, got 70000`},
+		{"ready port not an address", "  command: [srv]\n  ready: {port: localhost}",
+			`x.yaml:5:17: ready port "localhost": want a port number or host:port`},
+		{"ready unknown key", "  command: [srv]\n  ready: {url: http://x}",
+			`x.yaml:5:11: unknown key "url" in workload.ready; allowed: port, file, timeout`},
+		{"ready timeout without unit", "  command: [srv]\n  ready: {port: 80, timeout: 10}",
+			`x.yaml:5:30: timeout "10" has no unit`},
+		{"ready timeout too long", "  command: [srv]\n  ready: {port: 80, timeout: 1h}",
+			`x.yaml:5:30: timeout must be from 1ms to 10m0s, got 1h`},
+		{"key of another kind", "  command: [srv]\n  threads: 2",
+			`x.yaml:5:3: threads does not apply to workload kind exec; exec takes: command, env, dir, setup, teardown, ready, load, ops, noise`},
+		{"attach in a file", "  pid: 1",
+			`workload kind attach is what tailgate run --pid PID and --cgroup PATH measure`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kind := "exec"
+			if strings.Contains(tt.name, "attach") {
+				kind = "attach"
+			}
+			src := "name: x\nworkload:\n  kind: " + kind + "\n" + tt.workload + "\ntracers:\n  sched: {}\n"
+			_, err := Parse("x.yaml", []byte(src))
+			if err == nil {
+				t.Fatalf("no error; want %s", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error\n\t%v\nwant it to hold\n\t%s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestExecCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Exec
+		want string // "" for valid
+	}{
+		{"valid", Exec{Command: []string{"dd"}}, ""},
+		{"no command", Exec{}, "command is empty"},
+		{"NUL in an argument", Exec{Command: []string{"sh", "a\x00b"}}, "NUL"},
+		{"bad env name", Exec{Command: []string{"sh"}, Env: map[string]string{"A=B": "1"}}, "bad variable name"},
+		{"bad ops", Exec{Command: []string{"sh"}, Ops: "("}, "ops:"},
+		{"ready without what", Exec{Command: []string{"sh"}, Ready: &Ready{Timeout: time.Second}}, "one of port or file"},
+		{"ready without timeout", Exec{Command: []string{"sh"}, Ready: &Ready{File: "x"}}, ""}, // defaulted
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := Workload{Kind: "exec", Params: &tt.e}
+			err := w.withDefaults().check()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want one holding %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The digest of an exec workload is that of its programs, not of where
+// the checkout is; an attached process's, not of its pid.
+func TestExecParams(t *testing.T) {
+	parse := func(src, yaml string) *Scenario {
+		t.Helper()
+		s, err := Parse(src, []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := parse("/ci/run1/perf/x.yaml", goodExec)
+	b := parse("/home/me/src/perf/x.yaml", goodExec)
+	if a.Workload.Params.(*Exec).Dir == b.Workload.Params.(*Exec).Dir {
+		t.Fatal("test needs different dirs")
+	}
+	if Params(a) != Params(b) {
+		t.Error("the same scenario in two checkouts has two digests")
+	}
+	c := parse("/ci/run1/perf/x.yaml", strings.Replace(goodExec, "--requests, 1000", "--requests, 2000", 1))
+	if Params(a) == Params(c) {
+		t.Error("a different load has the same digest")
+	}
+	s := *a
+	s.Workload = AttachWorkload(Attach{PID: 100})
+	p100 := Params(&s)
+	s.Workload = AttachWorkload(Attach{PID: 200})
+	if Params(&s) != p100 {
+		t.Error("two pids of one --pid measurement have two digests")
+	}
+	s.Workload = AttachWorkload(Attach{Cgroup: "/sys/fs/cgroup/a"})
+	if Params(&s) == p100 {
+		t.Error("a cgroup and a pid have one digest")
+	}
+}
