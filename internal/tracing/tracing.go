@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -80,9 +81,9 @@ type Tracer struct {
 	hist     *ebpf.Map
 	stats    *ebpf.Map
 	tids     *ebpf.Map
-	gen      uint64 // last follow_gen written
-	missBase uint64 // recursion misses at the last Reset
-	biased   bool   // followed carries followBias (FollowProcess)
+	gen      atomic.Uint64 // last follow_gen written; workload threads register concurrently
+	missBase uint64        // recursion misses at the last Reset
+	biased   bool          // followed carries followBias (FollowProcess)
 	ev       *evidence
 	ncpu     int
 }
@@ -278,8 +279,7 @@ func (t *Tracer) bumpGen() error {
 	if !ok {
 		return nil
 	}
-	t.gen++
-	if err := v.Set(t.gen); err != nil {
+	if err := v.Set(t.gen.Add(1)); err != nil {
 		return fmt.Errorf("%s: follow_gen: %w", t.name, err)
 	}
 	return nil
