@@ -293,7 +293,7 @@ func TestActionSteps(t *testing.T) {
 			released(t, runAction(t, a, w, gh, env), env, ref)
 		}
 	})
-	t.Run("tag read from the action's path", func(t *testing.T) {
+	t.Run("tag read from the action's path, before github.action_ref", func(t *testing.T) {
 		// Where the runner unpacks a used action: _actions/OWNER/NAME/REF.
 		p := filepath.Join(t.TempDir(), "_actions", "octo", "tailgate", "v0.9.0")
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -301,7 +301,8 @@ func TestActionSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		gh, env := actionEnv(t, srv, 9)
-		gh["action_path"] = p
+		// An outer composite action's ref, as the runner gives a nested one.
+		gh["action_path"], gh["action_ref"], gh["action_repository"] = p, "v7", "octo/outer"
 		w := clone(with)
 		w["comment"] = "false"
 		released(t, runAction(t, a, w, gh, env), env, "v0.9.0")
