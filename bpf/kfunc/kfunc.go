@@ -11,7 +11,9 @@ package kfunc
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -54,7 +56,9 @@ type Options struct {
 }
 
 // New checks that the running kernel has the functions (an
-// *UnknownFunctionError if not), then loads and attaches the tracer.
+// *UnknownFunctionError if not), then loads and attaches the tracer. A
+// kernel that allows none of the variants tried is an error wrapping
+// ebpf.ErrNotSupported.
 func New(opts Options) (*tracing.Tracer, error) {
 	if err := validate(opts.Functions); err != nil {
 		return nil, err
@@ -98,6 +102,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Evidence: opts.Evidence,
 	}
 	var errs []error
+	missing := true // every variant failed for want of a kernel feature
 	for _, v := range variants {
 		var t *tracing.Tracer
 		var err error
@@ -117,9 +122,61 @@ func New(opts Options) (*tracing.Tracer, error) {
 		if errors.Is(err, tracing.ErrPrivileges) {
 			return nil, err // another variant will not do better
 		}
+		if !unsupported(v, err) {
+			missing = false
+		}
 		errs = append(errs, fmt.Errorf("%s: %w", v, err))
 	}
+	if missing {
+		return nil, &UnsupportedError{Variants: variants, Errs: errs}
+	}
 	return nil, fmt.Errorf("kfunc: %w", errors.Join(errs...))
+}
+
+// UnsupportedError is a kernel that allows none of the variants tried:
+// no BPF trampolines (fentry refused to a process that may load BPF) and
+// no kprobes. It matches ebpf.ErrNotSupported; Errs are each variant's
+// failure, in the order of Variants.
+type UnsupportedError struct {
+	Variants []tracing.Variant
+	Errs     []error
+}
+
+func (e *UnsupportedError) Error() string {
+	var why []string
+	for _, v := range e.Variants {
+		switch v {
+		case Fentry:
+			why = append(why, "fentry (the kernel refuses trampoline programs)")
+		case Kprobe:
+			why = append(why, "kprobe (no kprobe PMU, no kprobe_events in tracefs)")
+		}
+	}
+	if len(why) == 1 {
+		return "kfunc: this kernel does not allow " + why[0]
+	}
+	return "kfunc: this kernel allows neither " + strings.Join(why, " nor ")
+}
+
+func (e *UnsupportedError) Unwrap() []error { return append([]error{ebpf.ErrNotSupported}, e.Errs...) }
+
+// unsupported reports whether variant v failed for want of a kernel
+// feature, not of the functions or the programs: trampolines refused to a
+// process that may load BPF, or no kprobes (neither the kprobe PMU nor
+// tracefs's kprobe_events).
+func unsupported(v tracing.Variant, err error) bool {
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return true
+	}
+	if v == Kprobe {
+		for _, p := range []string{"/sys/bus/event_source/devices/kprobe/type", "/sys/kernel/tracing/kprobe_events", "/sys/kernel/debug/tracing/kprobe_events"} {
+			if _, err := os.Stat(p); err == nil {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // loadFentry loads a fentry/fexit pair for each function: a trampoline

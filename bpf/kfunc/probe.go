@@ -1,8 +1,6 @@
 package kfunc
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -13,21 +11,16 @@ import (
 const probeFunction = "vfs_read"
 
 // Probe reports the variant New picks on the running kernel, by loading
-// the tracer on vfs_read and closing it again. When no variant works, the
-// error says why each failed. It needs the privileges New needs.
+// the tracer on vfs_read and closing it again. A kernel that allows
+// neither variant is an *UnsupportedError (ebpf.ErrNotSupported) that says
+// why for each. It needs the privileges New needs.
 func Probe() (tracing.Variant, error) {
-	var errs []error
-	for _, v := range []tracing.Variant{Fentry, Kprobe} {
-		err := ProbeVariant(v)
-		if err == nil {
-			return v, nil
-		}
-		if errors.Is(err, tracing.ErrPrivileges) {
-			return "", err
-		}
-		errs = append(errs, err)
+	t, err := New(Options{TGID: uint32(os.Getpid()), Functions: []string{probeFunction}})
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("kfunc: neither variant works on this kernel: %w", errors.Join(errs...))
+	v := t.Variant()
+	return v, t.Close()
 }
 
 // ProbeVariant reports whether variant v loads and attaches on the running

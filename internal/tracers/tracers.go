@@ -12,6 +12,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/softirq"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/bpf/tcp"
+	"github.com/tailgate-ci/tailgate/bpf/ufunc"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -24,6 +25,7 @@ var All = []tracing.Kind{
 	offcpu.Tracer,
 	irq.Tracer,
 	softirq.Tracer,
+	ufunc.Tracer,
 }
 
 // Lookup returns the tracer named name.

@@ -122,13 +122,13 @@ func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach Attac
 
 // probeLoadError is loadError for programs the kernel may refuse with
 // EPERM for want of a feature rather than of privileges (a fentry program
-// where there are no BPF trampolines): a process that has the privileges
-// is told so, and the error does not match ErrPrivileges, so that the
-// tracer goes on to its next variant.
+// where there are no BPF trampolines): to a process that has the
+// privileges, the error is ebpf.ErrNotSupported and says so, and does not
+// match ErrPrivileges, so that the tracer goes on to its next variant.
 func probeLoadError(tracer string, err error) error {
 	var ve *ebpf.VerifierError
 	if !errors.As(err, &ve) && (errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission)) && CheckPrivileges() == nil {
-		return fmt.Errorf("the kernel refused the program though this process may load BPF: %v", err)
+		return fmt.Errorf("%w: the kernel refused the program though this process may load BPF: %v", ebpf.ErrNotSupported, err)
 	}
 	return loadError(tracer, err)
 }
