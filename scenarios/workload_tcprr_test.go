@@ -172,3 +172,20 @@ func TestTCPRRCancel(t *testing.T) {
 	}
 	checkGoroutines(t, before)
 }
+
+// TestTCPRRWithNoise: CPU hogs beside the pairs, as any kind may have.
+func TestTCPRRWithNoise(t *testing.T) {
+	before := runtime.NumGoroutine()
+	r, err := NewWorkload(Workload{Kind: "tcp-rr", Noise: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := runFor(t, r, 200*time.Millisecond)
+	if h := st.Metrics[MetricTCPRR]; st.Ops == 0 || h == nil || h.Count() != st.Ops {
+		t.Errorf("%d round trips, %s histogram %v", st.Ops, MetricTCPRR, h)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkGoroutines(t, before)
+}
