@@ -269,11 +269,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f.register(fs)
 	var tf targetFlags
 	tf.register(fs)
+	var af attachFlags // attach.go
+	af.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`, - for standard output (with several targets: FILE-TARGET.json each)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
-	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n\n"+
+	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n"+
+		"       tailgate run [SCENARIO...] --pid PID | --cgroup PATH [--trials N] [--duration D] [-o FILE]\n\n"+
 		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
-		"Without --kernel, --target or --vm the scenarios run on this kernel.\n\n")
+		"Without --kernel, --target or --vm the scenarios run on this kernel.\n"+
+		"With --pid or --cgroup their tracers measure that process tree or group instead of their workloads.\n\n")
 	names, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -283,6 +287,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	ss, err := lookupScenarios(names)
 	if err != nil {
+		return err
+	}
+	if ss, err = af.apply(ss, len(names) > 0, &tf); err != nil {
 		return err
 	}
 	if err := checkTargetsFile(tf.file); err != nil {

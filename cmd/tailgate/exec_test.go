@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// The examples of the README's "Your own workload", as shipped in
+// testdata/exec.
+
+func TestExampleShellPipeline(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "shell.json")
+	code, _, stderr := runInProcess(t, "run", "../../testdata/exec/shell.yaml", "--trials", "2", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	s := loadResult(t, out).Find("sha256-pipe")
+	if s == nil {
+		t.Fatal("no sha256-pipe in the result")
+	}
+	for i, tr := range s.Metrics["syscall.write"].Trials {
+		// dd's 2048 writes of 64 KiB into the pipe; sha256sum writes its
+		// one line.
+		if n := tr.Summary.Count; n < 2048 || n > 2048+20 {
+			t.Errorf("trial %d: %d writes, want dd's 2048 and a few", i+1, n)
+		}
+	}
+	for i, tr := range s.Metrics["syscall.read"].Trials {
+		// dd's 2048 reads of /dev/zero, and sha256sum's of the pipe, at
+		// least as many.
+		if n := tr.Summary.Count; n < 2*2048 {
+			t.Errorf("trial %d: %d reads, want at least 2×2048", i+1, n)
+		}
+	}
+}
+
+// The server and its client: the client's requests are the ops, the
+// server's writes (one answer each) what is counted; the client's own
+// writes, as many, are not.
+func TestExampleServerClient(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir+"/", "../../testdata/exec/echo/server", "../../testdata/exec/echo/client")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	yaml, err := os.ReadFile("../../testdata/exec/echo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another port than the example's, so that a copy someone runs does
+	// not collide with the test.
+	port := strconv.Itoa(20000 + rand.IntN(20000))
+	yaml = bytes.ReplaceAll(yaml, []byte("7071"), []byte(port))
+	if err := os.WriteFile(filepath.Join(dir, "echo.yaml"), yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "echo.json")
+	code, _, stderr := runInProcess(t, "run", filepath.Join(dir, "echo.yaml"), "--trials", "2", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	s := loadResult(t, out).Find("echo-server")
+	if s == nil {
+		t.Fatal("no echo-server in the result")
+	}
+	const requests = 5000 // the example's -n
+	for i, tr := range s.Metrics["syscall.write"].Trials {
+		if tr.Ops != requests {
+			t.Errorf("trial %d: %d ops, want the client's %d ok lines", i+1, tr.Ops, requests)
+		}
+		// The Go runtime may write now and then (to wake its poller).
+		if n := tr.Summary.Count; n < requests || n > requests*11/10 {
+			t.Errorf("trial %d: %d writes, want the server's %d answers (the client's as many are not the group's)", i+1, n, requests)
+		}
+	}
+}
+
+// markerEnv marks the processes of a test's exec workload.
+const markerEnv = "TAILGATE_TEST_MARKER"
+
+// marked returns the live processes whose environment holds marker m.
+func marked(m string) []int {
+	needle := []byte(markerEnv + "=" + m + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, needle) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// ^C at the terminal: SIGINT to tailgate's whole process group while its
+// command hangs, ignoring the signals it can. tailgate exits 3, and
+// leaves no process and no group behind.
+func TestExecInterruptLeavesNothing(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	bin := buildTailgate(t)
+	m := fmt.Sprintf("m%x", rand.Uint64())
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "hang.yaml")
+	if err := os.WriteFile(scenario, []byte(`name: hang
+workload:
+  kind: exec
+  command: [sh, -c, "trap '' INT TERM HUP; sleep 1000 & sleep 1000; wait"]
+  env: {`+markerEnv+`: `+m+`}
+tracers:
+  sched: {}
+trials: 3
+warmup: 0s
+duration: 1m
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := cgroup.Owned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", scenario, "-o", filepath.Join(dir, "hang.json"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(30 * time.Second); len(marked(m)) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not start:\n%s", stderr.String())
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInfra {
+			t.Errorf("tailgate exited %v, want exit %d (interrupted)\n%s", err, exitInfra, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("tailgate still running 20 s after SIGINT:\n%s", stderr.String())
+	}
+	if pids := marked(m); len(pids) > 0 {
+		t.Errorf("processes left running: %v", pids)
+	}
+	after, err := cgroup.Owned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range after {
+		owner, _ := strconv.Atoi(strings.SplitN(filepath.Base(g), ".", 2)[0])
+		if !slices.Contains(before, g) && !processRuns(owner) {
+			t.Errorf("cgroup left: %s", g)
+		}
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+	}
+}
+
+func processRuns(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return pid > 0 && err == nil
+}
