@@ -1,9 +1,6 @@
 package scenarios
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // MetricTCPRR is the tcp-rr workload's own metric: a client's round trip,
 // from writing the request to reading the response's last byte.
@@ -55,7 +52,7 @@ var tcpRRKind = WorkloadKind{
 		if !ok || p == nil {
 			return fmt.Errorf("workload kind tcp-rr takes its parameters as *TCPRR, got %T", w.Params)
 		}
-		return errors.Join(checkIntRange("pairs", w.Pairs, 1, maxPairs), p.check())
+		return firstError([]error{checkIntRange("pairs", w.Pairs, 1, maxPairs), p.check()})
 	},
 	New: newTCPRRKind,
 	Metrics: []WorkloadMetric{{
@@ -90,10 +87,7 @@ func (p TCPRR) withDefaults() TCPRR {
 // check validates p, with defaults filled in, as built in Go; the parser
 // checks the same with positions.
 func (p TCPRR) check() error {
-	return errors.Join(
-		checkMessageSize("request", p.Request),
-		checkMessageSize("response", p.Response),
-	)
+	return firstError([]error{checkMessageSize("request", p.Request), checkMessageSize("response", p.Response)})
 }
 
 func checkMessageSize(what string, n int) error {
