@@ -91,7 +91,7 @@ type Scenario struct {
 // TracerInfo records how a tracer was attached.
 type TracerInfo struct {
 	Name    string `json:"name"`
-	Variant string `json:"variant"` // tp_btf or raw_tp
+	Variant string `json:"variant"` // tracing.Variant: tp_btf, raw_tp, fentry, kprobe, uprobe
 }
 
 // Metric is one latency metric over the trials.
