@@ -1,6 +1,7 @@
 package ufunc
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,7 +18,7 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cc := c.(*Config)
-		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID})
+		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence})
 	},
 	// The C library is the one non-Go binary a host is sure to have.
 	Probe: &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},
@@ -27,7 +28,7 @@ var Tracer = tracing.Kind{
 //
 //	tracers:
 //	  ufunc:
-//	    binary: ./server        # a path, a library's name (libc.so.6) or a command in $PATH
+//	    binary: ./server        # a path (relative to the scenario file), a library's name (libc.so.6) or a command in $PATH
 //	    symbols: [handle_request]
 //
 // The binary is looked at when the tracer loads, not when the file is
@@ -49,10 +50,11 @@ func (c *Config) Metrics() []string {
 // Primary is every metric: the functions are what the scenario is about.
 func (c *Config) Primary() []string { return c.Metrics() }
 
-// Canonical returns c with its symbols sorted: the order changes the
-// order of the metrics, not what is measured.
+// Canonical returns c with its symbols sorted (the order changes the
+// order of the metrics, not what is measured) and the binary's base name,
+// as the metrics name it: where a checkout is differs between machines.
 func (c *Config) Canonical() tracing.Config {
-	return &Config{Binary: c.Binary, Symbols: slices.Sorted(slices.Values(c.Symbols))}
+	return &Config{Binary: filepath.Base(c.Binary), Symbols: slices.Sorted(slices.Values(c.Symbols))}
 }
 
 func parse(f config.Field, _ tracing.Workload) (tracing.Config, error) {
@@ -70,6 +72,7 @@ func parse(f config.Field, _ tracing.Workload) (tracing.Config, error) {
 			if c.Binary == "" {
 				return nil, sf.Value.Errorf("binary is empty; give the path of an executable or shared library")
 			}
+			c.Binary = relativeTo(sf.Value.Source(), c.Binary)
 		case "symbols":
 			if c.Symbols, err = parseSymbols(sf); err != nil {
 				return nil, err
@@ -83,6 +86,17 @@ func parse(f config.Field, _ tracing.Workload) (tracing.Config, error) {
 		return nil, f.KeyAt.Errorf("the ufunc tracer needs symbols, the functions to time, e.g. symbols: [handle_request]")
 	}
 	return c, nil
+}
+
+// relativeTo resolves a relative path (one with a slash: ./server) against
+// the directory of the scenario file source, as the exec workload's dir
+// is; a name (libc.so.6, sh) is looked up when the tracer loads (Resolve),
+// and a built-in scenario has no directory.
+func relativeTo(source, binary string) string {
+	if filepath.IsAbs(binary) || !strings.Contains(binary, "/") || source == "" || strings.HasPrefix(source, "builtin:") {
+		return binary
+	}
+	return filepath.Join(filepath.Dir(source), binary)
 }
 
 func parseSymbols(f config.Field) ([]string, error) {

@@ -19,7 +19,7 @@ func parseEntry(t *testing.T, src string) (tracing.Config, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := config.NewNode("test.yaml", f.Docs[0].Body).Fields("tracers", nil)
+	fs, err := config.NewNode("dir/test.yaml", f.Docs[0].Body).Fields("tracers", nil)
 	if err != nil || len(fs) != 1 {
 		t.Fatalf("fields: %v, %v", fs, err)
 	}
@@ -32,16 +32,18 @@ func TestParseConfig(t *testing.T) {
 		want      *Config
 		wantErr   string
 	}{
-		{name: "flow", src: "ufunc: {binary: ./server, symbols: [handle, parse]}", want: &Config{Binary: "./server", Symbols: []string{"handle", "parse"}}},
+		{name: "flow", src: "ufunc: {binary: ./server, symbols: [handle, parse]}", want: &Config{Binary: "dir/server", Symbols: []string{"handle", "parse"}}},
+		{name: "absolute", src: "ufunc: {binary: /srv/server, symbols: [handle]}", want: &Config{Binary: "/srv/server", Symbols: []string{"handle"}}},
+		{name: "in PATH", src: "ufunc: {binary: server, symbols: [handle]}", want: &Config{Binary: "server", Symbols: []string{"handle"}}},
 		{name: "block", src: "ufunc:\n  binary: libc.so.6\n  symbols:\n    - malloc\n", want: &Config{Binary: "libc.so.6", Symbols: []string{"malloc"}}},
-		{name: "none", src: "ufunc:", wantErr: "test.yaml:1:1: the ufunc tracer needs binary"},
-		{name: "no symbols", src: "ufunc: {binary: ./server}", wantErr: "test.yaml:1:1: the ufunc tracer needs symbols"},
-		{name: "empty binary", src: `ufunc: {binary: "", symbols: [f]}`, wantErr: "test.yaml:1:17: binary is empty"},
-		{name: "empty symbols", src: "ufunc: {binary: ./server, symbols: []}", wantErr: "test.yaml:1:36: symbols is empty"},
-		{name: "symbols not a list", src: "ufunc: {binary: ./server, symbols: handle}", wantErr: "test.yaml:1:36: symbols must be a list"},
-		{name: "bad symbol", src: "ufunc: {binary: ./server, symbols: [handle, 3]}", wantErr: "test.yaml:1:45: symbols must be function names"},
-		{name: "twice", src: "ufunc: {binary: ./server, symbols: [f, f]}", wantErr: `test.yaml:1:40: symbol "f" listed twice`},
-		{name: "unknown key", src: "ufunc: {binary: ./server, symbols: [f], pid: 3}", wantErr: `test.yaml:1:41: unknown key "pid" in tracers.ufunc; allowed: binary, symbols`},
+		{name: "none", src: "ufunc:", wantErr: "dir/test.yaml:1:1: the ufunc tracer needs binary"},
+		{name: "no symbols", src: "ufunc: {binary: ./server}", wantErr: "dir/test.yaml:1:1: the ufunc tracer needs symbols"},
+		{name: "empty binary", src: `ufunc: {binary: "", symbols: [f]}`, wantErr: "dir/test.yaml:1:17: binary is empty"},
+		{name: "empty symbols", src: "ufunc: {binary: ./server, symbols: []}", wantErr: "dir/test.yaml:1:36: symbols is empty"},
+		{name: "symbols not a list", src: "ufunc: {binary: ./server, symbols: handle}", wantErr: "dir/test.yaml:1:36: symbols must be a list"},
+		{name: "bad symbol", src: "ufunc: {binary: ./server, symbols: [handle, 3]}", wantErr: "dir/test.yaml:1:45: symbols must be function names"},
+		{name: "twice", src: "ufunc: {binary: ./server, symbols: [f, f]}", wantErr: `dir/test.yaml:1:40: symbol "f" listed twice`},
+		{name: "unknown key", src: "ufunc: {binary: ./server, symbols: [f], pid: 3}", wantErr: `dir/test.yaml:1:41: unknown key "pid" in tracers.ufunc; allowed: binary, symbols`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseEntry(t, tc.src)
@@ -66,7 +68,7 @@ func TestConfigMetrics(t *testing.T) {
 	if diff := cmp.Diff([]string{"ufunc.app:parse", "ufunc.app:handle"}, c.Metrics()); diff != "" {
 		t.Error(diff)
 	}
-	if diff := cmp.Diff(&Config{Binary: "/srv/app", Symbols: []string{"handle", "parse"}}, c.Canonical()); diff != "" {
+	if diff := cmp.Diff(&Config{Binary: "app", Symbols: []string{"handle", "parse"}}, c.Canonical()); diff != "" {
 		t.Error(diff)
 	}
 }
