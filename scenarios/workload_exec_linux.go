@@ -228,7 +228,9 @@ func (l *execLoad) run(ctx context.Context) (Stats, error) {
 	}
 	// A command that runs already is started (Start); one a load talks to
 	// must still be alive.
+	started := false
 	if l.cmd == nil || len(l.e.Load) > 0 {
+		started = l.cmd == nil
 		if err := l.startCommand(ctx); err != nil {
 			return Stats{Syscalls: map[string]uint64{}}, err
 		}
@@ -236,14 +238,19 @@ func (l *execLoad) run(ctx context.Context) (Stats, error) {
 	if len(l.e.Load) > 0 {
 		return l.runLoad(ctx)
 	}
-	return l.runCommand(ctx)
+	return l.runCommand(ctx, started)
 }
 
 // runCommand waits until every process of the group has exited or ctx is
-// done, then kills what is left.
-func (l *execLoad) runCommand(ctx context.Context) (Stats, error) {
+// done, then kills what is left. Ops count from the command's start when
+// this run started it (its first lines may be counted already), else from
+// now.
+func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) {
 	c := l.cmd
-	base := c.ops.Load()
+	var base uint64
+	if !started {
+		base = c.ops.Load()
+	}
 	var failure error
 	select {
 	case <-ctx.Done():

@@ -397,7 +397,7 @@ func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []execTarget) []
 	return work
 }
 
-// gatedList names what a scenario gates: "syscall.read p99 10%".
+// gatedList names what a scenario gates, one line each: "syscall.read p99 10%".
 func gatedList(s *scenarios.Scenario) string {
 	var out []string
 	pol := scenarios.GatePolicy(s)
@@ -408,7 +408,7 @@ func gatedList(s *scenarios.Scenario) string {
 			}
 		}
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, "\n")
 }
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
