@@ -28,6 +28,9 @@ type GuestRequest struct {
 	Duration  time.Duration `json:"duration,omitempty"`
 	Warmup    time.Duration `json:"warmup,omitempty"`
 	WarmupSet bool          `json:"warmup_set,omitempty"`
+	// SkipUnsupported passes over scenarios the guest's kernel cannot
+	// trace (runner.Request.SkipUnsupported).
+	SkipUnsupported bool `json:"skip_unsupported,omitempty"`
 	// Target is where the run happens; Run fills it in.
 	Target result.Target `json:"target"`
 	// Modules are the guest paths of the modules to load, dependencies

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -59,6 +60,9 @@ func exitCode(err error) int {
 	case errors.Is(err, errRegression):
 		return exitRegression
 	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, tracing.ErrBadTarget):
+		// A function, symbol or binary to trace that does not exist.
 		return exitUsage
 	case errors.As(err, &i):
 		return exitInfra

@@ -239,6 +239,9 @@ func (f *runFlags) request(ss []*scenarios.Scenario, p *progress.Reporter) (runn
 			p.Step(done, total, label+": attaching tracers", "")
 		case "warmup":
 			p.Step(done, total, label+": warmup", "")
+		case "skipped":
+			done += req.Resolve(scenarioNamed(ss, e.Scenario)).Trials
+			p.Line(fmt.Sprintf("%s: skipped: %s", label, e.Detail))
 		case "trial":
 			if e.Detail == "" {
 				p.Step(done, total, fmt.Sprintf("%s: trial %d/%d", label, e.Trial, e.Trials), "")
@@ -249,6 +252,16 @@ func (f *runFlags) request(ss []*scenarios.Scenario, p *progress.Reporter) (runn
 		}
 	}
 	return req, nil
+}
+
+// scenarioNamed returns the scenario of ss called name.
+func scenarioNamed(ss []*scenarios.Scenario, name string) *scenarios.Scenario {
+	for _, s := range ss {
+		if s.Name == name {
+			return s
+		}
+	}
+	return &scenarios.Scenario{}
 }
 
 // classify turns a runner error into the exit code it deserves.
@@ -339,6 +352,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
+		// Every built-in: pass over those this kernel cannot trace (kfunc
+		// without fentry or kprobes), saying so; a named one must run.
+		req.SkipUnsupported = len(names) == 0
 		req.Target = result.Target{Name: t.name, Kind: "host"}
 		res, runErr := execute(ctx, t, &tf, req, p)
 		p.Done()

@@ -260,7 +260,7 @@ func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Re
 	if vm.Deadline == 0 {
 		vm.Deadline = deadline(req)
 	}
-	gr := vmtest.GuestRequest{}
+	gr := vmtest.GuestRequest{SkipUnsupported: req.SkipUnsupported}
 	for _, s := range req.Scenarios {
 		b, err := json.Marshal(req.Resolve(s))
 		if err != nil {
@@ -283,7 +283,7 @@ func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Re
 func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*result.Result, error) {
 	req := runner.Request{
 		Trials: gr.Trials, Duration: gr.Duration, Warmup: gr.Warmup, WarmupSet: gr.WarmupSet,
-		Target: gr.Target,
+		Target: gr.Target, SkipUnsupported: gr.SkipUnsupported,
 		// A boot is as fresh as a worker process: the guest runs its
 		// trials itself.
 		InProcess: true,
@@ -301,6 +301,8 @@ func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*
 			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Detail))
 		case e.Phase == "attach" || e.Phase == "warmup":
 			line(fmt.Sprintf("%s: %s", e.Scenario, e.Phase))
+		case e.Phase == "skipped":
+			line(fmt.Sprintf("%s: skipped: %s", e.Scenario, e.Detail))
 		}
 	}
 	return runner.Run(ctx, req)

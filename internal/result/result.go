@@ -33,8 +33,17 @@ type Result struct {
 	Scenarios   []Scenario  `json:"scenarios"`
 	// Partial is set when the run was interrupted or failed part way: what
 	// is here was measured, but some trials are missing.
-	Partial bool   `json:"partial,omitempty"`
-	Error   string `json:"error,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// Skipped are scenarios the run passed over: a tracer of theirs this
+	// kernel cannot load at all (a run of every built-in does that).
+	Skipped []Skipped `json:"skipped,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// Skipped is a scenario a run passed over, and why.
+type Skipped struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }
 
 // Version identifies the tailgate that wrote a Result.

@@ -39,6 +39,10 @@ type Request struct {
 	// fresh worker process. The guest inside a VM sets it: there each
 	// trial is a boot of its own.
 	InProcess bool
+	// SkipUnsupported passes over, with a note in the Result, a scenario
+	// a tracer of which this kernel cannot load at all (kfunc without
+	// fentry or kprobes), as a run of every built-in does.
+	SkipUnsupported bool `json:"skip_unsupported,omitempty"`
 	// Exe is the program to start as a trial worker; "" means this
 	// program (os.Executable).
 	Exe string
@@ -69,10 +73,27 @@ type VerifierError = tracing.VerifierError
 type AttachError struct {
 	Tracer string
 	Err    error
+	// BadTarget: what the scenario names to trace does not exist (a
+	// function, a symbol, a binary): bad input. Unsupported: the kernel
+	// cannot load the tracer at all. Both survive a worker's reply, where
+	// Err is only text.
+	BadTarget, Unsupported bool
 }
 
 func (e *AttachError) Error() string { return fmt.Sprintf("attach %s tracer: %v", e.Tracer, e.Err) }
 func (e *AttachError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is see the classes of Err after a worker's reply.
+func (e *AttachError) Is(target error) bool {
+	return (e.BadTarget && target == tracing.ErrBadTarget) || (e.Unsupported && target == ebpf.ErrNotSupported)
+}
+
+// newAttachError classifies err of attaching tracer.
+func newAttachError(tracer string, err error) *AttachError {
+	return &AttachError{Tracer: tracer, Err: err,
+		BadTarget:   errors.Is(err, tracing.ErrBadTarget),
+		Unsupported: errors.Is(err, ebpf.ErrNotSupported)}
+}
 
 // Resolve applies the request's overrides to a scenario.
 func (req Request) Resolve(s *scenarios.Scenario) *scenarios.Scenario {
@@ -161,6 +182,14 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
 		}
+		var ae *AttachError
+		if req.SkipUnsupported && errors.As(err, &ae) && ae.Unsupported && (sr == nil || sr.Trials == 0) {
+			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: ae.Error()})
+			if req.Progress != nil {
+				req.Progress(Event{Phase: "skipped", Scenario: s.Name, Index: i + 1, Count: len(req.Scenarios), Detail: ae.Error()})
+			}
+			continue
+		}
 		if sr != nil && sr.Trials > 0 {
 			res.Scenarios = append(res.Scenarios, *sr)
 		}
@@ -190,7 +219,7 @@ func attachTracers(s *scenarios.Scenario, opts tracing.TracerOptions) ([]*tracin
 			if errors.Is(err, tracing.ErrPrivileges) {
 				return nil, err
 			}
-			return nil, &AttachError{Tracer: k.Name, Err: err}
+			return nil, newAttachError(k.Name, err)
 		}
 		ts = append(ts, t)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -208,5 +209,41 @@ func TestTrialsCarryEvidence(t *testing.T) {
 		if len(tr.Slowest) != 0 {
 			t.Errorf("evidence: 0 kept %d events", len(tr.Slowest))
 		}
+	}
+}
+
+// TestSkipUnsupported: a run of every built-in passes over a scenario
+// whose tracer this kernel cannot load, saying why in the Result; a run
+// that names it fails, an error the CLI can tell apart.
+func TestSkipUnsupported(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	s, err := scenarios.Lookup("kfunc-vfs-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Trials, s.Duration, s.Warmup = 1, 100*time.Millisecond, 0
+	_, perr := kfunc.Probe()
+	supported := perr == nil
+	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s, syscallRead(t, 1, 100*time.Millisecond)}, SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Find("syscall-read") == nil {
+		t.Error("the scenario after the skipped one did not run")
+	}
+	if supported {
+		if res.Find("kfunc-vfs-read") == nil || len(res.Skipped) != 0 {
+			t.Errorf("kfunc loads here but its scenario did not run: skipped %v", res.Skipped)
+		}
+		return
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Scenario != "kfunc-vfs-read" || !strings.Contains(res.Skipped[0].Reason, "kfunc") {
+		t.Errorf("skipped = %+v, want kfunc-vfs-read with the tracer's reason", res.Skipped)
+	}
+	_, err = Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}})
+	if !errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, tracing.ErrBadTarget) {
+		t.Errorf("named unsupported scenario: err = %v, want one that is ErrNotSupported (through the worker's reply)", err)
 	}
 }

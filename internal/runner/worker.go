@@ -54,6 +54,9 @@ type workerReply struct {
 	// caller tests for: "privileges", "attach", "interrupted" or "".
 	Kind   string `json:"kind,omitempty"`
 	Tracer string `json:"tracer,omitempty"`
+	// BadTarget and Unsupported carry AttachError's classes.
+	BadTarget   bool `json:"bad_target,omitempty"`
+	Unsupported bool `json:"unsupported,omitempty"`
 }
 
 // WorkerMain runs the trial a parent asked for and returns the exit code.
@@ -115,6 +118,7 @@ func replyError(err error) workerReply {
 		r.Kind = "privileges"
 	case errors.As(err, &ae):
 		r.Kind, r.Tracer, r.Error = "attach", ae.Tracer, ae.Err.Error()
+		r.BadTarget, r.Unsupported = ae.BadTarget, ae.Unsupported
 	case errors.Is(err, context.Canceled):
 		r.Kind = "interrupted"
 	}
@@ -128,7 +132,7 @@ func (r workerReply) err() error {
 	case "privileges":
 		return fmt.Errorf("%w (%s)", ErrPrivileges, r.Error)
 	case "attach":
-		return &AttachError{Tracer: r.Tracer, Err: errors.New(r.Error)}
+		return &AttachError{Tracer: r.Tracer, Err: errors.New(r.Error), BadTarget: r.BadTarget, Unsupported: r.Unsupported}
 	case "interrupted":
 		return context.Canceled
 	}

@@ -7,6 +7,7 @@ package tracers
 
 import (
 	"github.com/tailgate-ci/tailgate/bpf/irq"
+	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/bpf/offcpu"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/softirq"
@@ -26,6 +27,7 @@ var All = []tracing.Kind{
 	irq.Tracer,
 	softirq.Tracer,
 	ufunc.Tracer,
+	kfunc.Tracer,
 }
 
 // Lookup returns the tracer named name.
