@@ -411,6 +411,14 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 	if i < 0 {
 		return w, wf.KeyAt.Errorf("workload has no kind; allowed: %s", strings.Join(kindNames(), ", "))
 	}
+	if name, err := fs[i].String(); err == nil {
+		if k, ok := lookupKind(name); ok && k.Internal {
+			// Its Parse says what the kind is for, and that files do not
+			// name it.
+			w.Kind = name
+			return w, k.Parse(&w, wf.Value, fs)
+		}
+	}
 	if w.Kind, err = fs[i].OneOf("workload kind", kindNames()); err != nil {
 		return w, err
 	}

@@ -111,6 +111,9 @@ func NewWorkload(w Workload) (Runner, error) {
 // its file and add it to workloadKinds (docs/registry.md).
 type WorkloadKind struct {
 	Name string
+	// Internal kinds (attach, what run --pid and --cgroup measure) are not
+	// written in scenario files: parsing and error messages leave them out.
+	Internal bool
 	// Keys are the YAML keys the kind takes beside kind and noise, in the
 	// order errors name them. Keys that are fields of Workload are read
 	// into them; the others are the kind's own, read by Parse.
@@ -177,9 +180,11 @@ func lookupKind(name string) (WorkloadKind, bool) {
 }
 
 func kindNames() []string {
-	names := make([]string, len(workloadKinds))
-	for i, k := range workloadKinds {
-		names[i] = k.Name
+	var names []string
+	for _, k := range workloadKinds {
+		if !k.Internal {
+			names = append(names, k.Name)
+		}
 	}
 	return names
 }

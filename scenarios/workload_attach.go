@@ -31,8 +31,9 @@ func (a *Attach) Canonical() any {
 }
 
 var attachKind = WorkloadKind{
-	Name: "attach",
-	Keys: []string{"pid", "cgroup"},
+	Name:     "attach",
+	Internal: true,
+	Keys:     []string{"pid", "cgroup"},
 	Parse: func(w *Workload, at config.Node, fs []config.Field) error {
 		return at.Errorf("workload kind attach is what tailgate run --pid PID and --cgroup PATH measure; it is not written in a scenario file")
 	},
