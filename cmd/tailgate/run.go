@@ -286,7 +286,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	af.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`, - for standard output (with several targets: FILE-TARGET.json each)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
-	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE]\n"+
+	var formats runFormats // run_format.go
+	fs.Var(&formats, "format", "also write the Result as tailgate show does, `FORMAT[=FILE]`: "+strings.Join(showFormatNames(), ", ")+" (repeatable; without =FILE to standard output, the table then to standard error)")
+	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE] [--format FORMAT[=FILE]]...\n"+
 		"       tailgate run [SCENARIO...] --pid PID | --cgroup PATH [--trials N] [--duration D] [-o FILE]\n\n"+
 		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
 		"Without --kernel, --target or --vm the scenarios run on this kernel.\n"+
@@ -324,6 +326,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	toStdout, err := formats.check(f.output, targets)
+	if err != nil {
+		return err
+	}
+	if toStdout {
+		table = stderr // stdout carries the format alone
+	}
 	work := make([][]*scenarios.Scenario, len(targets))
 	for i := range targets {
 		work[i] = ss
@@ -360,6 +369,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		p.Done()
 		if res != nil && len(res.Scenarios) > 0 {
 			if err := report.RenderRun(table, res); err != nil {
+				return err
+			}
+		}
+		if res != nil && len(res.Scenarios) > 0 {
+			if err := formats.write(res, t, len(targets), stdout, stderr); err != nil {
 				return err
 			}
 		}
