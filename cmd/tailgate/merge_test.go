@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -36,7 +37,24 @@ func TestShardRunsMerge(t *testing.T) {
 	for _, s := range r.Scenarios {
 		got = append(got, s.Name)
 	}
+	// Scenarios this kernel cannot trace (kfunc without fentry or kprobes)
+	// are passed over, and the merged Result still says so.
+	skipped := map[string]bool{}
+	for _, sk := range r.Skipped {
+		skipped[sk.Scenario] = true
+	}
+	_, kerr := kfunc.Probe()
 	for _, s := range scenarios.Builtin() {
+		_, usesKfunc := s.Tracers["kfunc"]
+		if usesKfunc && kerr != nil {
+			if !skipped[s.Name] {
+				t.Errorf("%s needs kfunc, which this kernel lacks (%v), but is not in the merged Result's skipped %v", s.Name, kerr, r.Skipped)
+			}
+			continue
+		}
+		if skipped[s.Name] {
+			t.Errorf("%s was skipped: %v", s.Name, r.Skipped)
+		}
 		want = append(want, s.Name)
 	}
 	slices.Sort(want)

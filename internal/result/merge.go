@@ -55,6 +55,11 @@ func Merge(in []Input) (*Result, error) {
 		if r.Finished.After(out.Finished) {
 			out.Finished = r.Finished
 		}
+		for _, sk := range r.Skipped {
+			if !slices.ContainsFunc(out.Skipped, func(o Skipped) bool { return o.Scenario == sk.Scenario }) {
+				out.Skipped = append(out.Skipped, sk)
+			}
+		}
 		if r.Partial {
 			out.Partial = true
 			if out.Error == "" {
