@@ -6,6 +6,7 @@
 package tracers
 
 import (
+	"github.com/tailgate-ci/tailgate/bpf/block"
 	"github.com/tailgate-ci/tailgate/bpf/irq"
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/bpf/offcpu"
@@ -26,6 +27,7 @@ var All = []tracing.Kind{
 	offcpu.Tracer,
 	irq.Tracer,
 	softirq.Tracer,
+	block.Tracer,
 	ufunc.Tracer,
 	kfunc.Tracer,
 }

@@ -1,0 +1,229 @@
+//go:build ignore
+
+/* block.bpf.c: block I/O latency of the workload's requests, in the manner
+ * of biolatency: insert into the queue -> issue to the driver (block.queue)
+ * and issue -> completion (block.rq).
+ *
+ * A request is the workload's when a traced task is the current one where
+ * it is first seen: at insert (a request going through an I/O scheduler or
+ * the software queues, inserted from the submitter's context, including
+ * the flush of its plug) or, for one issued directly, at issue. What the
+ * kernel writes on its own behalf (writeback from a kworker, a journal
+ * commit from jbd2, the flush request kblockd issues for a preflush) is
+ * not counted. Requests are keyed by their pointer, which every one of the
+ * three tracepoints gives.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hist.bpf.h"
+#include "follow.bpf.h"
+#include "evidence.bpf.h"
+#include "block.h"
+
+/* targ_dev_filter: count only the requests of the disks in devices (dev_t
+ * in the kernel's encoding, major << 20 | minor). */
+const volatile bool targ_dev_filter = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLOCK_MAX_DEVICES);
+	__type(key, __u32);
+	__type(value, __u8);
+} devices SEC(".maps");
+
+struct started {
+	__u64 insert; /* 0: issued without insert */
+	__u64 issue;  /* 0: not issued yet */
+	__u32 pid;
+	__u32 tid;
+	char comm[EVIDENCE_COMM];
+	__s32 kstack_len; /* bytes, or < 0 */
+	__u32 pad;
+	__u64 kstack[EVIDENCE_STACK]; /* where it was submitted, with evidence on */
+};
+
+/* An LRU map: a request whose completion is never seen (its pointer is
+ * reused for the next one, which resets the entry) cannot fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct started);
+} start SEC(".maps");
+
+HIST_MAPS;
+
+/* Kernels before 5.17 keep the disk in the request. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool dev_wanted(struct request *rq)
+{
+	struct request___old *old = (void *)rq;
+	struct gendisk *disk;
+	__u32 dev;
+
+	if (!targ_dev_filter)
+		return true;
+	if (bpf_core_field_exists(old->rq_disk))
+		disk = BPF_CORE_READ(old, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return false;
+	dev = ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	return bpf_map_lookup_elem(&devices, &dev) != NULL;
+}
+
+static __always_inline bool current_traced(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return follow_traced((__u32)id, id >> 32);
+}
+
+static const struct started empty = {};
+
+/* begin starts the entry of a traced request; insert is its time when
+ * inserted, 0 when issued directly. */
+static __always_inline struct started *begin(void *ctx, __u64 key, __u64 insert, __u64 issue)
+{
+	struct started *s;
+	__u64 id;
+
+	if (bpf_map_update_elem(&start, &key, &empty, BPF_ANY)) {
+		hist_miss();
+		return NULL;
+	}
+	s = bpf_map_lookup_elem(&start, &key);
+	if (!s) {
+		hist_miss();
+		return NULL;
+	}
+	id = bpf_get_current_pid_tgid();
+	s->insert = insert;
+	s->issue = issue;
+	s->pid = id >> 32;
+	s->tid = (__u32)id;
+	s->kstack_len = -1;
+	if (evidence_on) {
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+		s->kstack_len = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
+	}
+	return s;
+}
+
+/* record counts v for metric m of request s, with its submitter and the
+ * stack it was submitted with as evidence. */
+static __always_inline void record(struct started *s, __u32 m, __u64 v)
+{
+	struct evidence_event *ev;
+
+	hist_record(m, v);
+	ev = evidence_begin(m, v);
+	if (!ev)
+		return;
+	ev->pid = s->pid;
+	ev->tid = s->tid;
+	__builtin_memcpy(ev->comm, s->comm, sizeof(ev->comm));
+	ev->kstack_len = s->kstack_len;
+	__builtin_memcpy(ev->kstack, s->kstack, sizeof(ev->kstack));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline int on_insert(void *ctx, struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	if (!current_traced() || !dev_wanted(rq)) {
+		/* A stale entry of a request pointer reused by others. */
+		bpf_map_delete_elem(&start, &key);
+		return 0;
+	}
+	begin(ctx, key, bpf_ktime_get_ns(), 0);
+	return 0;
+}
+
+static __always_inline int on_issue(void *ctx, struct request *rq)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct started *s;
+
+	s = bpf_map_lookup_elem(&start, &key);
+	if (s && !s->issue) {
+		s->issue = now;
+		if (s->insert)
+			record(s, METRIC_QUEUE, now - s->insert);
+		return 0;
+	}
+	/* Issued without insert (or an entry left from an earlier use of
+	 * the pointer): the workload's when it issues it itself. */
+	if (!current_traced() || !dev_wanted(rq)) {
+		if (s)
+			bpf_map_delete_elem(&start, &key);
+		return 0;
+	}
+	begin(ctx, key, 0, now);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct started *s;
+
+	s = bpf_map_lookup_elem(&start, &key);
+	if (!s)
+		return 0;
+	if (s->issue)
+		record(s, METRIC_RQ, bpf_ktime_get_ns() - s->issue);
+	bpf_map_delete_elem(&start, &key);
+	return 0;
+}
+
+/* tp_btf variant */
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(block_rq_insert_btf, struct request *rq)
+{
+	return on_insert(ctx, rq);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(block_rq_issue_btf, struct request *rq)
+{
+	return on_issue(ctx, rq);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(block_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_complete(rq);
+}
+
+/* raw_tp variant */
+
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(block_rq_insert_raw, struct request *rq)
+{
+	return on_insert(ctx, rq);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(block_rq_issue_raw, struct request *rq)
+{
+	return on_issue(ctx, rq);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(block_rq_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_complete(rq);
+}
+
+FOLLOW_PROGS
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,150 @@
+// Package block is the block I/O tracer, in the manner of biolatency: for
+// each request of the workload, the time from its insert into the queue to
+// its issue to the driver (block.queue) and from issue to completion
+// (block.rq), from the block_rq_insert, block_rq_issue and
+// block_rq_complete tracepoints.
+//
+// A request is the workload's when one of its tasks is the current task
+// where the request is first seen: at insert (the submitter's context,
+// including the flush of its plug) or, for a request issued directly
+// without a queue, at issue. I/O the kernel does on its own behalf (page
+// writeback from a kworker, a journal commit from jbd2, the flush request
+// kblockd issues for a preflush) is not counted. Devices may be limited
+// to a list of disks; the metrics are not split per device.
+//
+// The evidence of a slow request carries its submitter and, taken while
+// evidence is on, the kernel stack it was submitted with (the fdatasync
+// that wrote it, for example).
+package block
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
+// block.h.
+var Metrics = []string{"block.queue", "block.rq"}
+
+// MaxDevices is the most devices the tracer may be limited to
+// (BLOCK_MAX_DEVICES in block.h).
+const MaxDevices = 16
+
+// Options configure the tracer.
+type Options struct {
+	TGID    uint32
+	Variant tracing.Variant
+	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	// Threads counts only the threads added with AddThread (see
+	// tracing.Options.Threads).
+	Threads bool
+	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
+	// counted (see tracing.Options.CgroupID).
+	CgroupID uint64
+	// Devices, when not empty, limits the tracer to these disks, named
+	// as /sys/block names them (vda, loop0, nvme0n1).
+	Devices []string
+	// Evidence keeps each metric's slowest events per trial (see
+	// tracing.Options.Evidence); 0 is off. While it is on, a kernel
+	// stack is taken for every request the workload submits.
+	Evidence int
+	// SysBlock is where the disks are listed; empty is /sys/block.
+	SysBlock string
+}
+
+// ErrUnknownDevice is a device name that is not a disk of /sys/block; it
+// matches tracing.ErrBadTarget too.
+var ErrUnknownDevice = errors.New("no such block device")
+
+type unknownDeviceError struct{ name string }
+
+func (e *unknownDeviceError) Error() string {
+	return fmt.Sprintf("%v %q (see ls /sys/block)", ErrUnknownDevice, e.name)
+}
+
+func (e *unknownDeviceError) Is(target error) bool {
+	return target == ErrUnknownDevice || target == tracing.ErrBadTarget
+}
+
+// CheckName reports what is wrong with a device name.
+func CheckName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/ \t\n") {
+		return fmt.Errorf("%q is not a block device name; name a disk as /sys/block lists it, e.g. vda", name)
+	}
+	return nil
+}
+
+// Dev returns the device number of disk name in the kernel's encoding
+// (major << 20 | minor), from sysBlock/name/dev.
+func Dev(sysBlock, name string) (uint32, error) {
+	if err := CheckName(name); err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(filepath.Join(sysBlock, name, "dev"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, &unknownDeviceError{name}
+	}
+	if err != nil {
+		return 0, err
+	}
+	maj, min, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
+	ma, err1 := strconv.ParseUint(maj, 10, 12)
+	mi, err2 := strconv.ParseUint(min, 10, 20)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%s/%s/dev: not MAJOR:MINOR: %q", sysBlock, name, b)
+	}
+	return uint32(ma)<<20 | uint32(mi), nil
+}
+
+// New loads and attaches the tracer.
+func New(opts Options) (*tracing.Tracer, error) {
+	if len(opts.Devices) > MaxDevices {
+		return nil, fmt.Errorf("block tracer: %d devices, at most %d", len(opts.Devices), MaxDevices)
+	}
+	sysBlock := opts.SysBlock
+	if sysBlock == "" {
+		sysBlock = "/sys/block"
+	}
+	var kvs []ebpf.MapKV
+	for i, name := range opts.Devices {
+		if slices.Contains(opts.Devices[:i], name) {
+			return nil, fmt.Errorf("block tracer: device %q listed twice", name)
+		}
+		dev, err := Dev(sysBlock, name)
+		if err != nil {
+			return nil, fmt.Errorf("block tracer: %w", err)
+		}
+		kvs = append(kvs, ebpf.MapKV{Key: dev, Value: uint8(1)})
+	}
+	spec, err := loadBlock()
+	if err != nil {
+		return nil, fmt.Errorf("block tracer: %w", err)
+	}
+	return tracing.Load(spec, tracing.Options{
+		Name:     "block",
+		Metrics:  Metrics,
+		TGID:     opts.TGID,
+		Variant:  opts.Variant,
+		BTF:      opts.BTF,
+		Threads:  opts.Threads,
+		CgroupID: opts.CgroupID,
+		Evidence: opts.Evidence,
+		Configure: func(s *ebpf.CollectionSpec) error {
+			s.Maps["devices"].Contents = kvs
+			if err := s.Variables["targ_dev_filter"].Set(len(kvs) > 0); err != nil {
+				return fmt.Errorf("set targ_dev_filter: %w", err)
+			}
+			return nil
+		},
+	})
+}
