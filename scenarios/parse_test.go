@@ -20,7 +20,7 @@ func TestBuiltinParse(t *testing.T) {
 	for _, s := range ss {
 		names = append(names, s.Name)
 	}
-	want := []string{"fork-exit", "kfunc-clone", "kfunc-vfs-read", "pipe-pingpong", "runq-under-noise", "syscall-read", "syscall-write", "tcp-rr", "tcp-rr-small", "timer-1ms"}
+	want := []string{"fork-exit", "fsync", "kfunc-clone", "kfunc-vfs-read", "pipe-pingpong", "runq-under-noise", "syscall-read", "syscall-write", "tcp-rr", "tcp-rr-small", "timer-1ms"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("built-in names (-want +got):\n%s", diff)
 	}
@@ -200,7 +200,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad workload syscall", strings.Replace(good, "syscall: read", "syscall: reed", 1),
 			`x.yaml:5:12: unknown syscall for the syscall workload "reed"; allowed: read, write, getppid`},
 		{"bad traced syscall", strings.Replace(good, "[read]", "[read, wriet]", 1),
-			`x.yaml:9:22: unknown syscall "wriet"; allowed: accept,`},
+			`x.yaml:9:22: unknown syscall "wriet"; near: write`},
 		{"negative duration", strings.Replace(good, "duration: 5s", "duration: -5s", 1),
 			`x.yaml:13:11: duration must not be negative, got -5s`},
 		{"negative warmup", strings.Replace(good, "warmup: 1s", "warmup: -1ms", 1),
@@ -243,8 +243,8 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:6:10: noise must be "ncpu" or a number of hog threads`},
 		{"sched tracer option", strings.Replace(good, "sched: {}", "sched: {cpus: 1}", 1),
 			`x.yaml:10:11: unknown key "cpus" in tracers.sched; the sched tracer has no options`},
-		{"unknown tracer", strings.Replace(good, "sched: {}", "block: {}", 1),
-			`x.yaml:10:3: unknown key "block" in tracers; allowed: syscall, sched`},
+		{"unknown tracer", strings.Replace(good, "sched: {}", "disk: {}", 1),
+			`x.yaml:10:3: unknown key "disk" in tracers; allowed: syscall, sched`},
 		{"syscalls not a list", strings.Replace(good, "[read]", "read", 1),
 			`x.yaml:9:15: syscalls must be a list of syscall names`},
 		{"empty syscalls", strings.Replace(good, "[read]", "[]", 1),
@@ -382,7 +382,7 @@ func TestLookup(t *testing.T) {
 		{"builtin", "timer-1ms", "timer-1ms", ""},
 		{"builtin source", "builtin:fork-exit.yaml", "fork-exit", ""},
 		{"file", path, "syscall-read", ""},
-		{"unknown name", "timer-2ms", "", `unknown scenario "timer-2ms"; built-in: fork-exit, kfunc-clone, kfunc-vfs-read, pipe-pingpong, runq-under-noise, syscall-read, syscall-write, tcp-rr, tcp-rr-small, timer-1ms`},
+		{"unknown name", "timer-2ms", "", `unknown scenario "timer-2ms"; built-in: fork-exit, fsync, kfunc-clone, kfunc-vfs-read, pipe-pingpong, runq-under-noise, syscall-read, syscall-write, tcp-rr, tcp-rr-small, timer-1ms`},
 		{"unknown builtin", "builtin:nope", "", `unknown scenario "builtin:nope"`},
 		{"missing file", filepath.Join(dir, "nope.yaml"), "", "read scenario: open "},
 		{"bad file", bad, "", bad + `:2:1: unknown key "kind" in scenario`},

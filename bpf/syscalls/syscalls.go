@@ -56,7 +56,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 	for i, name := range opts.Syscalls {
 		nr, ok := sysnum.Numbers[name]
 		if !ok {
-			return nil, fmt.Errorf("syscall tracer: unknown syscall %q; known: %v", name, Names())
+			return nil, fmt.Errorf("syscall tracer: unknown syscall %q (tailgate list syscalls shows them all)", name)
 		}
 		if nr < 0 || nr >= nrMax {
 			return nil, fmt.Errorf("syscall tracer: %s is syscall %d, beyond the %d the tracer's table holds", name, nr, nrMax)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -92,7 +93,11 @@ func parseSyscalls(f config.Field) ([]string, error) {
 			return nil, v.Errorf("syscalls must be names, got %s", v.Describe())
 		}
 		if _, ok := sysnum.Numbers[name]; !ok {
-			return nil, v.Errorf("unknown syscall %q; allowed: %s", name, strings.Join(Names(), ", "))
+			hint := "tailgate list syscalls shows them all"
+			if near := suggest.Near(name, Names(), 3); len(near) > 0 {
+				hint = "near: " + strings.Join(near, ", ") + "; " + hint
+			}
+			return nil, v.Errorf("unknown syscall %q; %s", name, hint)
 		}
 		if slices.Contains(names, name) {
 			return nil, v.Errorf("syscall %q listed twice", name)
