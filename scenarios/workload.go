@@ -165,6 +165,7 @@ var workloadKinds = []WorkloadKind{
 	execKind,
 	attachKind,
 	tcpRRKind,
+	fsyncKind,
 }
 
 // WorkloadKinds returns the workload kinds.

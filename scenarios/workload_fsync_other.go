@@ -1,0 +1,5 @@
+//go:build !(linux && amd64)
+
+package scenarios
+
+func newFsyncKind(Workload, int) (kindLoad, error) { return nil, ErrUnsupported }
