@@ -9,8 +9,8 @@
  * the software queues, inserted from the submitter's context, including
  * the flush of its plug) or, for one issued directly, at issue. What the
  * kernel writes on its own behalf (writeback from a kworker, a journal
- * commit from jbd2, the flush request kblockd issues for a preflush) is
- * not counted. Requests are keyed by their pointer, which every one of the
+ * commit from jbd2) is not counted, nor are cache flush requests (see
+ * wanted). Requests are keyed by their pointer, which every one of the
  * three tracepoints gives.
  */
 #include "vmlinux.h"
@@ -78,11 +78,23 @@ static __always_inline bool dev_wanted(struct request *rq)
 	return bpf_map_lookup_elem(&devices, &dev) != NULL;
 }
 
-static __always_inline bool current_traced(void)
+#define REQ_OP_BITS_MASK 0xff
+#define REQ_OP_FLUSH_NR 2
+
+/* wanted reports whether rq is counted: the current task's, to a wanted
+ * disk, and not a cache flush. Flush requests are left out because who
+ * issues one is an accident: kblockd mostly, the task whose preflush it
+ * serves when the queue runs in its context, shared by every preflush
+ * waiting then. */
+static __always_inline bool wanted(struct request *rq)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	return follow_traced((__u32)id, id >> 32);
+	if (!follow_traced((__u32)id, id >> 32))
+		return false;
+	if ((BPF_CORE_READ(rq, cmd_flags) & REQ_OP_BITS_MASK) == REQ_OP_FLUSH_NR)
+		return false;
+	return dev_wanted(rq);
 }
 
 static const struct started empty = {};
@@ -138,7 +150,7 @@ static __always_inline int on_insert(void *ctx, struct request *rq)
 {
 	__u64 key = (__u64)rq;
 
-	if (!current_traced() || !dev_wanted(rq)) {
+	if (!wanted(rq)) {
 		/* A stale entry of a request pointer reused by others. */
 		bpf_map_delete_elem(&start, &key);
 		return 0;
@@ -161,7 +173,7 @@ static __always_inline int on_issue(void *ctx, struct request *rq)
 	}
 	/* Issued without insert (or an entry left from an earlier use of
 	 * the pointer): the workload's when it issues it itself. */
-	if (!current_traced() || !dev_wanted(rq)) {
+	if (!wanted(rq)) {
 		if (s)
 			bpf_map_delete_elem(&start, &key);
 		return 0;

@@ -8,8 +8,9 @@
 // where the request is first seen: at insert (the submitter's context,
 // including the flush of its plug) or, for a request issued directly
 // without a queue, at issue. I/O the kernel does on its own behalf (page
-// writeback from a kworker, a journal commit from jbd2, the flush request
-// kblockd issues for a preflush) is not counted. Devices may be limited
+// writeback from a kworker, a journal commit from jbd2) is not counted,
+// nor are cache flush requests: kblockd issues most of them, and one
+// serves every preflush waiting, so their issuer says little. Devices may be limited
 // to a list of disks; the metrics are not split per device.
 //
 // The evidence of a slow request carries its submitter and, taken while
