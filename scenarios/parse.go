@@ -462,6 +462,20 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 			w.Priority, err = f.Int(0, maxPriority)
 		case "mode":
 			w.Mode, err = f.OneOf("fork mode", forkModes)
+		case "mlock":
+			b, ok := f.Value.AST().(*ast.BoolNode)
+			if !ok {
+				err = f.Value.Errorf("mlock must be true or false, got %s %q", f.Value.Describe(), f.Value.Text())
+				break
+			}
+			w.MLock = &b.Value
+		case "dma_latency":
+			var d int
+			d, err = f.Int(DMALatencyLeave, maxDMALatency)
+			w.DMALatency = &d
+			if err != nil {
+				err = f.Value.Errorf("dma_latency must be an integer from 0 to %d µs held in /dev/cpu_dma_latency, or -1 to leave it alone, got %q", maxDMALatency, f.Value.Text())
+			}
 		case "noise":
 			if s, ok := f.Value.Name(); ok && s == "ncpu" {
 				w.Noise = NoiseNumCPU

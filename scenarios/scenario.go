@@ -145,6 +145,15 @@ type Workload struct {
 	// timer
 	Interval time.Duration `json:"interval,omitempty"`
 	Priority int           `json:"priority,omitempty"` // SCHED_FIFO priority; 0 = SCHED_OTHER
+	// MLock locks the worker's memory for the run
+	// (mlockall(MCL_CURRENT|MCL_FUTURE)), as cyclictest -m does; nil is
+	// the default, true.
+	MLock *bool `json:"mlock,omitempty"`
+	// DMALatency is held in /dev/cpu_dma_latency, in µs, while the
+	// workload is prepared, as cyclictest does; DMALatencyLeave leaves the
+	// file alone. nil is the default, 0: no idle state with an exit
+	// latency.
+	DMALatency *int `json:"dma_latency,omitempty"`
 
 	// fork
 	Mode string `json:"mode,omitempty"` // fork (fork+exit) or thread (clone+exit)
@@ -202,6 +211,10 @@ func (w *Workload) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// DMALatencyLeave as Workload.DMALatency leaves /dev/cpu_dma_latency
+// alone.
+const DMALatencyLeave = -1
+
 // NoiseNumCPU as Workload.Noise asks for one hog per CPU (written "ncpu" in
 // YAML). It is resolved when the workload runs, not when it is parsed, so a
 // scenario means the same thing on a 2-vCPU guest and a 64-core host.
@@ -225,5 +238,9 @@ const (
 	DefaultPairs    = 1                // pingpong
 	DefaultInterval = time.Millisecond // timer
 	DefaultMode     = "fork"           // fork
+	// The timer holds memory locked and /dev/cpu_dma_latency at 0, as
+	// cyclictest does by default.
+	DefaultMLock      = true
+	DefaultDMALatency = 0
 	// The noise kind defaults to NoiseNumCPU hogs; other kinds to none.
 )

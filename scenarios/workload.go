@@ -254,10 +254,18 @@ var pingpongKind = WorkloadKind{
 
 var timerKind = WorkloadKind{
 	Name: "timer",
-	Keys: []string{"interval", "priority", "threads"},
+	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency"},
 	Defaults: func(w *Workload) {
 		if w.Interval == 0 {
 			w.Interval = DefaultInterval
+		}
+		if w.MLock == nil {
+			on := DefaultMLock
+			w.MLock = &on
+		}
+		if w.DMALatency == nil {
+			d := DefaultDMALatency
+			w.DMALatency = &d
 		}
 		if w.Threads == 0 {
 			w.Threads = DefaultThreads
@@ -265,7 +273,7 @@ var timerKind = WorkloadKind{
 	},
 	Check: func(w Workload) error {
 		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
-			checkIntRange("threads", w.Threads, 1, maxThreads)})
+			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency)})
 	},
 	New:     newTimerKind,
 	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},
@@ -311,6 +319,9 @@ const (
 	maxInterval = time.Second
 	maxPriority = 99 // SCHED_FIFO
 	maxNoise    = 1024
+	// maxDMALatency is a second, in µs: beyond it no idle state is ruled
+	// out anyway.
+	maxDMALatency = 1000000
 )
 
 // withDefaults returns w with zero parameters of its kind set to defaults.
@@ -325,15 +336,17 @@ func (w Workload) withDefaults() Workload {
 // built-in Go kinds, and whether w sets each.
 func (w Workload) sharedKeys() map[string]bool {
 	return map[string]bool{
-		"syscall":  w.Syscall != "",
-		"size":     w.Size != 0,
-		"threads":  w.Threads != 0,
-		"rate":     w.Rate != 0,
-		"channel":  w.Channel != "",
-		"pairs":    w.Pairs != 0,
-		"interval": w.Interval != 0,
-		"priority": w.Priority != 0,
-		"mode":     w.Mode != "",
+		"syscall":     w.Syscall != "",
+		"size":        w.Size != 0,
+		"threads":     w.Threads != 0,
+		"rate":        w.Rate != 0,
+		"channel":     w.Channel != "",
+		"pairs":       w.Pairs != 0,
+		"interval":    w.Interval != 0,
+		"priority":    w.Priority != 0,
+		"mode":        w.Mode != "",
+		"mlock":       w.MLock != nil,
+		"dma_latency": w.DMALatency != nil,
 	}
 }
 

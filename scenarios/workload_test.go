@@ -232,6 +232,8 @@ func TestNewWorkloadErrors(t *testing.T) {
 		{"negative threads", Workload{Kind: "fork", Threads: -1}, "threads must be from 1 to 256, got -1"},
 		{"negative noise", Workload{Kind: "fork", Noise: -2}, `noise must be "ncpu" or from 0 to 1024`},
 		{"short interval", Workload{Kind: "timer", Interval: time.Microsecond}, "interval must be from 10µs to 1s"},
+		{"dma_latency below -1", Workload{Kind: "timer", DMALatency: ref(-2)}, "dma_latency must be from -1 to 1000000, got -2"},
+		{"mlock for another kind", Workload{Kind: "syscall", MLock: ref(true)}, "mlock does not apply to workload kind syscall"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,15 @@ type timerLoad struct {
 	w   Workload
 	pid int
 	clk monoClock
+	// dma holds /dev/cpu_dma_latency at w.DMALatency until closed; nil
+	// when left alone.
+	dma    *os.File
+	locked bool // mlockall done, munlockall at close
 }
+
+// dmaLatencyPath is the PM QoS file whose open writers bound the exit
+// latency of the idle states every CPU may enter.
+const dmaLatencyPath = "/dev/cpu_dma_latency"
 
 func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 	clk, err := newMonoClock()
@@ -43,7 +52,41 @@ func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 			return nil, err
 		}
 	}
-	return &timerLoad{w: w, pid: pid, clk: clk}, nil
+	l := &timerLoad{w: w, pid: pid, clk: clk}
+	if err := l.hold(); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// hold locks memory and holds the idle-state bound, as cyclictest does, so
+// that neither a page fault nor a deep idle state's exit is in a wakeup.
+func (l *timerLoad) hold() error {
+	if l.w.MLock == nil || *l.w.MLock {
+		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+			return fmt.Errorf("timer mlock: mlockall: %w; run as root (CAP_IPC_LOCK) or set mlock: false", err)
+		}
+		l.locked = true
+	}
+	if l.w.DMALatency == nil || *l.w.DMALatency == DMALatencyLeave {
+		return nil
+	}
+	d := *l.w.DMALatency
+	f, err := os.OpenFile(dmaLatencyPath, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("timer dma_latency %d: %w; run as root or set dma_latency: -1", d, err)
+	}
+	// The kernel reads the bound as a native s32 (µs) and holds it while
+	// the file is open.
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], uint32(int32(d)))
+	if _, err := f.Write(b[:]); err != nil {
+		f.Close()
+		return fmt.Errorf("timer dma_latency %d: write %s: %w", d, dmaLatencyPath, err)
+	}
+	l.dma = f
+	return nil
 }
 
 // setFIFO makes the calling thread SCHED_FIFO at priority prio.
@@ -61,7 +104,23 @@ func setFIFO(prio int) error {
 
 func (l *timerLoad) threads() int { return l.w.Threads }
 
-func (l *timerLoad) close() error { return nil }
+// close lets go of the idle-state bound and the memory lock.
+func (l *timerLoad) close() error {
+	var errs []error
+	if l.dma != nil {
+		if err := l.dma.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", dmaLatencyPath, err))
+		}
+		l.dma = nil
+	}
+	if l.locked {
+		if err := unix.Munlockall(); err != nil {
+			errs = append(errs, fmt.Errorf("munlockall: %w", err))
+		}
+		l.locked = false
+	}
+	return firstError(errs)
+}
 
 func (l *timerLoad) run(ctx context.Context) (Stats, error) {
 	return runCrew(ctx, l.pid, l.w.Threads, l.thread, nil)
