@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/cilium/ebpf"
-
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +10,9 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/cilium/ebpf"
+
+	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -65,6 +66,8 @@ func doctorChecks() []check {
 			t.Close()
 		}
 	}
+
+	cs = append(cs, cgroupCheck())
 
 	q, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
@@ -136,4 +139,26 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return infra(fmt.Errorf("%d checks failed: host runs will not work here", failed))
 	}
 	return nil
+}
+
+// cgroupCheck makes and removes a cgroup v2 group, as each trial of an exec
+// workload does; run --cgroup needs the hierarchy too.
+func cgroupCheck() check {
+	c := check{name: "cgroup v2", need: "exec, --cgroup"}
+	mount, err := cgroup.Mount()
+	if err != nil {
+		c.detail = err.Error()
+		return c
+	}
+	g, err := cgroup.New()
+	if err != nil {
+		c.detail = fmt.Sprintf("mounted at %s, but a group cannot be made: %v", mount, err)
+		return c
+	}
+	if err := g.Remove(); err != nil {
+		c.detail = fmt.Sprintf("mounted at %s; a group was made but not removed: %v", mount, err)
+		return c
+	}
+	c.ok, c.detail = true, "groups can be made and removed under "+mount
+	return c
 }
