@@ -221,15 +221,24 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			blocked, runnable := hs["offcpu.blocked"].Count(), hs["offcpu.runnable"].Count()
 			t.Logf("blocked %d (kernel: %d-%d voluntary switches), runnable %d (kernel: %d-%d involuntary), missed %d; runnable p50 %v",
 				blocked, vol2-vol1, vol3-vol0, runnable, invol2-invol1, invol3-invol0, missed, time.Duration(hs["offcpu.runnable"].Quantile(0.5)))
-			// In about one run in ten, one involuntary switch of the
-			// inner window is not seen, though no program run was
-			// skipped and no task storage was busy (cause not found):
+			// A task that set itself to sleep but had a signal pending
+			// when it reached the scheduler is switched out runnable
+			// (the tracepoint's prev_state is TASK_RUNNING) while the
+			// kernel counts a voluntary switch: one can move from blocked
+			// to runnable. So the total must match the kernel's, and each
+			// kind within one of its count. Apart from that, about one run
+			// in twenty loses one switch outright, though no program run
+			// was skipped and no task storage was busy (cause not found):
 			// one such loss is allowed.
-			if blocked+missed+1 < vol2-vol1 || blocked > vol3-vol0 {
-				t.Errorf("offcpu.blocked counted %d (missed %d), the kernel %d-%d voluntary switches (one loss allowed)", blocked, missed, vol2-vol1, vol3-vol0)
+			total, kLo, kHi := blocked+runnable+missed, vol2-vol1+invol2-invol1, vol3-vol0+invol3-invol0
+			if total+1 < kLo || total > kHi {
+				t.Errorf("offcpu counted %d switches (blocked %d, runnable %d, missed %d), the kernel %d-%d", total, blocked, runnable, missed, kLo, kHi)
 			}
-			if runnable+missed+1 < invol2-invol1 || runnable > invol3-invol0 {
-				t.Errorf("offcpu.runnable counted %d (missed %d), the kernel %d-%d involuntary switches (one loss allowed)", runnable, missed, invol2-invol1, invol3-invol0)
+			if blocked+missed+2 < vol2-vol1 || blocked > vol3-vol0 {
+				t.Errorf("offcpu.blocked counted %d (missed %d), the kernel %d-%d voluntary switches (one may be runnable, one lost)", blocked, missed, vol2-vol1, vol3-vol0)
+			}
+			if runnable+missed+2 < invol2-invol1 || runnable > invol3-invol0+1 {
+				t.Errorf("offcpu.runnable counted %d (missed %d), the kernel %d-%d involuntary switches (one voluntary may be runnable)", runnable, missed, invol2-invol1, invol3-invol0)
 			}
 			invol := invol2 - invol1
 			if invol < 10 {
