@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
-
-	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
 // Variants of tracers that time functions rather than tracepoints.
@@ -43,81 +40,11 @@ type AttachFunc func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.L
 // opts.Variant is not looked at. The histogram maps are sized and the
 // load-time settings made as Load does; the Tracer reports v as its
 // variant. On any failure everything loaded so far is closed.
-//
-// It prepares and loads the spec as load does, step for step; a setting
-// added there belongs here too.
-func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach AttachFunc) (_ *Tracer, err error) {
+func LoadAttach(spec *ebpf.CollectionSpec, opts Options, v Variant, attach AttachFunc) (*Tracer, error) {
 	if len(opts.Metrics) > maxMetrics {
 		return nil, fmt.Errorf("%s: %d metrics, at most %d", opts.Name, len(opts.Metrics), maxMetrics)
 	}
-	spec = spec.Copy()
-	// Size the histograms for the metrics in use.
-	if m, ok := spec.Maps["hist"]; ok {
-		m.MaxEntries = uint32(max(len(opts.Metrics), 1) * hist.Buckets)
-	}
-	if m, ok := spec.Maps["hist_stats"]; ok {
-		m.MaxEntries = uint32(max(len(opts.Metrics), 1))
-	}
-	tgid, ok := spec.Variables["targ_tgid"]
-	if !ok {
-		return nil, fmt.Errorf("%s: object has no targ_tgid (include follow.bpf.h)", opts.Name)
-	}
-	if err := tgid.Set(opts.TGID); err != nil {
-		return nil, fmt.Errorf("set targ_tgid: %w", err)
-	}
-	if err := spec.Variables["targ_threads"].Set(opts.Threads); err != nil {
-		return nil, fmt.Errorf("set targ_threads: %w", err)
-	}
-	if err := configureCgroup(spec, opts.CgroupID); err != nil {
-		return nil, fmt.Errorf("%s: %w", opts.Name, err)
-	}
-	if err := configureEvidence(spec, opts.Evidence); err != nil {
-		return nil, fmt.Errorf("%s: %w", opts.Name, err)
-	}
-	if opts.Configure != nil {
-		if err := opts.Configure(spec); err != nil {
-			return nil, err
-		}
-	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
-		Cache:    opts.BTF,
-	})
-	if err != nil {
-		return nil, probeLoadError(opts.Name, err)
-	}
-	t := &Tracer{
-		name:    opts.Name,
-		variant: v,
-		metrics: opts.Metrics,
-		coll:    coll,
-		hist:    coll.Maps["hist"],
-		stats:   coll.Maps["hist_stats"],
-		tids:    coll.Maps["tids"],
-		ncpu:    runtime.NumCPU(),
-	}
-	defer func() {
-		if err != nil {
-			t.Close()
-		}
-	}()
-	if t.hist == nil || t.stats == nil {
-		return nil, fmt.Errorf("%s: object has no hist/hist_stats maps", opts.Name)
-	}
-	if n, err := ebpf.PossibleCPU(); err == nil {
-		t.ncpu = n
-	}
-	links, err := attach(coll, spec)
-	t.links = append(t.links, links...)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
-		if t.ev, err = startEvidence(coll, opts.Metrics, opts.Evidence); err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Name, err)
-		}
-	}
-	return t, nil
+	return loadTracer(spec.Copy(), opts, v, probeLoadError, attach)
 }
 
 // probeLoadError is loadError for programs the kernel may refuse with

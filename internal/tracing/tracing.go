@@ -129,13 +129,31 @@ func Load(spec *ebpf.CollectionSpec, opts Options) (*Tracer, error) {
 	return nil, fmt.Errorf("%s: %w", opts.Name, errors.Join(errs...))
 }
 
-func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err error) {
+func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (*Tracer, error) {
 	spec = spec.Copy()
 	for name := range spec.Programs {
 		if !strings.HasSuffix(name, v.suffix()) {
 			delete(spec.Programs, name)
 		}
 	}
+	return loadTracer(spec, opts, v, loadError, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
+		var links []link.Link
+		for name, p := range coll.Programs {
+			l, err := attach(p, spec.Programs[name], v)
+			if err != nil {
+				return links, fmt.Errorf("attach %s: %w", name, err)
+			}
+			links = append(links, l)
+		}
+		return links, nil
+	})
+}
+
+// loadTracer makes the load-time settings of opts on spec (a copy, holding
+// variant v's programs only), loads it, attaches it with attach and starts
+// its evidence reader: what Load and LoadAttach share. loadErr classifies
+// a load failure. On any failure everything loaded so far is closed.
+func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func(string, error) error, attach AttachFunc) (_ *Tracer, err error) {
 	// Size the histograms for the metrics in use, not the most a tracer
 	// may have: per-CPU slots are allocated and zeroed at load.
 	if m, ok := spec.Maps["hist"]; ok {
@@ -170,7 +188,7 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 		Cache:    opts.BTF,
 	})
 	if err != nil {
-		return nil, loadError(opts.Name, err)
+		return nil, loadErr(opts.Name, err)
 	}
 	t := &Tracer{
 		name:    opts.Name,
@@ -193,13 +211,10 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (_ *Tracer, err er
 	if n, err := ebpf.PossibleCPU(); err == nil {
 		t.ncpu = n
 	}
-	for name, p := range coll.Programs {
-		ps := spec.Programs[name]
-		l, err := attach(p, ps, v)
-		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", name, err)
-		}
-		t.links = append(t.links, l)
+	links, err := attach(coll, spec)
+	t.links = append(t.links, links...)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
 		if t.ev, err = startEvidence(coll, opts.Metrics, opts.Evidence); err != nil {
