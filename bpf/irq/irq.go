@@ -34,8 +34,7 @@ import (
 )
 
 const (
-	nameLen = 32   // IRQ_NAME_LEN of irq.h
-	maxCPUs = 1024 // IRQ_MAX_CPUS of irq.h
+	nameLen = 32 // IRQ_NAME_LEN of irq.h
 	// MaxMetrics is the most actions the tracer counts: HIST_MAX_METRICS
 	// of bpf/include/hist.bpf.h.
 	MaxMetrics = 16
@@ -100,30 +99,13 @@ func CheckName(name string) error {
 	return nil
 }
 
-// CheckCPUs reports what is wrong with a list of CPUs.
-func CheckCPUs(cpus []int) error {
-	for i, c := range cpus {
-		if c < 0 || c >= maxCPUs {
-			return fmt.Errorf("CPU %d out of range 0-%d", c, maxCPUs-1)
-		}
-		if slices.Contains(cpus[:i], c) {
-			return fmt.Errorf("CPU %d listed twice", c)
-		}
-	}
-	return nil
-}
-
 // New loads and attaches the tracer.
 func New(opts Options) (*tracing.Tracer, error) {
 	if err := Check(opts.Irqs); err != nil {
 		return nil, fmt.Errorf("irq tracer: %w", err)
 	}
-	if err := CheckCPUs(opts.CPUs); err != nil {
+	if err := tracing.CheckCPUs(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("irq tracer: %w", err)
-	}
-	var cpus [maxCPUs / 64]uint64
-	for _, c := range opts.CPUs {
-		cpus[c/64] |= 1 << (c % 64)
 	}
 	kvs := make([]ebpf.MapKV, len(opts.Irqs))
 	for i, name := range opts.Irqs {
@@ -141,13 +123,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Evidence: opts.Evidence,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			s.Maps["irq_metric"].Contents = kvs
-			if err := s.Variables["targ_cpus"].Set(cpus); err != nil {
-				return fmt.Errorf("set targ_cpus: %w", err)
-			}
-			if err := s.Variables["targ_cpu_filter"].Set(len(opts.CPUs) > 0); err != nil {
-				return fmt.Errorf("set targ_cpu_filter: %w", err)
-			}
-			return nil
+			return tracing.SetCPUs(s, opts.CPUs)
 		},
 	})
 }

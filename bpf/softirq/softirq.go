@@ -25,8 +25,7 @@ import (
 )
 
 const (
-	nVectors = 10   // SOFTIRQ_VECTORS of softirq.h
-	maxCPUs  = 1024 // SOFTIRQ_MAX_CPUS of softirq.h
+	nVectors = 10 // SOFTIRQ_VECTORS of softirq.h
 	// MaxMetrics is the most metrics the tracer counts, two per vector:
 	// HIST_MAX_METRICS of bpf/include/hist.bpf.h.
 	MaxMetrics = 16
@@ -91,30 +90,13 @@ func Check(vectors []string) error {
 	return nil
 }
 
-// CheckCPUs reports what is wrong with a list of CPUs.
-func CheckCPUs(cpus []int) error {
-	for i, c := range cpus {
-		if c < 0 || c >= maxCPUs {
-			return fmt.Errorf("CPU %d out of range 0-%d", c, maxCPUs-1)
-		}
-		if slices.Contains(cpus[:i], c) {
-			return fmt.Errorf("CPU %d listed twice", c)
-		}
-	}
-	return nil
-}
-
 // New loads and attaches the tracer.
 func New(opts Options) (*tracing.Tracer, error) {
 	if err := Check(opts.Vectors); err != nil {
 		return nil, fmt.Errorf("softirq tracer: %w", err)
 	}
-	if err := CheckCPUs(opts.CPUs); err != nil {
+	if err := tracing.CheckCPUs(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("softirq tracer: %w", err)
-	}
-	var cpus [maxCPUs / 64]uint64
-	for _, c := range opts.CPUs {
-		cpus[c/64] |= 1 << (c % 64)
 	}
 	var latency, duration [nVectors]uint8
 	for i, v := range opts.Vectors {
@@ -138,14 +120,12 @@ func New(opts Options) (*tracing.Tracer, error) {
 			}{
 				{"targ_latency", latency},
 				{"targ_duration", duration},
-				{"targ_cpus", cpus},
-				{"targ_cpu_filter", len(opts.CPUs) > 0},
 			} {
 				if err := s.Variables[v.name].Set(v.value); err != nil {
 					return fmt.Errorf("set %s: %w", v.name, err)
 				}
 			}
-			return nil
+			return tracing.SetCPUs(s, opts.CPUs)
 		},
 	})
 }

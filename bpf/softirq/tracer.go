@@ -69,7 +69,7 @@ func parse(f config.Field, _ tracing.Workload) (tracing.Config, error) {
 		case "vectors":
 			c.Vectors, err = parseVectors(kf)
 		case "cpus":
-			c.CPUs, err = parseCPUs(kf)
+			c.CPUs, err = tracing.ParseCPUs(kf)
 		}
 		if err != nil {
 			return nil, err
@@ -107,30 +107,4 @@ func parseVectors(f config.Field) ([]string, error) {
 		vs = append(vs, name)
 	}
 	return vs, nil
-}
-
-// parseCPUs reads a config's cpus: a list of CPU numbers.
-func parseCPUs(f config.Field) ([]int, error) {
-	items, ok, err := f.Value.List()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, f.Value.Errorf("cpus must be a list of CPU numbers, e.g. [2, 3], got %s", f.Value.Describe())
-	}
-	if len(items) == 0 {
-		return nil, f.Value.Errorf("cpus is empty; name at least one, or leave cpus out to count every CPU")
-	}
-	var cpus []int
-	for _, v := range items {
-		cpu, err := config.Field{Key: "a CPU", Value: v}.Int(0, maxCPUs-1)
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(cpus, cpu) {
-			return nil, v.Errorf("CPU %d listed twice", cpu)
-		}
-		cpus = append(cpus, cpu)
-	}
-	return cpus, nil
 }
