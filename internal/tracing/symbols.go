@@ -22,7 +22,14 @@ type Symbolizer struct {
 	kernel  []ksym
 	kerr    error
 	elfs    map[string]*elfSyms
-	kallsym string // path, for tests
+	maps    map[uint32][]mapping // per process, read once
+	kallsym string               // path, for tests
+}
+
+// mapping is a file-backed range of a process's address space.
+type mapping struct {
+	start, end, off uint64
+	path            string
 }
 
 type ksym struct {
@@ -32,7 +39,7 @@ type ksym struct {
 
 // NewSymbolizer returns a symbolizer; symbols are read on first use.
 func NewSymbolizer() *Symbolizer {
-	return &Symbolizer{elfs: map[string]*elfSyms{}, kallsym: "/proc/kallsyms"}
+	return &Symbolizer{elfs: map[string]*elfSyms{}, maps: map[uint32][]mapping{}, kallsym: "/proc/kallsyms"}
 }
 
 func (s *Symbolizer) loadKernel() {
@@ -111,31 +118,15 @@ type elfSyms struct {
 // elfSymbol finds addr in pid's mappings and names it from the mapped
 // file's symbol table (.symtab, else .dynsym).
 func (s *Symbolizer) elfSymbol(pid uint32, addr uint64) (string, bool) {
-	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return "", false
-	}
-	for _, line := range strings.Split(string(maps), "\n") {
-		// start-end perms offset dev inode path
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+	for _, m := range s.mappings(pid) {
+		if addr < m.start || addr >= m.end {
 			continue
 		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(f[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil || addr < start || addr >= end {
-			continue
-		}
-		es := s.elf(f[5])
+		es := s.elf(m.path)
 		if es == nil {
 			return "", false
 		}
-		fileOff := addr - start + off
+		fileOff := addr - m.start + m.off
 		for _, p := range es.loads {
 			if fileOff < p.Off || fileOff >= p.Off+p.Filesz {
 				continue
@@ -149,6 +140,36 @@ func (s *Symbolizer) elfSymbol(pid uint32, addr uint64) (string, bool) {
 		return "", false
 	}
 	return "", false
+}
+
+// mappings are pid's file-backed mappings, from /proc/PID/maps, read once
+// per symbolizer (none once the process is gone).
+func (s *Symbolizer) mappings(pid uint32) []mapping {
+	if ms, ok := s.maps[pid]; ok {
+		return ms
+	}
+	var ms []mapping
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		// start-end perms offset dev inode path
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		off, err3 := strconv.ParseUint(f[2], 16, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		ms = append(ms, mapping{start, end, off, f[5]})
+	}
+	s.maps[pid] = ms
+	return ms
 }
 
 func (s *Symbolizer) elf(path string) *elfSyms {
