@@ -5,10 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
@@ -31,14 +29,14 @@ type Event struct {
 	// Raw instruction addresses, innermost first; Symbolize names them.
 	KernelStack []uint64
 	UserStack   []uint64
+	// Interference on CPU in the event's window (Options.Interference);
+	// nil when not measured.
+	Interference *Interference
 }
 
 const (
 	evidenceStack = 24
 	evidenceComm  = 16
-	// evidencePoll is how long the reader waits on an empty ring before
-	// looking for a flush request.
-	evidencePoll = 100 * time.Millisecond
 )
 
 // evidenceRecord mirrors struct evidence_event.
@@ -63,13 +61,13 @@ type evidence struct {
 	floor   *ebpf.Map
 	epochV  *ebpf.Variable
 	dropV   *ebpf.Variable
-	flushes chan chan struct{}
 	done    chan struct{}
 
-	mu    sync.Mutex
-	epoch uint64
-	top   [][]Event // per metric, slowest first, at most k
-	err   error     // first error of the reader
+	mu      sync.Mutex
+	flushes []chan struct{} // closed when the reader has emptied the ring
+	epoch   uint64
+	top     [][]Event // per metric, slowest first, at most k
+	err     error     // first error of the reader
 }
 
 // startEvidence opens the ring of a collection loaded with evidence_on.
@@ -85,9 +83,8 @@ func startEvidence(coll *ebpf.Collection, metrics []string, k int) (*evidence, e
 	}
 	e := &evidence{
 		k: k, metrics: metrics, rd: rd, floor: floor, epochV: epochV, dropV: dropV,
-		flushes: make(chan chan struct{}),
-		done:    make(chan struct{}),
-		top:     make([][]Event, len(metrics)),
+		done: make(chan struct{}),
+		top:  make([][]Event, len(metrics)),
 	}
 	go e.read()
 	return e, nil
@@ -97,16 +94,16 @@ func (e *evidence) read() {
 	defer close(e.done)
 	var rec ringbuf.Record
 	for {
-		e.rd.SetDeadline(time.Now().Add(evidencePoll))
 		err := e.rd.ReadInto(&rec)
 		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The ring is empty: everything sent so far is in top.
-			select {
-			case f := <-e.flushes:
+		case errors.Is(err, ringbuf.ErrFlushed):
+			// Everything sent before the flush is in top.
+			e.mu.Lock()
+			for _, f := range e.flushes {
 				close(f)
-			default:
 			}
+			e.flushes = nil
+			e.mu.Unlock()
 			continue
 		case errors.Is(err, ringbuf.ErrClosed):
 			return
@@ -119,7 +116,12 @@ func (e *evidence) read() {
 			e.fail(fmt.Errorf("evidence record of %d bytes: %w", len(rec.RawSample), err))
 			return
 		}
-		e.add(&r)
+		in, err := decodeInterference(rec.RawSample)
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		e.add(&r, in)
 	}
 }
 
@@ -131,7 +133,7 @@ func (e *evidence) fail(err error) {
 	}
 }
 
-func (e *evidence) add(r *evidenceRecord) {
+func (e *evidence) add(r *evidenceRecord, in *Interference) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.Epoch != e.epoch || int(r.Metric) >= len(e.metrics) {
@@ -146,8 +148,9 @@ func (e *evidence) add(r *evidenceRecord) {
 		Metric: e.metrics[m], Latency: r.Latency, End: r.End, CPU: r.CPU,
 		PID: r.PID, TID: r.TID, Comm: cstring(r.Comm[:]),
 		OtherTID: r.OtherTID, OtherPrio: r.OtherPrio, OtherComm: cstring(r.OtherComm[:]),
-		KernelStack: stack(r.KStack[:], r.KStackLen),
-		UserStack:   stack(r.UStack[:], r.UStackLen),
+		KernelStack:  stack(r.KStack[:], r.KStackLen),
+		UserStack:    stack(r.UStack[:], r.UStackLen),
+		Interference: in,
 	}
 	i := sort.Search(len(top), func(i int) bool { return top[i].Latency < ev.Latency })
 	top = append(top, Event{})
@@ -186,10 +189,17 @@ func (e *evidence) reset() error {
 // events waits until the reader has taken in everything in the ring, then
 // returns each metric's slowest events, slowest first.
 func (e *evidence) events() (map[string][]Event, uint64, error) {
+	// Flush makes the reader return what is in the ring, then
+	// ErrFlushed, at which it answers every flush waiting.
 	f := make(chan struct{})
+	e.mu.Lock()
+	e.flushes = append(e.flushes, f)
+	e.mu.Unlock()
+	if err := e.rd.Flush(); err != nil {
+		return nil, 0, fmt.Errorf("flush evidence ring: %w", err)
+	}
 	select {
-	case e.flushes <- f:
-		<-f
+	case <-f:
 	case <-e.done:
 	}
 	e.mu.Lock()

@@ -1,0 +1,90 @@
+package tracing
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestParseKallsyms(t *testing.T) {
+	text := "ffffffff81000000 T _stext\n" +
+		"ffffffff81000100 D some_data\n" +
+		"ffffffff81000200 t local_fn\n" +
+		"0000000000000000 T hidden\n" +
+		"garbage line\n" +
+		"ffffffffc0002000 t mod_fn\t[virtio]\n" +
+		"ffffffffc0001000 T mod_first\t[virtio]\n" +
+		"ffffffff81000300 W weak_fn"
+	path := filepath.Join(t.TempDir(), "kallsyms")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSymbolizer()
+	s.kallsym = path
+	for addr, want := range map[uint64]string{
+		0xffffffff81000000: "_stext+0x0",
+		0xffffffff81000150: "_stext+0x150", // data symbols are not functions
+		0xffffffff81000210: "local_fn+0x10",
+		0xffffffff81000301: "weak_fn+0x1", // last line, no newline
+		0xffffffffc0001004: "mod_first+0x4",
+		0xffffffffc0002008: "mod_fn+0x8", // the module's name is not part of it
+		0xffffffff80000000: "0xffffffff80000000",
+	} {
+		if got := s.Kernel(addr); got != want {
+			t.Errorf("Kernel(%#x) = %q, want %q", addr, got, want)
+		}
+	}
+	if s.kerr != nil {
+		t.Fatal(s.kerr)
+	}
+}
+
+// TestKernelNamesEveryFunction checks the parse against this kernel's own
+// kallsyms: every text symbol's address names a symbol at that address.
+func TestKernelNamesEveryFunction(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
+			t.Fatal("kallsyms addresses need root")
+		}
+		t.Skip("kallsyms addresses need root")
+	}
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	at := map[uint64]map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 3 || !strings.ContainsAny(fs[1], "tTwW") {
+			continue
+		}
+		a, err := strconv.ParseUint(fs[0], 16, 64)
+		if err != nil || a == 0 {
+			continue
+		}
+		if at[a] == nil {
+			at[a] = map[string]bool{}
+		}
+		at[a][fs[2]] = true
+	}
+	if len(at) < 1000 {
+		t.Fatalf("only %d text symbols in /proc/kallsyms", len(at))
+	}
+	s := NewSymbolizer()
+	n := 0
+	for a, names := range at {
+		got := s.Kernel(a)
+		name, ok := strings.CutSuffix(got, "+0x0")
+		if !ok || !names[name] {
+			t.Errorf("Kernel(%#x) = %q, want one of %v+0x0", a, got, names)
+			if n++; n > 10 {
+				t.FailNow()
+			}
+		}
+	}
+}
