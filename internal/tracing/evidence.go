@@ -29,9 +29,6 @@ type Event struct {
 	// Raw instruction addresses, innermost first; Symbolize names them.
 	KernelStack []uint64
 	UserStack   []uint64
-	// Interference on CPU in the event's window (Options.Interference);
-	// nil when not measured.
-	Interference *Interference
 }
 
 const (
@@ -116,12 +113,7 @@ func (e *evidence) read() {
 			e.fail(fmt.Errorf("evidence record of %d bytes: %w", len(rec.RawSample), err))
 			return
 		}
-		in, err := decodeInterference(rec.RawSample)
-		if err != nil {
-			e.fail(err)
-			return
-		}
-		e.add(&r, in)
+		e.add(&r)
 	}
 }
 
@@ -133,7 +125,7 @@ func (e *evidence) fail(err error) {
 	}
 }
 
-func (e *evidence) add(r *evidenceRecord, in *Interference) {
+func (e *evidence) add(r *evidenceRecord) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.Epoch != e.epoch || int(r.Metric) >= len(e.metrics) {
@@ -148,9 +140,8 @@ func (e *evidence) add(r *evidenceRecord, in *Interference) {
 		Metric: e.metrics[m], Latency: r.Latency, End: r.End, CPU: r.CPU,
 		PID: r.PID, TID: r.TID, Comm: cstring(r.Comm[:]),
 		OtherTID: r.OtherTID, OtherPrio: r.OtherPrio, OtherComm: cstring(r.OtherComm[:]),
-		KernelStack:  stack(r.KStack[:], r.KStackLen),
-		UserStack:    stack(r.UStack[:], r.UStackLen),
-		Interference: in,
+		KernelStack: stack(r.KStack[:], r.KStackLen),
+		UserStack:   stack(r.UStack[:], r.UStackLen),
 	}
 	i := sort.Search(len(top), func(i int) bool { return top[i].Latency < ev.Latency })
 	top = append(top, Event{})
