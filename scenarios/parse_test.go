@@ -20,7 +20,7 @@ func TestBuiltinParse(t *testing.T) {
 	for _, s := range ss {
 		names = append(names, s.Name)
 	}
-	want := []string{"fork-exit", "fsync", "kfunc-clone", "kfunc-vfs-read", "pipe-pingpong", "runq-under-noise", "syscall-read", "syscall-write", "tcp-rr", "tcp-rr-small", "timer-1ms"}
+	want := []string{"fork-exit", "fsync", "fsync-scratch", "kfunc-clone", "kfunc-vfs-read", "pipe-pingpong", "runq-under-noise", "syscall-read", "syscall-write", "tcp-rr", "tcp-rr-small", "timer-1ms"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("built-in names (-want +got):\n%s", diff)
 	}
@@ -401,7 +401,7 @@ func TestLookup(t *testing.T) {
 		{"builtin", "timer-1ms", "timer-1ms", ""},
 		{"builtin source", "builtin:fork-exit.yaml", "fork-exit", ""},
 		{"file", path, "syscall-read", ""},
-		{"unknown name", "timer-2ms", "", `unknown scenario "timer-2ms"; built-in: fork-exit, fsync, kfunc-clone, kfunc-vfs-read, pipe-pingpong, runq-under-noise, syscall-read, syscall-write, tcp-rr, tcp-rr-small, timer-1ms`},
+		{"unknown name", "timer-2ms", "", `unknown scenario "timer-2ms"; built-in: fork-exit, fsync, fsync-scratch, kfunc-clone, kfunc-vfs-read, pipe-pingpong, runq-under-noise, syscall-read, syscall-write, tcp-rr, tcp-rr-small, timer-1ms`},
 		{"unknown builtin", "builtin:nope", "", `unknown scenario "builtin:nope"`},
 		{"missing file", filepath.Join(dir, "nope.yaml"), "", "read scenario: open "},
 		{"bad file", bad, "", bad + `:2:1: unknown key "kind" in scenario`},

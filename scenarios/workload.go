@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -30,6 +31,9 @@ type Stats struct {
 	// nil when they were left to the scheduler (one CPU, or a kind that
 	// does not pin).
 	CPUs []int
+	// Device is the block device of the workload's own it wrote (the
+	// fsync kind's device: scratch); nil for none.
+	Device *result.Device
 }
 
 // Runner drives a prepared workload.

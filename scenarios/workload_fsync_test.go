@@ -42,7 +42,7 @@ func TestFsyncParse(t *testing.T) {
 	_, err = Parse("x.yaml", []byte("name: f\nworkload:\n  kind: fsync\n  dir: var/tmp\ntracers: {syscall: {}}\n"))
 	wantParseError(t, err, 4, 8, `dir must be an absolute path, got "var/tmp"`)
 	_, err = Parse("x.yaml", []byte("name: f\nworkload:\n  kind: fsync\n  rate: 5\ntracers: {syscall: {}}\n"))
-	wantParseError(t, err, 4, 3, "rate does not apply to workload kind fsync; fsync takes: dir, size, threads, noise")
+	wantParseError(t, err, 4, 3, "rate does not apply to workload kind fsync; fsync takes: dir, device, size, threads, noise")
 }
 
 // TestFsyncRun: the kind's ops are its fdatasyncs, each after one pwrite64
@@ -90,5 +90,73 @@ func TestFsyncRun(t *testing.T) {
 	}
 	if _, err := NewWorkload(Workload{Kind: "fsync", Params: &Fsync{Dir: filepath.Join(named, "none")}}); err == nil {
 		t.Error("a dir that does not exist: no error")
+	}
+}
+
+// TestFsyncDeviceParse: device scratch is read and written back; device
+// file is the default and is not written, so the fsync built-in keeps the
+// digest it had before the key existed; a size O_DIRECT cannot write is
+// refused where the device is chosen.
+func TestFsyncDeviceParse(t *testing.T) {
+	s, err := Parse("x.yaml", []byte("name: f\nworkload: {kind: fsync, device: scratch, threads: 2}\ntracers: {syscall: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Workload{Kind: "fsync", Size: 4096, Threads: 2, Params: &Fsync{Device: FsyncDeviceScratch}}
+	if diff := cmp.Diff(want, s.Workload); diff != "" {
+		t.Errorf("workload (-want +got):\n%s", diff)
+	}
+	if got := ScratchSize(s.Workload); got != 2*4096 {
+		t.Errorf("ScratchSize = %d, want 8192", got)
+	}
+	b, err := json.Marshal(s.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"kind":"fsync","size":4096,"threads":2,"device":"scratch"}`; got != want {
+		t.Errorf("JSON %s, want %s", got, want)
+	}
+	var back Workload
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("JSON round trip (-want +got):\n%s", diff)
+	}
+
+	file, err := Parse("x.yaml", []byte("name: f\nworkload: {kind: fsync, device: file}\ntracers: {syscall: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := Parse("x.yaml", []byte("name: f\nworkload: {kind: fsync}\ntracers: {syscall: {}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Params(file) != Params(none) || ScratchSize(file.Workload) != 0 {
+		t.Errorf("device: file differs from no device key: digest %s vs %s, ScratchSize %d", Params(file), Params(none), ScratchSize(file.Workload))
+	}
+	if Params(s) == Params(none) {
+		t.Error("device: scratch has the digest of a file run")
+	}
+	// The digests of Results written before the key existed.
+	for name, digest := range map[string]string{
+		"fsync":     "b508331f5bbe0d05addec60ec6f1db7e78eda1bb9f55ccb2ea2888b09bc83274",
+		"timer-1ms": "bb86fa91c2b87a1910067f01b166f89e886d121d8a63fe388cf1897adbd84d13",
+	} {
+		b, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Params(b); got != digest {
+			t.Errorf("%s: digest %s, was %s", name, got, digest)
+		}
+	}
+
+	_, err = Parse("x.yaml", []byte("name: f\nworkload:\n  kind: fsync\n  device: ram\ntracers: {syscall: {}}\n"))
+	wantParseError(t, err, 4, 11, `unknown device "ram"; allowed: file, scratch`)
+	_, err = Parse("x.yaml", []byte("name: f\nworkload:\n  kind: fsync\n  size: 1000\n  device: scratch\ntracers: {syscall: {}}\n"))
+	wantParseError(t, err, 5, 11, "size must be a multiple of 512 with device scratch")
+	if _, err := NewWorkload(Workload{Kind: "fsync", Size: 1000, Params: &Fsync{Device: FsyncDeviceScratch}}); err == nil {
+		t.Error("size 1000 with device scratch, built in Go: no error")
 	}
 }

@@ -125,6 +125,9 @@ type Trial struct {
 	PID    int    `json:"pid,omitempty"`
 	BootID string `json:"boot_id,omitempty"`
 	CPUs   []int  `json:"cpus,omitempty"`
+	// Device is the block device of the workload's own it wrote to; nil
+	// for a workload without one.
+	Device *Device `json:"device,omitempty"`
 	// Slowest are the trial's slowest events of the metric, caught in the
 	// kernel, slowest first (at most the scenario's evidence count).
 	Slowest []Event `json:"slowest,omitempty"`

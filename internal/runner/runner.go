@@ -182,11 +182,10 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
 		}
-		var ae *AttachError
-		if req.SkipUnsupported && errors.As(err, &ae) && ae.Unsupported && (sr == nil || sr.Trials == 0) {
-			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: ae.Error()})
+		if why := unsupported(err); req.SkipUnsupported && why != "" && (sr == nil || sr.Trials == 0) {
+			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: why})
 			if req.Progress != nil {
-				req.Progress(Event{Phase: "skipped", Scenario: s.Name, Index: i + 1, Count: len(req.Scenarios), Detail: ae.Error()})
+				req.Progress(Event{Phase: "skipped", Scenario: s.Name, Index: i + 1, Count: len(req.Scenarios), Detail: why})
 			}
 			continue
 		}
@@ -198,6 +197,21 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		}
 	}
 	return finish(nil)
+}
+
+// unsupported says why err means this machine cannot run the scenario at
+// all: a tracer the kernel cannot load, or a workload whose device is not
+// here (loop devices); "" for any other error.
+func unsupported(err error) string {
+	var ae *AttachError
+	var ue *scenarios.UnavailableError
+	switch {
+	case errors.As(err, &ae) && ae.Unsupported:
+		return ae.Error()
+	case errors.As(err, &ue):
+		return err.Error()
+	}
+	return ""
 }
 
 // attachTracers attaches the scenario's tracers, in the order of the
@@ -432,6 +446,7 @@ func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float6
 		PID:          os.Getpid(),
 		BootID:       bootID(),
 		CPUs:         st.CPUs,
+		Device:       st.Device,
 	})
 }
 

@@ -51,7 +51,8 @@ type workerReply struct {
 	Scenario *result.Scenario `json:"scenario,omitempty"`
 	Error    string           `json:"error,omitempty"`
 	// Kind classifies Error so that the parent returns the error type a
-	// caller tests for: "privileges", "attach", "interrupted" or "".
+	// caller tests for: "privileges", "attach", "interrupted",
+	// "unavailable" (a *scenarios.UnavailableError) or "".
 	Kind   string `json:"kind,omitempty"`
 	Tracer string `json:"tracer,omitempty"`
 	// BadTarget and Unsupported carry AttachError's classes.
@@ -113,7 +114,10 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 func replyError(err error) workerReply {
 	r := workerReply{Error: err.Error()}
 	var ae *AttachError
+	var ue *scenarios.UnavailableError
 	switch {
+	case errors.As(err, &ue):
+		r.Kind = "unavailable"
 	case errors.Is(err, ErrPrivileges):
 		r.Kind = "privileges"
 	case errors.As(err, &ae):
@@ -135,6 +139,8 @@ func (r workerReply) err() error {
 		return &AttachError{Tracer: r.Tracer, Err: errors.New(r.Error), BadTarget: r.BadTarget, Unsupported: r.Unsupported}
 	case "interrupted":
 		return context.Canceled
+	case "unavailable":
+		return &scenarios.UnavailableError{Err: errors.New(r.Error)}
 	}
 	return errors.New(r.Error)
 }
