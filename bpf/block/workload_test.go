@@ -97,3 +97,72 @@ func within(got, want uint64, frac float64) bool {
 	d := float64(got) - float64(want)
 	return d <= frac*float64(want) && -d <= frac*float64(want)
 }
+
+// TestFsyncScratchWorkload runs the fsync kind on a loop device of its own
+// (device: scratch) as a trial does. Every request the workload's threads
+// make is to that device (its backing file is written by the loop driver's
+// kworker, which is not counted): block.rq is within 5% of the
+// fdatasyncs, and within 5% of the data writes the loop device itself
+// completed (its writes less its flushes).
+func TestFsyncScratchWorkload(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := block.New(block.Options{TGID: uint32(os.Getpid()), Threads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	r, err := scenarios.NewWorkload(scenarios.Workload{Kind: "fsync", Threads: 2, Params: &scenarios.Fsync{Dir: t.TempDir(), Device: scenarios.FsyncDeviceScratch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	hook := func(tid int, running bool) {
+		var err error
+		if running {
+			err = tr.AddThread(tid)
+		} else {
+			err = tr.RemoveThread(tid)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	st, err := r.Run(ctx) // to learn the device's name
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Device == nil || !strings.HasPrefix(st.Device.Name, "loop") {
+		t.Fatalf("Stats.Device = %+v, want a loop device", st.Device)
+	}
+	loop := st.Device.Name
+	if err := tr.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	before := block.DataWrites(t, loop)
+	ctx, cancel = context.WithTimeout(scenarios.WithThreadHook(context.Background(), hook), 300*time.Millisecond)
+	st, err = r.Run(ctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := block.DataWrites(t, loop) - before
+	hs, err := tr.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq := hs["block.rq"].Count()
+	t.Logf("%d fdatasyncs on %s: block.rq %d, block.queue %d; %s completed %d data writes", st.Ops, loop, rq, hs["block.queue"].Count(), loop, writes)
+	if st.Ops < 50 {
+		t.Fatalf("only %d fdatasyncs in 300ms", st.Ops)
+	}
+	if !within(rq, st.Ops, 0.05) {
+		t.Errorf("block.rq counted %d for %d fdatasyncs, not within 5%%", rq, st.Ops)
+	}
+	if !within(rq, writes, 0.05) {
+		t.Errorf("block.rq counted %d, %s completed %d data writes: not within 5%%", rq, loop, writes)
+	}
+}
