@@ -10,13 +10,32 @@
  * evidence_epoch is bumped by user space at each trial's start; events of
  * an older epoch still in the ring are discarded.
  *
+ * With evidence_interfere, an event kept also carries what else ran on
+ * its CPU while it was open: the window [end - latency, end] is walked in
+ * the CPU's log of bpf/interfere (interfere.h), whose map the loader puts
+ * in place of this object's interfere_log. Without it the walk is dead
+ * code and the map is never read.
+ *
  * Needs hist.bpf.h (HIST_MAX_METRICS) included first.
  */
 #ifndef __EVIDENCE_BPF_H
 #define __EVIDENCE_BPF_H
 
+#include "interfere.h"
+
 #define EVIDENCE_STACK 24
 #define EVIDENCE_COMM 16
+/* Contributors named per event, the largest (user space keeps fewer). */
+#define EVIDENCE_TOP 8
+
+/* Interference flags. */
+#define EVIDENCE_INTERFERE_ON 1      /* the fields below were measured */
+#define EVIDENCE_INTERFERE_PARTIAL 2 /* the window began before the log */
+
+struct evidence_contrib {
+	__u64 ns;
+	struct interfere_ctx ctx;
+};
 
 /* Must match internal/tracing.evidenceRecord. */
 struct evidence_event {
@@ -35,9 +54,18 @@ struct evidence_event {
 	char other_comm[EVIDENCE_COMM];
 	__u64 kstack[EVIDENCE_STACK];
 	__u64 ustack[EVIDENCE_STACK];
+	/* What else ran on cpu in the window, ns by kind (not the event's
+	 * own task, nor idle), and the largest contributors. */
+	__u64 hardirq_ns;
+	__u64 softirq_ns;
+	__u64 task_ns;
+	__u32 interfere_flags;
+	__u32 pad;
+	struct evidence_contrib top[EVIDENCE_TOP];
 };
 
 const volatile bool evidence_on = false;
+const volatile bool evidence_interfere = false;
 __u64 evidence_epoch = 0;
 /* Events the ring had no room for (user space was behind). */
 __u64 evidence_dropped = 0;
@@ -53,6 +81,118 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } evidence_events SEC(".maps");
+
+INTERFERE_MAP;
+
+struct evidence_walk {
+	struct evidence_event *e;
+	struct interfere_cpu *c;
+	__u64 from, to, head;
+	__u32 own;
+};
+
+/* evidence_count adds the part of segment [start, end) of context x that
+ * falls in the window. Segments of the event's own task are not counted,
+ * nor an interrupt spanning the whole window: that is the event itself
+ * (an irq or softirq metric). */
+static __always_inline void evidence_count(struct evidence_walk *w, __u64 start, __u64 end,
+					   struct interfere_ctx *x)
+{
+	struct evidence_event *e = w->e;
+	__u64 lo = start > w->from ? start : w->from;
+	__u64 hi = end < w->to ? end : w->to;
+	__u64 ns, least = ~0ULL;
+	__u32 kind = x->kind, id = x->id, j, at = 0;
+
+	if (hi <= lo)
+		return;
+	ns = hi - lo;
+	switch (kind) {
+	case INTERFERE_TASK:
+		if (id == w->own || id == 0)
+			return;
+		e->task_ns += ns;
+		break;
+	case INTERFERE_HARDIRQ:
+	case INTERFERE_SOFTIRQ:
+		if (start <= w->from && end >= w->to)
+			return;
+		if (kind == INTERFERE_HARDIRQ)
+			e->hardirq_ns += ns;
+		else
+			e->softirq_ns += ns;
+		break;
+	default:
+		return;
+	}
+	for (j = 0; j < EVIDENCE_TOP; j++) {
+		struct evidence_contrib *t = &e->top[j];
+
+		if (t->ctx.kind == kind && t->ctx.id == id) {
+			t->ns += ns;
+			return;
+		}
+		if (t->ctx.kind == INTERFERE_NONE) {
+			at = j;
+			least = 0;
+			break;
+		}
+		if (t->ns < least) {
+			least = t->ns;
+			at = j;
+		}
+	}
+	/* A new contributor takes a free slot, or the smallest one's if it
+	 * is larger. */
+	if (at < EVIDENCE_TOP && least < ns) {
+		e->top[at].ns = ns;
+		e->top[at].ctx = *x;
+	}
+}
+
+/* evidence_walk_seg counts the i-th newest logged segment; it stops the
+ * walk at the first that ended before the window. */
+static long evidence_walk_seg(__u64 i, void *arg)
+{
+	struct evidence_walk *w = arg;
+	struct interfere_seg *s;
+
+	if (i >= w->head)
+		return 1;
+	s = &w->c->log[(w->head - 1 - i) & (INTERFERE_LOG - 1)];
+	if (s->end <= w->from)
+		return 1;
+	evidence_count(w, s->start, s->end, &s->ctx);
+	return 0;
+}
+
+/* evidence_interference fills e's interference on this CPU, own being the
+ * event's task. */
+static __always_inline void evidence_interference(struct evidence_event *e, __u32 own)
+{
+	struct evidence_walk w = {};
+	struct interfere_cpu *c;
+	__u32 zero = 0;
+
+	if (!evidence_interfere)
+		return;
+	c = bpf_map_lookup_elem(&interfere_log, &zero);
+	if (!c)
+		return;
+	w.e = e;
+	w.c = c;
+	w.to = e->end;
+	w.from = e->end - e->latency;
+	w.head = c->head;
+	w.own = own;
+	e->interfere_flags = EVIDENCE_INTERFERE_ON;
+	if (!c->open_start || w.from < c->valid_from)
+		e->interfere_flags |= EVIDENCE_INTERFERE_PARTIAL;
+	bpf_loop(INTERFERE_LOG, evidence_walk_seg, &w, 0);
+	/* What is running now, since its segment opened. */
+	if (c->open_start)
+		evidence_count(&w, c->open_start, w.to, &c->stack[c->depth & (INTERFERE_DEPTH - 1)]);
+}
 
 /* evidence_begin reserves an event for metric m of latency v when v is
  * above the metric's floor; the caller fills who and where, then calls
@@ -98,10 +238,12 @@ static __always_inline void evidence_current(void *ctx, __u32 m, __u64 v)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	e->ustack_len = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK);
+	evidence_interference(e, e->tid);
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* evidence_fill_task fills who (task) and what ran instead (other). */
+/* evidence_fill_task fills who (task), what ran instead (other) and the
+ * interference on this CPU. */
 #define evidence_fill_task(e, task, other)                                   \
 	({                                                                   \
 		(e)->pid = BPF_CORE_READ(task, tgid);                        \
@@ -113,6 +255,7 @@ static __always_inline void evidence_current(void *ctx, __u32 m, __u64 v)
 		bpf_probe_read_kernel_str((e)->other_comm,                   \
 					  sizeof((e)->other_comm),           \
 					  &(other)->comm);                   \
+		evidence_interference((e), (e)->tid);                        \
 	})
 
 #endif /* __EVIDENCE_BPF_H */

@@ -64,6 +64,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest events per trial, with the task
 	// each interrupted (see tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // Check reports what is wrong with a list of irq action names, in words
@@ -116,11 +119,12 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("irq tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "irq",
-		Metrics:  Metrics(opts.Irqs),
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Evidence: opts.Evidence,
+		Name:         "irq",
+		Metrics:      Metrics(opts.Irqs),
+		Variant:      opts.Variant,
+		BTF:          opts.BTF,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			s.Maps["irq_metric"].Contents = kvs
 			return tracing.SetCPUs(s, opts.CPUs)

@@ -20,6 +20,7 @@ const (
 	irqMapEvidenceFloor       = "evidence_floor"
 	irqMapHist                = "hist"
 	irqMapHistStats           = "hist_stats"
+	irqMapInterfereLog        = "interfere_log"
 	irqMapIrqMetric           = "irq_metric"
 	irqMapRunning             = "running"
 	irqMapTgids               = "tgids"
@@ -30,6 +31,7 @@ const (
 	irqProgIrqHandlerExitRaw  = "irq_handler_exit_raw"
 	irqVarEvidenceDropped     = "evidence_dropped"
 	irqVarEvidenceEpoch       = "evidence_epoch"
+	irqVarEvidenceInterfere   = "evidence_interfere"
 	irqVarEvidenceOn          = "evidence_on"
 	irqVarFollowGen           = "follow_gen"
 	irqVarFollowed            = "followed"
@@ -98,6 +100,7 @@ type irqMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	IrqMetric      *ebpf.MapSpec `ebpf:"irq_metric"`
 	Running        *ebpf.MapSpec `ebpf:"running"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
@@ -108,18 +111,19 @@ type irqMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type irqVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargCpuFilter   *ebpf.VariableSpec `ebpf:"targ_cpu_filter"`
-	TargCpus        *ebpf.VariableSpec `ebpf:"targ_cpus"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargCpuFilter     *ebpf.VariableSpec `ebpf:"targ_cpu_filter"`
+	TargCpus          *ebpf.VariableSpec `ebpf:"targ_cpus"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // irqObjects contains all objects after they have been loaded into the kernel.
@@ -146,6 +150,7 @@ type irqMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	IrqMetric      *ebpf.Map `ebpf:"irq_metric"`
 	Running        *ebpf.Map `ebpf:"running"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
@@ -158,6 +163,7 @@ func (m *irqMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.IrqMetric,
 		m.Running,
 		m.Tgids,
@@ -169,18 +175,19 @@ func (m *irqMaps) Close() error {
 //
 // It can be passed to loadIrqObjects or ebpf.CollectionSpec.LoadAndAssign.
 type irqVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargCpuFilter   *ebpf.Variable `ebpf:"targ_cpu_filter"`
-	TargCpus        *ebpf.Variable `ebpf:"targ_cpus"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargCpuFilter     *ebpf.Variable `ebpf:"targ_cpu_filter"`
+	TargCpus          *ebpf.Variable `ebpf:"targ_cpus"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // irqPrograms contains all programs after they have been loaded into the kernel.

@@ -28,7 +28,7 @@ var Tracer = tracing.Kind{
 				return nil, fmt.Errorf("irq tracer: this machine lists no irq actions in /proc/interrupts and /proc/irq")
 			}
 		}
-		return New(Options{Irqs: irqs, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence})
+		return New(Options{Irqs: irqs, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	// An action that need not exist here: its metric is read all the same.
 	Probe:  &Config{Irqs: []string{"timer"}},

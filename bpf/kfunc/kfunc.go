@@ -53,6 +53,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest calls per trial, with the
 	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // New checks that the running kernel has the functions (an
@@ -93,13 +96,14 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("kfunc: %w", err)
 	}
 	topts := tracing.Options{
-		Name:     "kfunc",
-		Metrics:  metrics,
-		TGID:     opts.TGID,
-		BTF:      cache,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:         "kfunc",
+		Metrics:      metrics,
+		TGID:         opts.TGID,
+		BTF:          cache,
+		Threads:      opts.Threads,
+		CgroupID:     opts.CgroupID,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 	}
 	var errs []error
 	missing := true // every variant failed for want of a kernel feature

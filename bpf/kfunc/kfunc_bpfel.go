@@ -20,6 +20,7 @@ const (
 	kfuncMapEvidenceFloor        = "evidence_floor"
 	kfuncMapHist                 = "hist"
 	kfuncMapHistStats            = "hist_stats"
+	kfuncMapInterfereLog         = "interfere_log"
 	kfuncMapStart                = "start"
 	kfuncMapTgids                = "tgids"
 	kfuncMapTids                 = "tids"
@@ -33,6 +34,7 @@ const (
 	kfuncProgSchedProcessForkRaw = "sched_process_fork_raw"
 	kfuncVarEvidenceDropped      = "evidence_dropped"
 	kfuncVarEvidenceEpoch        = "evidence_epoch"
+	kfuncVarEvidenceInterfere    = "evidence_interfere"
 	kfuncVarEvidenceOn           = "evidence_on"
 	kfuncVarFollowGen            = "follow_gen"
 	kfuncVarFollowed             = "followed"
@@ -103,6 +105,7 @@ type kfuncMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	Start          *ebpf.MapSpec `ebpf:"start"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
@@ -112,16 +115,17 @@ type kfuncMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type kfuncVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // kfuncObjects contains all objects after they have been loaded into the kernel.
@@ -148,6 +152,7 @@ type kfuncMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	Start          *ebpf.Map `ebpf:"start"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
@@ -159,6 +164,7 @@ func (m *kfuncMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.Start,
 		m.Tgids,
 		m.Tids,
@@ -169,16 +175,17 @@ func (m *kfuncMaps) Close() error {
 //
 // It can be passed to loadKfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type kfuncVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // kfuncPrograms contains all programs after they have been loaded into the kernel.

@@ -26,6 +26,7 @@ package offcpu
 import (
 	"fmt"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -50,6 +51,9 @@ type Options struct {
 	// tracing.Options.Evidence); 0 is off. The raw_tp variant takes a
 	// kernel stack at every switch-out of a traced task while it is on.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // New loads and attaches the tracer.
@@ -59,13 +63,14 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("offcpu tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "offcpu",
-		Metrics:  Metrics,
-		TGID:     opts.TGID,
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:         "offcpu",
+		Metrics:      Metrics,
+		TGID:         opts.TGID,
+		Variant:      opts.Variant,
+		BTF:          opts.BTF,
+		Threads:      opts.Threads,
+		CgroupID:     opts.CgroupID,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 	})
 }

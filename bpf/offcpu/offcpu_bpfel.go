@@ -20,6 +20,7 @@ const (
 	offcpuMapEvidenceFloor        = "evidence_floor"
 	offcpuMapHist                 = "hist"
 	offcpuMapHistStats            = "hist_stats"
+	offcpuMapInterfereLog         = "interfere_log"
 	offcpuMapStart                = "start"
 	offcpuMapStartPid             = "start_pid"
 	offcpuMapTgids                = "tgids"
@@ -33,6 +34,7 @@ const (
 	offcpuProgTaskExitRaw         = "task_exit_raw"
 	offcpuVarEvidenceDropped      = "evidence_dropped"
 	offcpuVarEvidenceEpoch        = "evidence_epoch"
+	offcpuVarEvidenceInterfere    = "evidence_interfere"
 	offcpuVarEvidenceOn           = "evidence_on"
 	offcpuVarFollowGen            = "follow_gen"
 	offcpuVarFollowed             = "followed"
@@ -102,6 +104,7 @@ type offcpuMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	Start          *ebpf.MapSpec `ebpf:"start"`
 	StartPid       *ebpf.MapSpec `ebpf:"start_pid"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
@@ -112,16 +115,17 @@ type offcpuMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type offcpuVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // offcpuObjects contains all objects after they have been loaded into the kernel.
@@ -148,6 +152,7 @@ type offcpuMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	Start          *ebpf.Map `ebpf:"start"`
 	StartPid       *ebpf.Map `ebpf:"start_pid"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
@@ -160,6 +165,7 @@ func (m *offcpuMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.Start,
 		m.StartPid,
 		m.Tgids,
@@ -171,16 +177,17 @@ func (m *offcpuMaps) Close() error {
 //
 // It can be passed to loadOffcpuObjects or ebpf.CollectionSpec.LoadAndAssign.
 type offcpuVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // offcpuPrograms contains all programs after they have been loaded into the kernel.

@@ -68,6 +68,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest events per trial, with the task
 	// each interrupted (see tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // Check reports what is wrong with a list of vectors, in words that fit a
@@ -108,11 +111,12 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("softirq tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "softirq",
-		Metrics:  Metrics(opts.Vectors),
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Evidence: opts.Evidence,
+		Name:         "softirq",
+		Metrics:      Metrics(opts.Vectors),
+		Variant:      opts.Variant,
+		BTF:          opts.BTF,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			for _, v := range []struct {
 				name  string

@@ -16,33 +16,35 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	softirqMapEvidenceEvents   = "evidence_events"
-	softirqMapEvidenceFloor    = "evidence_floor"
-	softirqMapHist             = "hist"
-	softirqMapHistStats        = "hist_stats"
-	softirqMapState            = "state"
-	softirqMapTgids            = "tgids"
-	softirqMapTids             = "tids"
-	softirqProgSoftirqEntryBtf = "softirq_entry_btf"
-	softirqProgSoftirqEntryRaw = "softirq_entry_raw"
-	softirqProgSoftirqExitBtf  = "softirq_exit_btf"
-	softirqProgSoftirqExitRaw  = "softirq_exit_raw"
-	softirqProgSoftirqRaiseBtf = "softirq_raise_btf"
-	softirqProgSoftirqRaiseRaw = "softirq_raise_raw"
-	softirqVarEvidenceDropped  = "evidence_dropped"
-	softirqVarEvidenceEpoch    = "evidence_epoch"
-	softirqVarEvidenceOn       = "evidence_on"
-	softirqVarFollowGen        = "follow_gen"
-	softirqVarFollowed         = "followed"
-	softirqVarHistMissed       = "hist_missed"
-	softirqVarTargCgroup       = "targ_cgroup"
-	softirqVarTargCgroupLevel  = "targ_cgroup_level"
-	softirqVarTargCpuFilter    = "targ_cpu_filter"
-	softirqVarTargCpus         = "targ_cpus"
-	softirqVarTargDuration     = "targ_duration"
-	softirqVarTargLatency      = "targ_latency"
-	softirqVarTargTgid         = "targ_tgid"
-	softirqVarTargThreads      = "targ_threads"
+	softirqMapEvidenceEvents    = "evidence_events"
+	softirqMapEvidenceFloor     = "evidence_floor"
+	softirqMapHist              = "hist"
+	softirqMapHistStats         = "hist_stats"
+	softirqMapInterfereLog      = "interfere_log"
+	softirqMapState             = "state"
+	softirqMapTgids             = "tgids"
+	softirqMapTids              = "tids"
+	softirqProgSoftirqEntryBtf  = "softirq_entry_btf"
+	softirqProgSoftirqEntryRaw  = "softirq_entry_raw"
+	softirqProgSoftirqExitBtf   = "softirq_exit_btf"
+	softirqProgSoftirqExitRaw   = "softirq_exit_raw"
+	softirqProgSoftirqRaiseBtf  = "softirq_raise_btf"
+	softirqProgSoftirqRaiseRaw  = "softirq_raise_raw"
+	softirqVarEvidenceDropped   = "evidence_dropped"
+	softirqVarEvidenceEpoch     = "evidence_epoch"
+	softirqVarEvidenceInterfere = "evidence_interfere"
+	softirqVarEvidenceOn        = "evidence_on"
+	softirqVarFollowGen         = "follow_gen"
+	softirqVarFollowed          = "followed"
+	softirqVarHistMissed        = "hist_missed"
+	softirqVarTargCgroup        = "targ_cgroup"
+	softirqVarTargCgroupLevel   = "targ_cgroup_level"
+	softirqVarTargCpuFilter     = "targ_cpu_filter"
+	softirqVarTargCpus          = "targ_cpus"
+	softirqVarTargDuration      = "targ_duration"
+	softirqVarTargLatency       = "targ_latency"
+	softirqVarTargTgid          = "targ_tgid"
+	softirqVarTargThreads       = "targ_threads"
 )
 
 // loadSoftirq returns the embedded CollectionSpec for softirq.
@@ -103,6 +105,7 @@ type softirqMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	State          *ebpf.MapSpec `ebpf:"state"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
@@ -112,20 +115,21 @@ type softirqMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type softirqVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargCpuFilter   *ebpf.VariableSpec `ebpf:"targ_cpu_filter"`
-	TargCpus        *ebpf.VariableSpec `ebpf:"targ_cpus"`
-	TargDuration    *ebpf.VariableSpec `ebpf:"targ_duration"`
-	TargLatency     *ebpf.VariableSpec `ebpf:"targ_latency"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargCpuFilter     *ebpf.VariableSpec `ebpf:"targ_cpu_filter"`
+	TargCpus          *ebpf.VariableSpec `ebpf:"targ_cpus"`
+	TargDuration      *ebpf.VariableSpec `ebpf:"targ_duration"`
+	TargLatency       *ebpf.VariableSpec `ebpf:"targ_latency"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // softirqObjects contains all objects after they have been loaded into the kernel.
@@ -152,6 +156,7 @@ type softirqMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	State          *ebpf.Map `ebpf:"state"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
@@ -163,6 +168,7 @@ func (m *softirqMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.State,
 		m.Tgids,
 		m.Tids,
@@ -173,20 +179,21 @@ func (m *softirqMaps) Close() error {
 //
 // It can be passed to loadSoftirqObjects or ebpf.CollectionSpec.LoadAndAssign.
 type softirqVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargCpuFilter   *ebpf.Variable `ebpf:"targ_cpu_filter"`
-	TargCpus        *ebpf.Variable `ebpf:"targ_cpus"`
-	TargDuration    *ebpf.Variable `ebpf:"targ_duration"`
-	TargLatency     *ebpf.Variable `ebpf:"targ_latency"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargCpuFilter     *ebpf.Variable `ebpf:"targ_cpu_filter"`
+	TargCpus          *ebpf.Variable `ebpf:"targ_cpus"`
+	TargDuration      *ebpf.Variable `ebpf:"targ_duration"`
+	TargLatency       *ebpf.Variable `ebpf:"targ_latency"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // softirqPrograms contains all programs after they have been loaded into the kernel.

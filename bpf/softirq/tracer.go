@@ -18,7 +18,7 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cfg := c.(*Config)
-		return New(Options{Vectors: cfg.Vectors, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence})
+		return New(Options{Vectors: cfg.Vectors, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	Probe:  &Config{Vectors: DefaultVectors},
 	Values: map[string]func() []string{"vectors": func() []string { return Vectors }},

@@ -44,6 +44,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest events per trial (see
 	// tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // New loads and attaches the tracer.
@@ -72,14 +75,15 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("syscall tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "syscall",
-		Metrics:  metrics,
-		TGID:     opts.TGID,
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:         "syscall",
+		Metrics:      metrics,
+		TGID:         opts.TGID,
+		Variant:      opts.Variant,
+		BTF:          opts.BTF,
+		Threads:      opts.Threads,
+		CgroupID:     opts.CgroupID,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)
 		},

@@ -18,7 +18,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, Syscalls: c.(*Config).Syscalls, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence})
+		return New(Options{TGID: o.TGID, Syscalls: c.(*Config).Syscalls, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	Probe:  &Config{Syscalls: []string{"getppid"}},
 	Values: map[string]func() []string{"syscalls": Names},

@@ -16,6 +16,7 @@ package tcp
 import (
 	"fmt"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -44,6 +45,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest events per trial (see
 	// tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // New loads and attaches the tracer.
@@ -53,13 +57,14 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("net tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "net",
-		Metrics:  Metrics,
-		TGID:     opts.TGID,
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:         "net",
+		Metrics:      Metrics,
+		TGID:         opts.TGID,
+		Variant:      opts.Variant,
+		BTF:          opts.BTF,
+		Threads:      opts.Threads,
+		CgroupID:     opts.CgroupID,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 	})
 }

@@ -20,6 +20,7 @@ const (
 	tcpMapEvidenceFloor         = "evidence_floor"
 	tcpMapHist                  = "hist"
 	tcpMapHistStats             = "hist_stats"
+	tcpMapInterfereLog          = "interfere_log"
 	tcpMapListeners             = "listeners"
 	tcpMapSegs                  = "segs"
 	tcpMapSocks                 = "socks"
@@ -39,6 +40,7 @@ const (
 	tcpProgTcpRcvSpaceAdjustRaw = "tcp_rcv_space_adjust_raw"
 	tcpVarEvidenceDropped       = "evidence_dropped"
 	tcpVarEvidenceEpoch         = "evidence_epoch"
+	tcpVarEvidenceInterfere     = "evidence_interfere"
 	tcpVarEvidenceOn            = "evidence_on"
 	tcpVarFollowGen             = "follow_gen"
 	tcpVarFollowed              = "followed"
@@ -113,6 +115,7 @@ type tcpMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	Listeners      *ebpf.MapSpec `ebpf:"listeners"`
 	Segs           *ebpf.MapSpec `ebpf:"segs"`
 	Socks          *ebpf.MapSpec `ebpf:"socks"`
@@ -124,16 +127,17 @@ type tcpMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type tcpVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // tcpObjects contains all objects after they have been loaded into the kernel.
@@ -160,6 +164,7 @@ type tcpMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	Listeners      *ebpf.Map `ebpf:"listeners"`
 	Segs           *ebpf.Map `ebpf:"segs"`
 	Socks          *ebpf.Map `ebpf:"socks"`
@@ -173,6 +178,7 @@ func (m *tcpMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.Listeners,
 		m.Segs,
 		m.Socks,
@@ -185,16 +191,17 @@ func (m *tcpMaps) Close() error {
 //
 // It can be passed to loadTcpObjects or ebpf.CollectionSpec.LoadAndAssign.
 type tcpVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // tcpPrograms contains all programs after they have been loaded into the kernel.

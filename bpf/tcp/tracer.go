@@ -13,7 +13,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(_ tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence})
+		return New(Options{TGID: o.TGID, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	Probe: &Config{},
 }

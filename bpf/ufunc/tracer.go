@@ -18,7 +18,7 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cc := c.(*Config)
-		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence})
+		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	// The C library is the one non-Go binary a host is sure to have.
 	Probe: &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},

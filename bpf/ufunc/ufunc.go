@@ -52,6 +52,9 @@ type Options struct {
 	// Evidence keeps each metric's slowest calls per trial, with the
 	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log, for the evidence (see
+	// tracing.Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // New checks the binary and its symbols (see Check), then loads and
@@ -78,13 +81,14 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("ufunc: %w", err)
 	}
 	t, err := tracing.LoadAttach(spec, tracing.Options{
-		Name:     "ufunc",
-		Metrics:  metrics,
-		TGID:     opts.TGID,
-		BTF:      opts.BTF,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:         "ufunc",
+		Metrics:      metrics,
+		TGID:         opts.TGID,
+		BTF:          opts.BTF,
+		Threads:      opts.Threads,
+		CgroupID:     opts.CgroupID,
+		Evidence:     opts.Evidence,
+		Interference: opts.Interference,
 	}, Uprobe, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
 		var links []link.Link
 		// The fork and exit programs first, so that a child forked while

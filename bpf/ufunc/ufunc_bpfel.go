@@ -20,6 +20,7 @@ const (
 	ufuncMapEvidenceFloor        = "evidence_floor"
 	ufuncMapHist                 = "hist"
 	ufuncMapHistStats            = "hist_stats"
+	ufuncMapInterfereLog         = "interfere_log"
 	ufuncMapStart                = "start"
 	ufuncMapTgids                = "tgids"
 	ufuncMapTids                 = "tids"
@@ -31,6 +32,7 @@ const (
 	ufuncProgUfuncReturn         = "ufunc_return"
 	ufuncVarEvidenceDropped      = "evidence_dropped"
 	ufuncVarEvidenceEpoch        = "evidence_epoch"
+	ufuncVarEvidenceInterfere    = "evidence_interfere"
 	ufuncVarEvidenceOn           = "evidence_on"
 	ufuncVarFollowGen            = "follow_gen"
 	ufuncVarFollowed             = "followed"
@@ -99,6 +101,7 @@ type ufuncMapSpecs struct {
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	Start          *ebpf.MapSpec `ebpf:"start"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
@@ -108,16 +111,17 @@ type ufuncMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type ufuncVariableSpecs struct {
-	EvidenceDropped *ebpf.VariableSpec `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.VariableSpec `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.VariableSpec `ebpf:"evidence_on"`
-	FollowGen       *ebpf.VariableSpec `ebpf:"follow_gen"`
-	Followed        *ebpf.VariableSpec `ebpf:"followed"`
-	HistMissed      *ebpf.VariableSpec `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.VariableSpec `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.VariableSpec `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.VariableSpec `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.VariableSpec `ebpf:"evidence_on"`
+	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
+	Followed          *ebpf.VariableSpec `ebpf:"followed"`
+	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
 
 // ufuncObjects contains all objects after they have been loaded into the kernel.
@@ -144,6 +148,7 @@ type ufuncMaps struct {
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
+	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	Start          *ebpf.Map `ebpf:"start"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
@@ -155,6 +160,7 @@ func (m *ufuncMaps) Close() error {
 		m.EvidenceFloor,
 		m.Hist,
 		m.HistStats,
+		m.InterfereLog,
 		m.Start,
 		m.Tgids,
 		m.Tids,
@@ -165,16 +171,17 @@ func (m *ufuncMaps) Close() error {
 //
 // It can be passed to loadUfuncObjects or ebpf.CollectionSpec.LoadAndAssign.
 type ufuncVariables struct {
-	EvidenceDropped *ebpf.Variable `ebpf:"evidence_dropped"`
-	EvidenceEpoch   *ebpf.Variable `ebpf:"evidence_epoch"`
-	EvidenceOn      *ebpf.Variable `ebpf:"evidence_on"`
-	FollowGen       *ebpf.Variable `ebpf:"follow_gen"`
-	Followed        *ebpf.Variable `ebpf:"followed"`
-	HistMissed      *ebpf.Variable `ebpf:"hist_missed"`
-	TargCgroup      *ebpf.Variable `ebpf:"targ_cgroup"`
-	TargCgroupLevel *ebpf.Variable `ebpf:"targ_cgroup_level"`
-	TargTgid        *ebpf.Variable `ebpf:"targ_tgid"`
-	TargThreads     *ebpf.Variable `ebpf:"targ_threads"`
+	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
+	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
+	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
+	EvidenceOn        *ebpf.Variable `ebpf:"evidence_on"`
+	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
+	Followed          *ebpf.Variable `ebpf:"followed"`
+	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
+	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
+	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
+	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
 
 // ufuncPrograms contains all programs after they have been loaded into the kernel.

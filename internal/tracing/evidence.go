@@ -29,6 +29,9 @@ type Event struct {
 	// Raw instruction addresses, innermost first; Symbolize names them.
 	KernelStack []uint64
 	UserStack   []uint64
+	// Interference on CPU in the event's window (Options.Interference);
+	// nil when not measured.
+	Interference *Interference
 }
 
 const (
@@ -113,7 +116,12 @@ func (e *evidence) read() {
 			e.fail(fmt.Errorf("evidence record of %d bytes: %w", len(rec.RawSample), err))
 			return
 		}
-		e.add(&r)
+		in, err := decodeInterference(rec.RawSample)
+		if err != nil {
+			e.fail(err)
+			return
+		}
+		e.add(&r, in)
 	}
 }
 
@@ -125,7 +133,7 @@ func (e *evidence) fail(err error) {
 	}
 }
 
-func (e *evidence) add(r *evidenceRecord) {
+func (e *evidence) add(r *evidenceRecord, in *Interference) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.Epoch != e.epoch || int(r.Metric) >= len(e.metrics) {
@@ -140,8 +148,9 @@ func (e *evidence) add(r *evidenceRecord) {
 		Metric: e.metrics[m], Latency: r.Latency, End: r.End, CPU: r.CPU,
 		PID: r.PID, TID: r.TID, Comm: cstring(r.Comm[:]),
 		OtherTID: r.OtherTID, OtherPrio: r.OtherPrio, OtherComm: cstring(r.OtherComm[:]),
-		KernelStack: stack(r.KStack[:], r.KStackLen),
-		UserStack:   stack(r.UStack[:], r.UStackLen),
+		KernelStack:  stack(r.KStack[:], r.KStackLen),
+		UserStack:    stack(r.UStack[:], r.UStackLen),
+		Interference: in,
 	}
 	i := sort.Search(len(top), func(i int) bool { return top[i].Latency < ev.Latency })
 	top = append(top, Event{})

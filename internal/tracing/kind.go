@@ -3,6 +3,7 @@ package tracing
 import (
 	"encoding/json"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
@@ -82,6 +83,9 @@ type TracerOptions struct {
 	// Evidence is how many of each metric's slowest events to keep per
 	// trial (Options.Evidence); 0 is off.
 	Evidence int
+	// Interference is bpf/interfere's log for the evidence
+	// (Options.Interference); nil is none.
+	Interference *ebpf.Map
 }
 
 // DecodeJSON is a Kind.Decode for a config type C whose pointer is the

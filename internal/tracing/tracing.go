@@ -69,6 +69,9 @@ type Options struct {
 	// trial (see Evidence), for tracers built with evidence.bpf.h; 0 is
 	// off.
 	Evidence int
+	// Interference, with Evidence, is bpf/interfere's log: each event
+	// kept then carries what else ran on its CPU while it was open.
+	Interference *ebpf.Map
 }
 
 // Tracer is a loaded and attached set of programs counting into histograms.
@@ -178,14 +181,19 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 	if err := configureEvidence(spec, opts.Evidence); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
+	replace, err := configureInterference(spec, opts.Evidence, opts.Interference)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
 	if opts.Configure != nil {
 		if err := opts.Configure(spec); err != nil {
 			return nil, err
 		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
-		Cache:    opts.BTF,
+		Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+		Cache:           opts.BTF,
+		MapReplacements: replace,
 	})
 	if err != nil {
 		return nil, loadErr(opts.Name, err)

@@ -1,0 +1,3 @@
+package interfere
+
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types interfere interfere.bpf.c -- -I../include

@@ -1,0 +1,181 @@
+// Package interfere logs what runs on each CPU, for the evidence of slow
+// events (in the manner of rtla timerlat's auto-analysis): hardirq
+// handlers by action name (irq:irq_handler_entry/exit), the local timer
+// interrupt on x86 (irq_vectors:local_timer_entry/exit, where the kernel
+// has it), softirqs by vector (irq:softirq_entry/exit) and the tasks that
+// ran (sched:sched_switch).
+//
+// The log is a per-CPU array (bpf/include/interfere.h): the last 64
+// segments of each CPU's time, each of one context. It counts nothing by
+// itself. A tracer loaded with its Map (tracing.Options.Interference)
+// walks the log of the event's CPU when an event passes its metric's
+// evidence floor, and keeps in the event the time other contexts took in
+// the event's window.
+package interfere
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+)
+
+// Segments is how many segments the log keeps per CPU: INTERFERE_LOG of
+// interfere.h.
+const Segments = 64
+
+// Options configure Load.
+type Options struct {
+	// Variant forces a variant; empty tries tp_btf, then raw_tp.
+	Variant tracing.Variant
+	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+}
+
+// Log is the loaded and attached log.
+type Log struct {
+	variant tracing.Variant
+	coll    *ebpf.Collection
+	links   []link.Link
+	timer   bool
+}
+
+// Load loads and attaches the log's programs. On any failure everything
+// loaded so far is closed.
+func Load(opts Options) (*Log, error) {
+	spec, err := loadInterfere()
+	if err != nil {
+		return nil, fmt.Errorf("interfere: %w", err)
+	}
+	timer := hasTracepoint(opts.BTF, "local_timer_entry")
+	variants := []tracing.Variant{tracing.TPBTF, tracing.RawTP}
+	if opts.Variant != "" {
+		variants = []tracing.Variant{opts.Variant}
+	}
+	var errs []error
+	for _, v := range variants {
+		l, err := load(spec, opts, v, timer)
+		if err == nil {
+			return l, nil
+		}
+		var ve *tracing.VerifierError
+		if errors.As(err, &ve) || errors.Is(err, tracing.ErrPrivileges) {
+			return nil, err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", v, err))
+	}
+	return nil, fmt.Errorf("interfere: %w", errors.Join(errs...))
+}
+
+// hasTracepoint reports whether the kernel's BTF declares tracepoint tp.
+func hasTracepoint(cache *btf.Cache, tp string) bool {
+	var spec *btf.Spec
+	var err error
+	if cache != nil {
+		spec, err = cache.Kernel()
+	} else {
+		spec, err = btf.LoadKernelSpec()
+	}
+	if err != nil {
+		return false
+	}
+	_, err = spec.AnyTypeByName("btf_trace_" + tp)
+	return err == nil
+}
+
+func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool) (_ *Log, err error) {
+	suffix := "_btf"
+	if v == tracing.RawTP {
+		suffix = "_raw"
+	}
+	spec = spec.Copy()
+	for name := range spec.Programs {
+		if !strings.HasSuffix(name, suffix) || (!timer && strings.HasPrefix(name, "local_timer_")) {
+			delete(spec.Programs, name)
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+		Cache:    opts.BTF,
+	})
+	if err != nil {
+		return nil, tracing.LoadError("interfere", err)
+	}
+	l := &Log{variant: v, coll: coll, timer: timer}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	for name, p := range coll.Programs {
+		var lk link.Link
+		if v == tracing.TPBTF {
+			lk, err = link.AttachTracing(link.TracingOptions{Program: p})
+		} else {
+			lk, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: spec.Programs[name].AttachTo, Program: p})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", name, err)
+		}
+		l.links = append(l.links, lk)
+	}
+	return l, nil
+}
+
+// Map is the per-CPU log, for tracing.Options.Interference.
+func (l *Log) Map() *ebpf.Map { return l.coll.Maps["interfere_log"] }
+
+// Variant returns the variant that was attached.
+func (l *Log) Variant() tracing.Variant { return l.variant }
+
+// Timer reports whether the local timer interrupt is logged (x86 kernels
+// with irq_vectors:local_timer_entry).
+func (l *Log) Timer() bool { return l.timer }
+
+// ProgramIDs returns the kernel IDs of the log's programs.
+func (l *Log) ProgramIDs() []ebpf.ProgramID {
+	var ids []ebpf.ProgramID
+	for _, p := range l.coll.Programs {
+		if info, err := p.Info(); err == nil {
+			if id, ok := info.ID(); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// RunStats returns the summed run statistics of the log's programs (they
+// count while BPF run-time statistics are enabled).
+func (l *Log) RunStats() (tracing.RunStats, error) {
+	var rs tracing.RunStats
+	for name, p := range l.coll.Programs {
+		s, err := p.Stats()
+		if err != nil {
+			return rs, fmt.Errorf("interfere: stats of %s: %w", name, err)
+		}
+		rs.Runtime += s.Runtime
+		rs.Runs += s.RunCount
+	}
+	return rs, nil
+}
+
+// Close detaches and unloads everything; it returns the first error.
+func (l *Log) Close() error {
+	var first error
+	for _, lk := range l.links {
+		if err := lk.Close(); err != nil && first == nil {
+			first = fmt.Errorf("interfere: detach: %w", err)
+		}
+	}
+	l.links = nil
+	if l.coll != nil {
+		l.coll.Close()
+		l.coll = nil
+	}
+	return first
+}
