@@ -32,39 +32,49 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit, github or html)", s)
 }
 
-// Write renders r in format f.
+// Write renders r in format f, as the matrix of its two sides: one
+// renderer per format lays out a comparison of two targets and of N. JSON
+// is the one exception: r's document is the compare document
+// (docs/compare.schema.json), which a matrix's holds per pair.
 func Write(w io.Writer, r *Report, f Format) error {
+	if f == JSON {
+		return writeJSON(w, r.JSON())
+	}
+	return WriteMatrix(w, r.matrix(), f)
+}
+
+// WriteMatrix renders m in format f.
+func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 	switch f {
 	case Text:
-		return WriteText(w, r)
+		return writeText(w, m)
 	case Markdown:
-		return WriteMarkdown(w, r)
+		return writeMarkdown(w, m)
 	case JSON:
-		return WriteJSON(w, r)
+		return writeJSON(w, m.JSON())
 	case JUnit:
-		return WriteJUnit(w, r)
+		return writeJUnit(w, m.pairings())
 	case GitHub:
-		return WriteGitHub(w, r)
+		return writeGitHub(w, m.pairings())
 	case HTML:
-		return WriteHTML(w, r)
+		return writeHTML(w, m)
 	}
 	return fmt.Errorf("unknown format %q", f)
 }
 
 // pairing is one comparison as a renderer lays it out: its Report and, in
 // a matrix, the names of its target and of the reference. A two-target
-// report is the case of one pairing with no names: renderers that take
-// pairings (junit, github) have one code path for both.
+// report is the case of one pairing with no names.
 type pairing struct {
 	target, ref string // "" for a two-target report
 	r           *Report
 }
 
-// pairings of a two-target report: the one comparison.
-func reportPairings(r *Report) []pairing { return []pairing{{r: r}} }
-
 // pairings of a matrix: each target after the reference with it.
 func (m *Matrix) pairings() []pairing {
+	if m.twoSided {
+		return []pairing{{r: m.Pairs[0]}}
+	}
 	var out []pairing
 	for i, r := range m.Pairs {
 		out = append(out, pairing{target: m.Targets[i+1].Name, ref: m.Targets[0].Name, r: r})
@@ -106,6 +116,54 @@ func scenarioNames(ps []pairing) []string {
 		}
 	}
 	return out
+}
+
+// warnings words the report-wide warnings of every pairing.
+func (m *Matrix) warnings() []string {
+	var out []string
+	for _, p := range m.pairings() {
+		for _, w := range p.r.Warnings {
+			out = append(out, p.warning(w))
+		}
+	}
+	return out
+}
+
+// scenarioNotes words what the pairings warn of in a scenario: the
+// metrics without events in every pairing, for one line, and each other
+// warning of the scenario and of its verdicts, the latter after the metric
+// and percentile they concern.
+func (m *Matrix) scenarioNotes(name string) (noEvents, warns []string) {
+	ps := m.pairings()
+	empty := map[string]int{} // pairings in which a metric has no events
+	for _, p := range ps {
+		if s := p.r.scenario(name); s != nil {
+			for _, w := range s.Warnings {
+				if w.Kind == WarnMetricNoEvents {
+					if empty[w.Metric]++; empty[w.Metric] == len(ps) {
+						noEvents = append(noEvents, w.Metric)
+					}
+				}
+			}
+		}
+	}
+	for _, p := range ps {
+		s := p.r.scenario(name)
+		if s == nil {
+			continue
+		}
+		for _, w := range s.Warnings {
+			if w.Kind != WarnMetricNoEvents || empty[w.Metric] < len(ps) {
+				warns = append(warns, p.warning(w))
+			}
+		}
+		for _, v := range s.Verdicts {
+			for _, w := range v.Warnings {
+				warns = append(warns, p.prefix()+v.Metric+" "+v.Quantile+": "+w.String())
+			}
+		}
+	}
+	return noEvents, warns
 }
 
 // scenario returns r's report of the named scenario, or nil.

@@ -6,18 +6,12 @@ import (
 	"strings"
 )
 
-// WriteGitHub writes r as GitHub Actions workflow commands: an ::error
-// annotation per regression, a ::warning per inconclusive verdict, a
-// ::notice per report-wide warning, and the headline last as a notice, so
-// that the run's page shows what the gate decided next to the failed step.
-// Verdicts are taken as they are; nothing is recomputed.
-func WriteGitHub(w io.Writer, r *Report) error { return writeGitHub(w, reportPairings(r)) }
-
-// WriteMatrixGitHub writes m as WriteGitHub writes a report, each
-// annotation naming the target and the reference, a headline per target
-// last.
-func WriteMatrixGitHub(w io.Writer, m *Matrix) error { return writeGitHub(w, m.pairings()) }
-
+// writeGitHub writes the pairings as GitHub Actions workflow commands: an
+// ::error annotation per regression, a ::warning per inconclusive verdict,
+// a ::notice per report-wide warning, and the headlines last as notices,
+// so that the run's page shows what the gate decided next to the failed
+// step. In a matrix each names the target and the reference. Verdicts are
+// taken as they are; nothing is recomputed.
 func writeGitHub(w io.Writer, ps []pairing) error {
 	ew := &errWriter{w: w}
 	for _, p := range ps {

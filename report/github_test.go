@@ -18,7 +18,7 @@ func TestWriteGitHubEscapes(t *testing.T) {
 		}},
 	}
 	var b bytes.Buffer
-	if err := WriteGitHub(&b, r); err != nil {
+	if err := Write(&b, r, GitHub); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")

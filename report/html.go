@@ -16,8 +16,7 @@ import (
 // inline SVG, no script and nothing fetched, so it opens the same from a CI
 // artifact, a mail attachment or a laptop offline.
 
-// htmlDoc is what the page template lays out; WriteHTML and
-// WriteMatrixHTML fill it from a Report and a Matrix.
+// htmlDoc is what the page template lays out; writeHTML fills it.
 type htmlDoc struct {
 	Title     string
 	Headlines []string
@@ -34,6 +33,7 @@ type htmlSide struct {
 type htmlScenario struct {
 	Name, ID string
 	Metrics  []htmlMetric
+	NoEvents string // the metrics without events, or ""
 	Warnings []string
 }
 
@@ -42,15 +42,20 @@ type htmlMetric struct {
 	Tail, Trials template.HTML // inline <svg>, empty when nothing to draw
 	Note         string        // why a plot is missing
 	Header       []string
-	Rows         []htmlRow
-	// Evidence is a regressed metric's slowest events, both sides.
+	Rows         [][]htmlCell
+	// Evidence is a regressed metric's slowest events, both sides, a
+	// table per pair that has them.
 	EvidenceHeader []string
-	Evidence       [][]string
+	Evidence       []htmlEvidence
 }
 
-type htmlRow struct {
-	Class string
-	Cells []string
+type htmlCell struct {
+	Class, Text string
+}
+
+type htmlEvidence struct {
+	ID, Caption string
+	Rows        [][]string
 }
 
 // plotSide is one side's data for the plots of a metric.
@@ -70,11 +75,13 @@ func htmlID(parts ...string) string {
 	return strings.Join(parts, "--")
 }
 
-func rowClass(v *Verdict) string {
-	if v == nil {
-		return "ref"
+// cellClass colours the cells of a target's column group by its verdict:
+// a regression, an improvement or an inconclusive verdict.
+func cellClass(v *Verdict) string {
+	if v == nil || v.Kind == NoChange || v.Kind == NotGated {
+		return ""
 	}
-	return "v-" + strings.ReplaceAll(string(v.Kind), " ", "-")
+	return "v-" + string(v.Kind)
 }
 
 // metricPlots draws a metric's tail plot and its per-trial p99 plot. p99
@@ -139,45 +146,64 @@ func colorCSS(i int) string {
 	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
 }
 
-// WriteHTML writes r as a self-contained HTML page: per metric, the tail
-// of both distributions, each trial's p99 with the interval, and the
-// verdicts. Without the Results behind r (a Report built by hand) the
-// page has the tables alone.
-func WriteHTML(w io.Writer, r *Report) error {
-	doc := htmlDoc{
-		Title:     "tailgate: " + r.Cand.Target + " vs " + r.Base.Target,
-		Headlines: []string{r.Headline()},
-		Sides: []htmlSide{
-			{Role: "baseline", Description: describeSide(r.Base), Color: colorCSS(0)},
-			{Role: "candidate", Description: describeSide(r.Cand), Color: colorCSS(1)},
-		},
-		Warnings: warningStrings(r.Warnings),
+// writeHTML writes m as a self-contained HTML page: per metric, the tail
+// of every target's distribution overlaid, each trial's p99 with the
+// interval, and the verdicts. Without the Results behind m (a Report
+// built by hand) the page has the tables alone.
+func writeHTML(w io.Writer, m *Matrix) error {
+	var names []string
+	for _, t := range m.Targets[1:] {
+		names = append(names, t.Name)
 	}
-	evidence := r.RegressionEvidence()
-	for _, s := range r.Scenarios {
-		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name), Warnings: verdictWarnings(s)}
-		var bs, cs *result.Scenario
-		if r.BaseResult != nil && r.CandResult != nil {
-			bs, cs = r.BaseResult.Find(s.Name), r.CandResult.Find(s.Name)
+	doc := htmlDoc{
+		Title:     "tailgate: " + strings.Join(names, ", ") + " vs " + m.Targets[0].Name,
+		Headlines: m.Headlines(),
+		Warnings:  m.warnings(),
+	}
+	results := true
+	for i, t := range m.Targets {
+		doc.Sides = append(doc.Sides, htmlSide{Role: m.role(i), Description: m.describe(i), Color: colorCSS(i)})
+		results = results && t.Result != nil
+	}
+	header := m.tableHeader()[1:]
+	for _, s := range m.Scenarios {
+		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name)}
+		var empty []string
+		empty, hs.Warnings = m.scenarioNotes(s.Name)
+		if len(empty) > 0 {
+			hs.NoEvents = "no events: " + strings.Join(empty, ", ")
 		}
-		for i := 0; i < len(s.Verdicts); {
-			name := s.Verdicts[i].Metric
-			hm := htmlMetric{Name: name, ID: htmlID(s.Name, name),
-				Header: []string{"pctl", "baseline", "candidate", "delta", "95% CI", "threshold", "verdict"}}
-			var p99 *Verdict
-			for ; i < len(s.Verdicts) && s.Verdicts[i].Metric == name; i++ {
-				v := &s.Verdicts[i]
-				if v.Quantile == "p99" {
-					p99 = v
+		for _, mm := range s.Metrics {
+			hm := htmlMetric{Name: mm.Name, ID: htmlID(s.Name, mm.Name), Header: header}
+			p99 := make([]*Verdict, len(m.Targets))
+			for _, row := range mm.Rows {
+				if row.Quantile == "p99" {
+					for i, c := range row.Cells {
+						p99[i] = c.Verdict
+					}
 				}
-				hm.Rows = append(hm.Rows, htmlRow{Class: rowClass(v), Cells: []string{
-					v.Quantile, FormatNs(v.Base), FormatNs(v.Cand), FormatDelta(v.Ratio),
-					FormatCI(v.Lo, v.Hi), thresholdLabel(*v), verdictLabel(*v)}})
+				var cells []htmlCell
+				for k, text := range tableRow(mm.Name, row, verdictLabel)[1:] {
+					c := htmlCell{Text: text, Class: "ref"}
+					if k == 0 {
+						c.Class = ""
+					} else if k > 1 {
+						c.Class = cellClass(row.Cells[1+(k-2)/5].Verdict)
+					}
+					cells = append(cells, c)
+				}
+				hm.Rows = append(hm.Rows, cells)
 			}
-			if bs != nil && cs != nil {
-				tail, trials, err := metricPlots(s.Name, name,
-					[]plotSide{{"baseline", bs.Metrics[name]}, {"candidate", cs.Metrics[name]}},
-					[]*Verdict{nil, p99})
+			if results {
+				var sides []plotSide
+				for _, t := range m.Targets {
+					ps := plotSide{name: t.Name}
+					if rs := t.Result.Find(s.Name); rs != nil {
+						ps.metric = rs.Metrics[mm.Name]
+					}
+					sides = append(sides, ps)
+				}
+				tail, trials, err := metricPlots(s.Name, mm.Name, sides, p99)
 				if err != nil {
 					return err
 				}
@@ -185,72 +211,20 @@ func WriteHTML(w io.Writer, r *Report) error {
 			} else {
 				hm.Note = "the compared Results are not at hand: no plots"
 			}
-			for _, e := range evidence {
-				if e.Scenario == s.Name && e.Metric == name {
-					hm.EvidenceHeader, hm.Evidence = evidenceHeader, evidenceRows(e)
-				}
-			}
-			hs.Metrics = append(hs.Metrics, hm)
-		}
-		doc.Scenarios = append(doc.Scenarios, hs)
-	}
-	return pageTemplate.Execute(w, doc)
-}
-
-// WriteMatrixHTML writes m as a self-contained HTML page: per metric, the
-// tails of every target overlaid, each trial's p99, and the table.
-func WriteMatrixHTML(w io.Writer, m *Matrix) error {
-	doc := htmlDoc{Title: "tailgate matrix: " + m.Targets[0].Name, Headlines: m.Headlines(), Warnings: matrixReportWarnings(m)}
-	for i, t := range m.Targets {
-		role := "target"
-		if i == 0 {
-			role = "reference"
-		}
-		doc.Sides = append(doc.Sides, htmlSide{Role: role, Description: describeTarget(t), Color: colorCSS(i)})
-	}
-	for _, s := range m.Scenarios {
-		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name), Warnings: matrixWarnings(m, s)}
-		for _, mm := range s.Metrics {
-			hm := htmlMetric{Name: mm.Name, ID: htmlID(s.Name, mm.Name), Header: matrixHeader[1:]}
-			var p99 []*Verdict
-			for _, row := range mm.Rows {
-				if row.Quantile == "p99" {
-					for _, c := range row.Cells {
-						p99 = append(p99, c.Verdict)
+			for _, p := range m.pairings() {
+				for _, e := range p.r.RegressionEvidence() {
+					if e.Scenario != s.Name || e.Metric != mm.Name {
+						continue
 					}
-				}
-			}
-			for _, r := range matrixRows(m, mm, verdictLabel) {
-				hm.Rows = append(hm.Rows, htmlRow{Cells: r[1:]})
-			}
-			// Colour rows by verdict: rows come target by target.
-			k := 0
-			for _, row := range mm.Rows {
-				if !shownRow(row) {
-					continue
-				}
-				for ti, c := range row.Cells {
-					if ti == 0 {
-						hm.Rows[k].Class = "ref"
-					} else {
-						hm.Rows[k].Class = rowClass(c.Verdict)
+					he := htmlEvidence{ID: hm.ID, Caption: "slowest events", Rows: evidenceRows(e)}
+					if p.target != "" {
+						he.ID = htmlID(s.Name, mm.Name, p.target)
+						he.Caption += ": " + p.target + " vs " + p.ref
 					}
-					k++
+					hm.EvidenceHeader = evidenceHeader
+					hm.Evidence = append(hm.Evidence, he)
 				}
 			}
-			var sides []plotSide
-			for _, t := range m.Targets {
-				ps := plotSide{name: t.Name}
-				if rs := t.Result.Find(s.Name); rs != nil {
-					ps.metric = rs.Metrics[mm.Name]
-				}
-				sides = append(sides, ps)
-			}
-			tail, trials, err := metricPlots(s.Name, mm.Name, sides, p99)
-			if err != nil {
-				return err
-			}
-			hm.setPlots(tail, trials)
 			hs.Metrics = append(hs.Metrics, hm)
 		}
 		doc.Scenarios = append(doc.Scenarios, hs)
@@ -271,10 +245,10 @@ h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.ref td { color: #555; }
-tr.v-regression td { background: #fde0e0; font-weight: bold; }
-tr.v-improvement td { background: #e0f5e0; }
-tr.v-inconclusive td { background: #fff5cc; }
+td.ref { color: #555; }
+td.v-regression { background: #fde0e0; font-weight: bold; }
+td.v-improvement { background: #e0f5e0; }
+td.v-inconclusive { background: #fff5cc; }
 .swatch { display: inline-block; width: 0.9em; height: 0.9em; margin-right: 0.4em; vertical-align: middle; }
 .headline { font-size: 1.1em; font-weight: bold; margin: 0.2em 0; }
 .warnings li { color: #8a5a00; }
@@ -301,14 +275,15 @@ figure svg { max-width: 100%; height: auto; }
 {{end}}{{if .Note}}<p class="note">{{.Note}}</p>
 {{end}}<table class="verdicts" id="verdicts--{{.ID}}">
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr class="{{.Class}}">{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
-{{if .Evidence}}<table class="evidence" id="evidence--{{.ID}}">
-<caption>slowest events</caption>
-<tr>{{range .EvidenceHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .Evidence}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{$header := .EvidenceHeader}}{{range .Evidence}}<table class="evidence" id="evidence--{{.ID}}">
+<caption>{{.Caption}}</caption>
+<tr>{{range $header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}</section>
+{{end}}{{if .NoEvents}}<p class="note">{{.NoEvents}}</p>
 {{end}}{{if .Warnings}}<ul class="warnings">
 {{range .Warnings}}<li>{{.}}</li>
 {{end}}</ul>

@@ -6,11 +6,11 @@ import (
 	"math"
 )
 
-// JSONSchemaVersion is the version of the document WriteJSON writes
+// JSONSchemaVersion is the version of a comparison's JSON document
 // (docs/compare.schema.json).
 const JSONSchemaVersion = 1
 
-// JSONReport is the document WriteJSON writes. Numbers that do not exist
+// JSONReport is a comparison's JSON document. Numbers that do not exist
 // (a quantile of no events, an interval not computed) are null.
 type JSONReport struct {
 	Schema    int            `json:"schema"`
@@ -144,9 +144,113 @@ func (r *Report) JSON() JSONReport {
 	return out
 }
 
-// WriteJSON writes r as indented JSON.
-func WriteJSON(w io.Writer, r *Report) error {
-	b, err := json.MarshalIndent(r.JSON(), "", "  ")
+// JSONMatrix is the document a matrix's JSON is. Comparisons holds, per
+// target after the reference, the same document 'tailgate compare --format
+// json REF TARGET' writes.
+type JSONMatrix struct {
+	Headlines   []string             `json:"headlines"`
+	Reference   string               `json:"reference"`
+	Targets     []JSONMatrixTarget   `json:"targets"`
+	Warnings    []string             `json:"warnings"`
+	Scenarios   []JSONMatrixScenario `json:"scenarios"`
+	Comparisons []JSONReport         `json:"comparisons"`
+}
+
+// JSONMatrixTarget describes one target.
+type JSONMatrixTarget struct {
+	Name          string `json:"name"`
+	Description   string `json:"description,omitempty"`
+	KernelRelease string `json:"kernel_release"`
+	Accel         string `json:"accel,omitempty"`
+}
+
+// JSONMatrixScenario is one scenario's metrics.
+type JSONMatrixScenario struct {
+	Name     string             `json:"name"`
+	Warnings []string           `json:"warnings"`
+	Metrics  []JSONMatrixMetric `json:"metrics"`
+}
+
+// JSONMatrixMetric is one metric's percentiles.
+type JSONMatrixMetric struct {
+	Metric      string          `json:"metric"`
+	Percentiles []JSONMatrixRow `json:"percentiles"`
+}
+
+// JSONMatrixRow is one percentile across the targets.
+type JSONMatrixRow struct {
+	Percentile string           `json:"percentile"`
+	Targets    []JSONMatrixCell `json:"targets"`
+}
+
+// JSONMatrixCell is one target's value; the ratio and verdict are null for
+// the reference.
+type JSONMatrixCell struct {
+	Target   string     `json:"target"`
+	ValueNs  *float64   `json:"value_ns"`
+	Lo       *float64   `json:"ci_lo_ns"`
+	Hi       *float64   `json:"ci_hi_ns"`
+	TrialsNs []*float64 `json:"trials_ns"`
+	Ratio    *float64   `json:"ratio"`
+	RatioLo  *float64   `json:"ratio_ci_lo"`
+	RatioHi  *float64   `json:"ratio_ci_hi"`
+	Verdict  *Kind      `json:"verdict"`
+}
+
+// JSON converts m to its JSON document.
+func (m *Matrix) JSON() JSONMatrix {
+	out := JSONMatrix{
+		Headlines: m.Headlines(), Reference: m.Targets[0].Name,
+		Warnings: nonNil(m.warnings()), Scenarios: []JSONMatrixScenario{}, Comparisons: []JSONReport{},
+	}
+	for i, t := range m.Targets {
+		jt := JSONMatrixTarget{Name: t.Name, Description: t.Description}
+		if i == 0 {
+			jt.KernelRelease, jt.Accel = m.Pairs[0].Base.KernelRelease, m.Pairs[0].Base.Accel
+		} else {
+			jt.KernelRelease, jt.Accel = m.Pairs[i-1].Cand.KernelRelease, m.Pairs[i-1].Cand.Accel
+		}
+		out.Targets = append(out.Targets, jt)
+	}
+	for _, s := range m.Scenarios {
+		empty, warns := m.scenarioNotes(s.Name)
+		for _, metric := range empty {
+			warns = append(warns, "metric "+metric+" has no events on any target; not compared")
+		}
+		js := JSONMatrixScenario{Name: s.Name, Warnings: nonNil(warns), Metrics: []JSONMatrixMetric{}}
+		for _, mm := range s.Metrics {
+			jm := JSONMatrixMetric{Metric: mm.Name}
+			for _, row := range mm.Rows {
+				jr := JSONMatrixRow{Percentile: row.Quantile}
+				for ti, c := range row.Cells {
+					jc := JSONMatrixCell{Target: m.Targets[ti].Name, TrialsNs: []*float64{}}
+					if c.Present {
+						jc.ValueNs, jc.Lo, jc.Hi = num(c.Value), num(c.Lo), num(c.Hi)
+						for _, v := range c.Trials {
+							jc.TrialsNs = append(jc.TrialsNs, num(v))
+						}
+					}
+					if v := c.Verdict; v != nil {
+						k := v.Kind
+						jc.Ratio, jc.RatioLo, jc.RatioHi, jc.Verdict = num(v.Ratio), num(v.Lo), num(v.Hi), &k
+					}
+					jr.Targets = append(jr.Targets, jc)
+				}
+				jm.Percentiles = append(jm.Percentiles, jr)
+			}
+			js.Metrics = append(js.Metrics, jm)
+		}
+		out.Scenarios = append(out.Scenarios, js)
+	}
+	for _, r := range m.Pairs {
+		out.Comparisons = append(out.Comparisons, r.JSON())
+	}
+	return out
+}
+
+// writeJSON writes a document as indented JSON.
+func writeJSON(w io.Writer, doc any) error {
+	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}

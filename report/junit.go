@@ -38,14 +38,9 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes r as JUnit XML.
-func WriteJUnit(w io.Writer, r *Report) error { return writeJUnit(w, reportPairings(r)) }
-
-// WriteMatrixJUnit writes m as JUnit XML: a suite per scenario, a test
-// case per target, gated metric and percentile, named for the target and
-// the reference.
-func WriteMatrixJUnit(w io.Writer, m *Matrix) error { return writeJUnit(w, m.pairings()) }
-
+// writeJUnit writes the pairings as JUnit XML: a suite per scenario, a
+// test case per pairing, gated metric and percentile, in a matrix named
+// for the target and the reference.
 func writeJUnit(w io.Writer, ps []pairing) error {
 	doc := junitSuites{Name: "tailgate"}
 	for _, name := range scenarioNames(ps) {

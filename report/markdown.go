@@ -6,27 +6,44 @@ import (
 	"strings"
 )
 
-// WriteMarkdown writes r as GitHub-flavoured Markdown for a job summary or
-// a pull-request comment: the headline first, then a collapsible section
-// per scenario, open when it holds a regression.
-func WriteMarkdown(w io.Writer, r *Report) error {
+// writeMarkdown writes m as GitHub-flavoured Markdown for a job summary
+// or a pull-request comment: the headlines first, then a collapsible
+// section per scenario, open when it holds a regression.
+func writeMarkdown(w io.Writer, m *Matrix) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "%s\n\n", r.Headline())
-	if r.Run != nil {
-		fmt.Fprintf(ew, "Base and head in one job: %s.\n\n", mdEscape(r.Run.String()))
+	ps := m.pairings()
+	for _, p := range ps {
+		fmt.Fprintf(ew, "%s\n\n", mdEscape(p.headline()))
 	}
-	fmt.Fprintf(ew, "Baseline: %s · candidate: %s\n", mdEscape(describeSide(r.Base)), mdEscape(describeSide(r.Cand)))
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(ew, "\n")
-		for _, warn := range r.Warnings {
-			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn.String()))
+	for _, p := range ps {
+		if p.r.Run != nil {
+			fmt.Fprintf(ew, "%sBase and head in one job: %s.\n\n", mdEscape(p.prefix()), mdEscape(p.r.Run.String()))
 		}
 	}
-	for _, s := range r.Scenarios {
+	var sides []string
+	for i := range m.Targets {
+		sides = append(sides, m.role(i)+": "+mdEscape(m.describe(i)))
+	}
+	fmt.Fprintf(ew, "%s\n", capitalize(strings.Join(sides, " · ")))
+	if warns := m.warnings(); len(warns) > 0 {
+		fmt.Fprintf(ew, "\n")
+		for _, warn := range warns {
+			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn))
+		}
+	}
+	header := m.tableHeader()
+	for i := range header {
+		header[i] = mdEscape(header[i])
+	}
+	for _, s := range m.Scenarios {
 		var reg int
-		for _, v := range s.Verdicts {
-			if v.Kind == Regression {
-				reg++
+		for _, p := range ps {
+			if rs := p.r.scenario(s.Name); rs != nil {
+				for _, v := range rs.Verdicts {
+					if v.Kind == Regression {
+						reg++
+					}
+				}
 			}
 		}
 		open, status := "", "no regressions"
@@ -35,32 +52,64 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			status = fmt.Sprintf("%d %s", reg, plural(reg, "regression", "regressions"))
 		}
 		fmt.Fprintf(ew, "\n<details%s>\n<summary><b>%s</b>: %s</summary>\n\n", open, htmlEscape(s.Name), status)
-		fmt.Fprintf(ew, "| metric | pctl | baseline | candidate | delta | 95%% CI | threshold | verdict |\n")
-		fmt.Fprintf(ew, "|---|---|--:|--:|--:|---|--:|---|\n")
-		for _, v := range s.Verdicts {
-			label := verdictLabel(v)
-			switch v.Kind {
-			case Regression:
-				label = "🔴 **regression**"
-			case Improvement:
-				label = "🟢 improvement"
-			case Inconclusive:
-				label = "🟡 " + label
-			}
-			fmt.Fprintf(ew, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n",
-				v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-				FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), label)
+		if len(s.Metrics) > 0 {
+			fmt.Fprintf(ew, "| %s |\n|---|---|--:|%s\n", strings.Join(header, " | "), strings.Repeat("--:|--:|---|--:|---|", len(m.Targets)-1))
 		}
-		if warns := verdictWarnings(s); len(warns) > 0 {
+		for _, mm := range s.Metrics {
+			for _, row := range mm.Rows {
+				fmt.Fprintf(ew, "| `%s` | %s |\n", mm.Name, strings.Join(tableRow(mm.Name, row, mdVerdict)[1:], " | "))
+			}
+		}
+		empty, warns := m.scenarioNotes(s.Name)
+		if len(empty) > 0 {
+			fmt.Fprintf(ew, "\nNo events: `%s`\n", strings.Join(empty, "`, `"))
+		}
+		if len(warns) > 0 {
 			fmt.Fprintf(ew, "\nWarnings:\n")
 			for _, warn := range warns {
 				fmt.Fprintf(ew, "- %s\n", mdEscape(warn))
 			}
 		}
-		writeEvidenceMarkdown(ew, r, s.Name)
+		for _, p := range ps {
+			if p.target != "" && hasEvidence(p.r, s.Name) {
+				fmt.Fprintf(ew, "\n%s vs %s:\n", mdEscape(p.target), mdEscape(p.ref))
+			}
+			writeEvidenceMarkdown(ew, p.r, s.Name)
+		}
 		fmt.Fprintf(ew, "\n</details>\n")
 	}
 	return ew.err
+}
+
+// mdVerdict is a verdict as the Markdown table shows it, coloured.
+func mdVerdict(v Verdict) string {
+	switch v.Kind {
+	case Regression:
+		return "🔴 **regression**"
+	case Improvement:
+		return "🟢 improvement"
+	case Inconclusive:
+		return "🟡 " + verdictLabel(v)
+	}
+	return verdictLabel(v)
+}
+
+// capitalize upper-cases the first letter of s, an ASCII word.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// hasEvidence reports whether r has evidence of a regression in scenario.
+func hasEvidence(r *Report, scenario string) bool {
+	for _, e := range r.RegressionEvidence() {
+		if e.Scenario == scenario {
+			return true
+		}
+	}
+	return false
 }
 
 var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`)

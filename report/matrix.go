@@ -2,13 +2,10 @@ package report
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -33,16 +30,16 @@ type Matrix struct {
 	// Targets[i] (candidate).
 	Pairs     []*Report
 	Scenarios []MatrixScenario
-	// Warnings are the pairs' report-wide warnings, deduplicated.
-	Warnings []MatrixWarning
+	// twoSided says the matrix is one Report's (see Report.matrix): its
+	// targets are named by role, baseline and candidate.
+	twoSided bool
 }
 
-// MatrixScenario is one scenario of the reference.
+// MatrixScenario is one scenario of the reference. Its warnings are the
+// pairs' (Pairs[i].Scenarios).
 type MatrixScenario struct {
 	Name    string
-	Metrics []MatrixMetric
-	// Warnings come from the pairwise comparisons.
-	Warnings []MatrixWarning
+	Metrics []MatrixMetric // the gated metrics first
 }
 
 // MatrixMetric is one metric: a row per percentile.
@@ -81,20 +78,12 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	}
 	m := &Matrix{Targets: targets}
 	ref := targets[0]
-	seen := map[MatrixWarning]bool{}
 	for _, t := range targets[1:] {
 		rep, err := compare(ref.Result, t.Result, opt)
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s: %w", t.Name, ref.Name, err)
 		}
 		m.Pairs = append(m.Pairs, rep)
-		for _, w := range rep.Warnings {
-			mw := MatrixWarning{Target: t.Name, Warning: w}
-			if !seen[mw] {
-				seen[mw] = true
-				m.Warnings = append(m.Warnings, mw)
-			}
-		}
 	}
 	judgeReports(m.Pairs, opt)
 	resamples := opt.Resamples
@@ -114,16 +103,6 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 			}
 		}
 		slices.Sort(names)
-		for i, rep := range m.Pairs {
-			for _, sr := range rep.Scenarios {
-				if sr.Name != rs.Name {
-					continue
-				}
-				for _, w := range sr.Warnings {
-					ms.Warnings = append(ms.Warnings, MatrixWarning{Target: targets[i+1].Name, Warning: w})
-				}
-			}
-		}
 		for _, name := range names {
 			if noEvents(targets, rs.Name, name) {
 				// Compare notes it once in the scenario's warnings.
@@ -146,9 +125,63 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 			}
 			ms.Metrics = append(ms.Metrics, mm)
 		}
+		ms.Metrics = gatedFirst(ms.Metrics)
 		m.Scenarios = append(m.Scenarios, ms)
 	}
 	return m, nil
+}
+
+// matrix is r as the matrix of its two sides, which the renderers lay
+// out: a row per verdict, the cells its baseline and candidate values.
+func (r *Report) matrix() *Matrix {
+	m := &Matrix{
+		Targets:  []MatrixTarget{{Name: r.Base.Target, Result: r.BaseResult}, {Name: r.Cand.Target, Result: r.CandResult}},
+		Pairs:    []*Report{r},
+		twoSided: true,
+	}
+	for _, s := range r.Scenarios {
+		ms := MatrixScenario{Name: s.Name}
+		for i := range s.Verdicts {
+			v := &s.Verdicts[i]
+			k := slices.IndexFunc(ms.Metrics, func(mm MatrixMetric) bool { return mm.Name == v.Metric })
+			if k < 0 {
+				k = len(ms.Metrics)
+				ms.Metrics = append(ms.Metrics, MatrixMetric{Name: v.Metric})
+			}
+			ms.Metrics[k].Rows = append(ms.Metrics[k].Rows, MatrixRow{Quantile: v.Quantile, Cells: []MatrixCell{
+				{Present: true, Value: v.Base, Lo: math.NaN(), Hi: math.NaN()},
+				{Present: true, Value: v.Cand, Lo: math.NaN(), Hi: math.NaN(), Verdict: v},
+			}})
+		}
+		ms.Metrics = gatedFirst(ms.Metrics)
+		m.Scenarios = append(m.Scenarios, ms)
+	}
+	return m
+}
+
+// gatedFirst puts the metrics that have a gated verdict first, the order
+// otherwise kept.
+func gatedFirst(ms []MatrixMetric) []MatrixMetric {
+	gated := func(mm MatrixMetric) bool {
+		for _, row := range mm.Rows {
+			for _, c := range row.Cells {
+				if c.Verdict != nil && c.Verdict.Gated {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	slices.SortStableFunc(ms, func(a, b MatrixMetric) int {
+		switch ga, gb := gated(a), gated(b); {
+		case ga && !gb:
+			return -1
+		case gb && !ga:
+			return 1
+		}
+		return 0
+	})
+	return ms
 }
 
 func (r *Report) find(scenario, metric, quantile string) *Verdict {
@@ -260,358 +293,4 @@ func (m *Matrix) Headlines() []string {
 		out = append(out, p.headline())
 	}
 	return out
-}
-
-// shownRow reports whether a row belongs in a table: p50, p99 and p99.9
-// always; another percentile when some target's verdict on it is more than
-// "no change", so that nothing behind the exit code is hidden.
-func shownRow(row MatrixRow) bool {
-	switch row.Quantile {
-	case "p50", "p99", "p99.9":
-		return true
-	}
-	for _, c := range row.Cells {
-		if v := c.Verdict; v != nil && v.Gated && v.Kind != NoChange {
-			return true
-		}
-	}
-	return false
-}
-
-// matrixRows lays a metric out as table rows: a row per shown percentile
-// and target. The metric and percentile are named on their first row only.
-func matrixRows(m *Matrix, mm MatrixMetric, markVerdict func(Verdict) string) [][]string {
-	var rows [][]string
-	first := true
-	for _, row := range mm.Rows {
-		if !shownRow(row) {
-			continue
-		}
-		for ti, c := range row.Cells {
-			metric, pctl := "", ""
-			if ti == 0 {
-				pctl = row.Quantile
-				if first {
-					metric = mm.Name
-					first = false
-				}
-			}
-			rows = append(rows, cellColumns(m.Targets[ti].Name, ti == 0, metric, pctl, c, markVerdict))
-		}
-	}
-	return rows
-}
-
-// MatrixHeader names the columns of matrixRows.
-var matrixHeader = []string{"metric", "pctl", "target", "value", "95% CI", "vs ref", "95% CI of ratio", "threshold", "verdict"}
-
-func cellColumns(target string, ref bool, metric, pctl string, c MatrixCell, markVerdict func(Verdict) string) []string {
-	value, ci := "-", "-"
-	if c.Present {
-		value = FormatNs(c.Value)
-		if !math.IsNaN(c.Lo) {
-			ci = "[" + FormatNs(c.Lo) + ", " + FormatNs(c.Hi) + "]"
-		}
-	}
-	switch {
-	case ref:
-		return []string{metric, pctl, target + " (ref)", value, ci, "", "", "", ""}
-	case c.Verdict == nil:
-		return []string{metric, pctl, target, value, ci, "-", "-", "-", "not compared"}
-	}
-	v := *c.Verdict
-	return []string{metric, pctl, target, value, ci, FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), markVerdict(v)}
-}
-
-// describeTarget is a target's line under the headline.
-func describeTarget(t MatrixTarget) string {
-	d := t.Name
-	if t.Description != "" {
-		d += " (" + t.Description + ")"
-	}
-	if t.Result != nil {
-		side := sideOf(t.Result)
-		if side.KernelRelease != "" {
-			d += ", kernel " + side.KernelRelease
-		}
-		if side.Accel != "" {
-			d += ", " + side.Accel
-		}
-		trials := 0
-		for _, s := range t.Result.Scenarios {
-			trials = max(trials, s.Trials)
-		}
-		d += fmt.Sprintf(", %d %s", trials, plural(trials, "trial", "trials"))
-	}
-	return d
-}
-
-// WriteMatrix renders m in format f.
-func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
-	switch f {
-	case Text:
-		return WriteMatrixText(w, m)
-	case Markdown:
-		return WriteMatrixMarkdown(w, m)
-	case JSON:
-		return WriteMatrixJSON(w, m)
-	case JUnit:
-		return WriteMatrixJUnit(w, m)
-	case GitHub:
-		return WriteMatrixGitHub(w, m)
-	case HTML:
-		return WriteMatrixHTML(w, m)
-	}
-	return fmt.Errorf("unknown format %q", f)
-}
-
-// WriteMatrixText writes m as plain-text tables.
-func WriteMatrixText(w io.Writer, m *Matrix) error {
-	ew := &errWriter{w: w}
-	for _, h := range m.Headlines() {
-		fmt.Fprintln(ew, h)
-	}
-	for i, t := range m.Targets {
-		label := "target:   "
-		if i == 0 {
-			label = "reference:"
-		}
-		fmt.Fprintf(ew, "%s %s\n", label, describeTarget(t))
-	}
-	for _, warn := range matrixReportWarnings(m) {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
-	}
-	for _, s := range m.Scenarios {
-		fmt.Fprintf(ew, "\nscenario %s\n", s.Name)
-		if ew.err != nil {
-			return ew.err
-		}
-		t := NewTable(ew, left, left, left, right, left, right, left, right, left)
-		t.Header(matrixHeader)
-		for _, mm := range s.Metrics {
-			for _, r := range matrixRows(m, mm, verdictLabel) {
-				if err := t.Append(r); err != nil {
-					return err
-				}
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		for _, warn := range matrixWarnings(m, s) {
-			fmt.Fprintf(ew, "warning: %s\n", warn)
-		}
-	}
-	return ew.err
-}
-
-// matrixReportWarnings words the matrix-wide warnings, each naming the
-// pair it comes from, the reference and target in place of "the
-// baseline" and "the candidate".
-func matrixReportWarnings(m *Matrix) []string {
-	ref := m.Targets[0].Name
-	var out []string
-	for _, w := range m.Warnings {
-		out = append(out, w.Target+" vs "+ref+": "+w.text(ref))
-	}
-	return out
-}
-
-// matrixWarnings are a scenario's warnings and its verdicts', each prefixed
-// with the target it concerns, deduplicated.
-func matrixWarnings(m *Matrix, s MatrixScenario) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(w string) {
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	for _, w := range s.Warnings {
-		add(w.Target + ": " + w.Warning.String())
-	}
-	for _, mm := range s.Metrics {
-		for _, row := range mm.Rows {
-			if !shownRow(row) {
-				continue
-			}
-			for ti, c := range row.Cells {
-				if c.Verdict == nil {
-					continue
-				}
-				for _, w := range c.Verdict.Warnings {
-					add(fmt.Sprintf("%s %s %s: %s", m.Targets[ti].Name, mm.Name, row.Quantile, w.String()))
-				}
-			}
-		}
-	}
-	return out
-}
-
-// WriteMatrixMarkdown writes m as GitHub-flavoured Markdown.
-func WriteMatrixMarkdown(w io.Writer, m *Matrix) error {
-	ew := &errWriter{w: w}
-	for _, h := range m.Headlines() {
-		fmt.Fprintf(ew, "- %s\n", mdEscape(h))
-	}
-	fmt.Fprintf(ew, "\n| | target |\n|---|---|\n")
-	for i, t := range m.Targets {
-		role := "target"
-		if i == 0 {
-			role = "reference"
-		}
-		fmt.Fprintf(ew, "| %s | %s |\n", role, mdEscape(describeTarget(t)))
-	}
-	if warns := matrixReportWarnings(m); len(warns) > 0 {
-		fmt.Fprintf(ew, "\n")
-		for _, warn := range warns {
-			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn))
-		}
-	}
-	mark := func(v Verdict) string {
-		switch v.Kind {
-		case Regression:
-			return "🔴 **regression**"
-		case Improvement:
-			return "🟢 improvement"
-		case Inconclusive:
-			return "🟡 " + verdictLabel(v)
-		}
-		return verdictLabel(v)
-	}
-	for _, s := range m.Scenarios {
-		fmt.Fprintf(ew, "\n### %s\n\n", mdEscape(s.Name))
-		fmt.Fprintf(ew, "| %s |\n", strings.Join(matrixHeader, " | "))
-		fmt.Fprintf(ew, "|---|---|---|--:|---|--:|---|--:|---|\n")
-		for _, mm := range s.Metrics {
-			for _, r := range matrixRows(m, mm, mark) {
-				if r[0] != "" {
-					r[0] = "`" + r[0] + "`"
-				}
-				r[2] = mdEscape(r[2])
-				fmt.Fprintf(ew, "| %s |\n", strings.Join(r, " | "))
-			}
-		}
-		if warns := matrixWarnings(m, s); len(warns) > 0 {
-			fmt.Fprintf(ew, "\nWarnings:\n")
-			for _, warn := range warns {
-				fmt.Fprintf(ew, "- %s\n", mdEscape(warn))
-			}
-		}
-	}
-	return ew.err
-}
-
-// JSONMatrix is the document WriteMatrixJSON writes. Comparisons holds, per
-// target after the reference, the same document 'tailgate compare --format
-// json REF TARGET' writes.
-type JSONMatrix struct {
-	Headlines   []string             `json:"headlines"`
-	Reference   string               `json:"reference"`
-	Targets     []JSONMatrixTarget   `json:"targets"`
-	Warnings    []string             `json:"warnings"`
-	Scenarios   []JSONMatrixScenario `json:"scenarios"`
-	Comparisons []JSONReport         `json:"comparisons"`
-}
-
-// JSONMatrixTarget describes one target.
-type JSONMatrixTarget struct {
-	Name          string `json:"name"`
-	Description   string `json:"description,omitempty"`
-	KernelRelease string `json:"kernel_release"`
-	Accel         string `json:"accel,omitempty"`
-}
-
-// JSONMatrixScenario is one scenario's metrics.
-type JSONMatrixScenario struct {
-	Name     string             `json:"name"`
-	Warnings []string           `json:"warnings"`
-	Metrics  []JSONMatrixMetric `json:"metrics"`
-}
-
-// JSONMatrixMetric is one metric's percentiles.
-type JSONMatrixMetric struct {
-	Metric      string          `json:"metric"`
-	Percentiles []JSONMatrixRow `json:"percentiles"`
-}
-
-// JSONMatrixRow is one percentile across the targets.
-type JSONMatrixRow struct {
-	Percentile string           `json:"percentile"`
-	Targets    []JSONMatrixCell `json:"targets"`
-}
-
-// JSONMatrixCell is one target's value; the ratio and verdict are null for
-// the reference.
-type JSONMatrixCell struct {
-	Target   string     `json:"target"`
-	ValueNs  *float64   `json:"value_ns"`
-	Lo       *float64   `json:"ci_lo_ns"`
-	Hi       *float64   `json:"ci_hi_ns"`
-	TrialsNs []*float64 `json:"trials_ns"`
-	Ratio    *float64   `json:"ratio"`
-	RatioLo  *float64   `json:"ratio_ci_lo"`
-	RatioHi  *float64   `json:"ratio_ci_hi"`
-	Verdict  *Kind      `json:"verdict"`
-}
-
-// JSON converts m to its JSON document.
-func (m *Matrix) JSON() JSONMatrix {
-	out := JSONMatrix{
-		Headlines: m.Headlines(), Reference: m.Targets[0].Name,
-		Warnings: nonNil(matrixReportWarnings(m)), Scenarios: []JSONMatrixScenario{}, Comparisons: []JSONReport{},
-	}
-	for _, t := range m.Targets {
-		jt := JSONMatrixTarget{Name: t.Name, Description: t.Description}
-		if t.Result != nil {
-			s := sideOf(t.Result)
-			jt.KernelRelease, jt.Accel = s.KernelRelease, s.Accel
-		}
-		out.Targets = append(out.Targets, jt)
-	}
-	for _, s := range m.Scenarios {
-		var sw []string
-		for _, w := range s.Warnings {
-			sw = append(sw, w.Target+": "+w.Warning.String())
-		}
-		js := JSONMatrixScenario{Name: s.Name, Warnings: nonNil(sw), Metrics: []JSONMatrixMetric{}}
-		for _, mm := range s.Metrics {
-			jm := JSONMatrixMetric{Metric: mm.Name}
-			for _, row := range mm.Rows {
-				jr := JSONMatrixRow{Percentile: row.Quantile}
-				for ti, c := range row.Cells {
-					jc := JSONMatrixCell{Target: m.Targets[ti].Name, TrialsNs: []*float64{}}
-					if c.Present {
-						jc.ValueNs, jc.Lo, jc.Hi = num(c.Value), num(c.Lo), num(c.Hi)
-						for _, v := range c.Trials {
-							jc.TrialsNs = append(jc.TrialsNs, num(v))
-						}
-					}
-					if v := c.Verdict; v != nil {
-						k := v.Kind
-						jc.Ratio, jc.RatioLo, jc.RatioHi, jc.Verdict = num(v.Ratio), num(v.Lo), num(v.Hi), &k
-					}
-					jr.Targets = append(jr.Targets, jc)
-				}
-				jm.Percentiles = append(jm.Percentiles, jr)
-			}
-			js.Metrics = append(js.Metrics, jm)
-		}
-		out.Scenarios = append(out.Scenarios, js)
-	}
-	for _, r := range m.Pairs {
-		out.Comparisons = append(out.Comparisons, r.JSON())
-	}
-	return out
-}
-
-// WriteMatrixJSON writes m as indented JSON.
-func WriteMatrixJSON(w io.Writer, m *Matrix) error {
-	b, err := json.MarshalIndent(m.JSON(), "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

@@ -25,7 +25,7 @@ func handMatrix() *Matrix {
 func TestMatrixJUnitIsCompares(t *testing.T) {
 	m := handMatrix()
 	var two, matrix bytes.Buffer
-	if err := WriteJUnit(&two, m.Pairs[0]); err != nil {
+	if err := Write(&two, m.Pairs[0], JUnit); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMatrix(&matrix, m, JUnit); err != nil {
@@ -40,12 +40,49 @@ func TestMatrixJUnitIsCompares(t *testing.T) {
 	}
 }
 
+// A report and a matrix of its two targets lay out the same table, the
+// columns named for the targets in place of baseline and candidate, and
+// word the same warnings, named for the pair.
+func TestMatrixTextIsCompares(t *testing.T) {
+	r := sampleReport()
+	m := r.matrix()
+	m.twoSided = false
+	var two, matrix bytes.Buffer
+	if err := Write(&two, r, Text); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrix(&matrix, m, Text); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| metric ") {
+				out = append(out, strings.Join(strings.Fields(l), " "))
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(rows(two.String()), rows(matrix.String())); diff != "" || len(rows(two.String())) != 6 {
+		t.Errorf("table rows (-compare +matrix):\n%s", diff)
+	}
+	for _, want := range []string{
+		"| metric | pctl | host (ref) | debian-6.12 | delta | 95% CI | threshold | verdict |",
+		"target: debian-6.12, kernel 6.12.9-amd64, kvm",
+		"warning: debian-6.12 vs host: sched.wakeup p99.9: few events beyond p99.9 (baseline 12; want ≥ 20)",
+	} {
+		if got := strings.Join(strings.Fields(matrix.String()), " "); !strings.Contains(got, want) {
+			t.Errorf("matrix text lacks %q:\n%s", want, matrix.String())
+		}
+	}
+}
+
 // The same for the workflow annotations of verdicts; report-wide warnings
 // name the two targets in place of "the baseline" and "the candidate".
 func TestMatrixGitHubIsCompares(t *testing.T) {
 	m := handMatrix()
 	var two, matrix bytes.Buffer
-	if err := WriteGitHub(&two, m.Pairs[0]); err != nil {
+	if err := Write(&two, m.Pairs[0], GitHub); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMatrix(&matrix, m, GitHub); err != nil {

@@ -136,23 +136,36 @@ func TestMatrixRenderers(t *testing.T) {
 		"slow vs generic: 4 regressions in 4 gated percentiles",
 		"generic-again vs generic: No regressions",
 		"reference: generic (debian:6.1-generic), kernel 6.1.0-57-amd64, 5 trials",
-		"| timer.lateness | p50   | generic (ref)",
+		"target:    slow (vm.swappiness=10), kernel 6.1.0-57-amd64, 5 trials",
+		"| metric         | pctl  | generic (ref) | generic-again | delta | 95% CI           | threshold | verdict   | slow   | delta  | 95% CI",
 		"REGRESSION",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
-	// max is not gated: reported in JSON, left out of the tables. p90 is
-	// shown because a target regressed there.
-	if strings.Contains(text, "| max") || !strings.Contains(text, "| p90") {
-		t.Errorf("text rows: want p90 (a regression) and no max:\n%s", text)
+	// A row per percentile, every target's column group in it: the
+	// reference, then each target's value, delta, interval, threshold
+	// and verdict, as compare lays out its two sides.
+	for _, p := range Percentiles {
+		if n := strings.Count(text, "| timer.lateness | "+p.Name+" "); n != 1 {
+			t.Errorf("%d rows of timer.lateness %s, want 1:\n%s", n, p.Name, text)
+		}
 	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "| timer.lateness | p99 ") {
+			if f := strings.Split(l, "|"); len(f) != 15 || strings.TrimSpace(f[8]) != "no change" || strings.TrimSpace(f[13]) != "REGRESSION" {
+				t.Errorf("p99 row: %d columns, verdicts %q and %q: %s", len(f)-2, f[8], f[13], l)
+			}
+		}
+	}
+	checkGolden(t, "matrix.text", b.Bytes())
 	b.Reset()
 	if err := WriteMatrix(&b, m, Markdown); err != nil {
 		t.Fatal(err)
 	}
-	if md := b.String(); !strings.Contains(md, "### timer-1ms") || !strings.Contains(md, "🔴 **regression**") {
+	checkGolden(t, "matrix.markdown", b.Bytes())
+	if md := b.String(); !strings.Contains(md, "<summary><b>timer-1ms</b>: 4 regressions</summary>") || !strings.Contains(md, "🔴 **regression**") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	b.Reset()

@@ -83,26 +83,58 @@ func thresholdLabel(v Verdict) string {
 	return "±" + FormatPercent(v.Threshold)
 }
 
-func describeSide(s Side) string {
-	d := s.Target
-	if s.KernelRelease != "" {
-		d += ", kernel " + s.KernelRelease
+// role names target i's part: baseline and candidate in a report,
+// reference and target in a matrix.
+func (m *Matrix) role(i int) string {
+	switch {
+	case m.twoSided && i == 0:
+		return "baseline"
+	case m.twoSided:
+		return "candidate"
+	case i == 0:
+		return "reference"
 	}
-	if s.Accel != "" {
-		d += ", " + s.Accel
-	}
-	return d
+	return "target"
 }
 
-// verdictWarnings lists each verdict's warnings prefixed with the metric
-// and percentile they concern.
-func verdictWarnings(s ScenarioReport) []string {
-	var out []string
-	out = append(out, warningStrings(s.Warnings)...)
-	for _, v := range s.Verdicts {
-		for _, w := range v.Warnings {
-			out = append(out, v.Metric+" "+v.Quantile+": "+w.String())
+// column heads target i's values in a table: its role in a report, its
+// name in a matrix.
+func (m *Matrix) column(i int) string {
+	switch {
+	case m.twoSided:
+		return m.role(i)
+	case i == 0:
+		return m.Targets[0].Name + " (ref)"
+	}
+	return m.Targets[i].Name
+}
+
+// describe is target i's line under the headline: its name, what sets it
+// apart, its kernel and, when its Result says, its trials.
+func (m *Matrix) describe(i int) string {
+	t := m.Targets[i]
+	side := m.Pairs[max(i-1, 0)].Cand
+	if i == 0 {
+		side = m.Pairs[0].Base
+	}
+	d := t.Name
+	if t.Description != "" {
+		d += " (" + t.Description + ")"
+	}
+	if side.KernelRelease != "" {
+		d += ", kernel " + side.KernelRelease
+	}
+	if side.Accel != "" {
+		d += ", " + side.Accel
+	}
+	trials := 0
+	if t.Result != nil {
+		for _, s := range t.Result.Scenarios {
+			trials = max(trials, s.Trials)
 		}
 	}
-	return out
+	if trials > 0 {
+		d += fmt.Sprintf(", %d %s", trials, plural(trials, "trial", "trials"))
+	}
+	return d
 }

@@ -29,7 +29,7 @@ func TestWriteTextGatedFirstNoEvents(t *testing.T) {
 		}},
 	}
 	var b bytes.Buffer
-	if err := WriteText(&b, r); err != nil {
+	if err := Write(&b, r, Text); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
