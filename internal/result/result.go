@@ -153,6 +153,34 @@ type Event struct {
 	Other       *Task    `json:"other,omitempty"`
 	KernelStack []string `json:"kernel_stack,omitempty"`
 	UserStack   []string `json:"user_stack,omitempty"`
+	// Interference is what else ran on CPU while the event was open; nil
+	// when it was not measured.
+	Interference *Interference `json:"interference,omitempty"`
+}
+
+// Interference is the time of an event's window [at − latency, at] that
+// its CPU spent in hardirq handlers, in softirqs and in tasks other than
+// the event's own (idle is none of them), with the largest contributors.
+// For an event that slept, the CPU is the one it ended on.
+type Interference struct {
+	HardirqNs uint64 `json:"hardirq_ns"`
+	SoftirqNs uint64 `json:"softirq_ns"`
+	TasksNs   uint64 `json:"tasks_ns"`
+	// Partial: the window began before the oldest segment the CPU's log
+	// held, so only its later part is counted.
+	Partial bool `json:"partial,omitempty"`
+	// Top are the largest contributors, largest first.
+	Top []Contributor `json:"top,omitempty"`
+}
+
+// Contributor is one context that ran in an event's window: a hardirq
+// handler by action name (local_timer: the local timer interrupt), a
+// softirq by vector (net_rx) or a task by comm and tid.
+type Contributor struct {
+	Kind string `json:"kind"` // hardirq, softirq or task
+	Name string `json:"name"`
+	TID  int    `json:"tid,omitempty"` // tasks only
+	Ns   uint64 `json:"ns"`
 }
 
 // Task names a task of an event.

@@ -1,11 +1,55 @@
 package runner
 
 import (
+	"errors"
 	"strings"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
+
+// topContributors is how many contributors of an event's interference the
+// Result keeps.
+const topContributors = 4
+
+// loadInterference loads the interference log (bpf/interfere) for a
+// scenario whose tracers keep evidence; nil when they keep none. A kernel
+// that cannot load it (bpf_loop is 5.17's) runs without: its events then
+// carry no interference.
+func loadInterference(s *scenarios.Scenario, cache *btf.Cache) (*interfere.Log, error) {
+	if s.Evidence == 0 || len(s.Tracers) == 0 {
+		return nil, nil
+	}
+	l, err := interfere.Load(interfere.Options{BTF: cache})
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, newAttachError("interfere", err)
+	}
+	return l, nil
+}
+
+// interference converts an event's interference to the Result's.
+func interference(in *tracing.Interference) *result.Interference {
+	if in == nil {
+		return nil
+	}
+	out := &result.Interference{HardirqNs: in.HardirqNs, SoftirqNs: in.SoftirqNs, TasksNs: in.TaskNs, Partial: in.Partial}
+	for _, c := range in.Top[:min(len(in.Top), topContributors)] {
+		rc := result.Contributor{Kind: c.Kind, Name: c.Name, Ns: c.Ns}
+		if c.Kind == "task" {
+			rc.TID = int(c.ID)
+		}
+		out.Top = append(out.Top, rc)
+	}
+	return out
+}
 
 // slowest converts a tracer's evidence to the Result's events, naming the
 // stacks' addresses here, where they are valid (in a guest, with the
@@ -17,14 +61,15 @@ func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
 	out := make([]result.Event, 0, len(evs))
 	for _, e := range evs {
 		re := result.Event{
-			LatencyNs:   e.Latency,
-			AtNs:        e.End,
-			CPU:         int(e.CPU),
-			Comm:        e.Comm,
-			PID:         int(e.PID),
-			TID:         int(e.TID),
-			KernelStack: trimTracing(sym.Frames(e.KernelStack, false, e.PID)),
-			UserStack:   sym.Frames(e.UserStack, true, e.PID),
+			LatencyNs:    e.Latency,
+			AtNs:         e.End,
+			CPU:          int(e.CPU),
+			Comm:         e.Comm,
+			PID:          int(e.PID),
+			TID:          int(e.TID),
+			KernelStack:  trimTracing(sym.Frames(e.KernelStack, false, e.PID)),
+			UserStack:    sym.Frames(e.UserStack, true, e.PID),
+			Interference: interference(e.Interference),
 		}
 		if e.OtherComm != "" || e.OtherTID != 0 {
 			re.Other = &result.Task{Comm: e.OtherComm, TID: int(e.OtherTID), Prio: int(e.OtherPrio)}

@@ -256,6 +256,14 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 	emit(Event{Phase: "attach"})
 	opts := traceOptions(wl, s.Workload, cache)
 	opts.Evidence = s.Evidence
+	ilog, err := loadInterference(s, cache)
+	if err != nil {
+		return sr, err
+	}
+	if ilog != nil {
+		defer ilog.Close()
+		opts.Interference = ilog.Map()
+	}
 	threads := opts.Threads
 	tracers, err := attachTracers(s, opts)
 	if err != nil {

@@ -199,6 +199,17 @@ func TestTrialsCarryEvidence(t *testing.T) {
 		if len(e.KernelStack) == 0 || strings.HasPrefix(e.KernelStack[0], "bpf_prog_") {
 			t.Errorf("trial %d: kernel stack %v empty or starting in the tracer", i, e.KernelStack)
 		}
+		// The interference log is loaded with evidence: every event
+		// has its CPU's, within its latency (20 µs for the clock reads).
+		for _, e := range tr.Slowest {
+			in := e.Interference
+			if in == nil {
+				t.Fatalf("trial %d: an event of %d ns without interference", i, e.LatencyNs)
+			}
+			if sum := in.HardirqNs + in.SoftirqNs + in.TasksNs; sum > e.LatencyNs+20000 {
+				t.Errorf("trial %d: interference %d ns of an event of %d ns", i, sum, e.LatencyNs)
+			}
+		}
 	}
 	s.Evidence = 0
 	res, err = Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}})
