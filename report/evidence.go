@@ -82,6 +82,34 @@ func eventOther(e result.Event) string {
 	return fmt.Sprintf("%s %d (prio %d)", e.Other.Comm, e.Other.TID, e.Other.Prio)
 }
 
+// evidenceContributors is how many contributors of an event's
+// interference a report names.
+const evidenceContributors = 2
+
+// eventInterference names the largest contributors of what else ran on
+// the event's CPU in its window, or "" when it was not measured.
+func eventInterference(e result.Event) string {
+	in := e.Interference
+	if in == nil {
+		return ""
+	}
+	var parts []string
+	for i, c := range in.Top {
+		if i == evidenceContributors {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", c.Kind, c.Name, FormatNs(float64(c.Ns))))
+	}
+	s := strings.Join(parts, ", ")
+	if s == "" {
+		s = "none"
+	}
+	if in.Partial {
+		s += " (partial)"
+	}
+	return s
+}
+
 // eventFrames is the top frames of an event's stacks, kernel then user,
 // without offsets.
 func eventFrames(e result.Event) string {
@@ -111,20 +139,20 @@ func evidenceRows(e Evidence) [][]string {
 		for _, ev := range side.evs {
 			rows = append(rows, []string{
 				side.name, FormatNs(float64(ev.LatencyNs)), eventTask(ev),
-				fmt.Sprint(ev.CPU), eventOther(ev), eventFrames(ev),
+				fmt.Sprint(ev.CPU), eventOther(ev), eventInterference(ev), eventFrames(ev),
 			})
 		}
 	}
 	return rows
 }
 
-var evidenceHeader = []string{"side", "latency", "task", "cpu", "ran instead", "stack (innermost first)"}
+var evidenceHeader = []string{"side", "latency", "task", "cpu", "ran instead", "interference on cpu", "stack (innermost first)"}
 
 // writeEvidenceText writes the evidence of r's regressions as tables.
 func writeEvidenceText(ew *errWriter, r *Report) error {
 	for _, e := range r.RegressionEvidence() {
 		fmt.Fprintf(ew, "\nslowest events of %s in %s\n", e.Metric, e.Scenario)
-		t := NewTable(ew, left, right, left, right, left, left)
+		t := NewTable(ew, left, right, left, right, left, left, left)
 		t.Header(evidenceHeader)
 		for _, row := range evidenceRows(e) {
 			if err := t.Append(row); err != nil {
@@ -146,7 +174,7 @@ func writeEvidenceMarkdown(ew *errWriter, r *Report, scenario string) {
 			continue
 		}
 		fmt.Fprintf(ew, "\nSlowest events of `%s`:\n\n", e.Metric)
-		fmt.Fprintf(ew, "| %s |\n|---|--:|---|--:|---|---|\n", strings.Join(evidenceHeader, " | "))
+		fmt.Fprintf(ew, "| %s |\n|---|--:|---|--:|---|---|---|\n", strings.Join(evidenceHeader, " | "))
 		for _, row := range evidenceRows(e) {
 			for i := range row {
 				row[i] = mdEscape(row[i])

@@ -57,9 +57,18 @@ func TestSlowestEventsAcrossTrials(t *testing.T) {
 func TestRegressionEvidenceGolden(t *testing.T) {
 	r := sampleReport()
 	r.BaseResult = evidenceResult([]result.Event{ev(61_000, "tailgate", 4102, "kworker/0:1")})
+	slow, slower := ev(2_400_000, "tailgate", 4102, "stress-ng-cpu"), ev(1_900_000, "tailgate", 4102, "stress-ng-cpu")
+	slow.Interference = &result.Interference{HardirqNs: 4_200, SoftirqNs: 12_000, TasksNs: 2_350_000, Top: []result.Contributor{
+		{Kind: "task", Name: "stress-ng-cpu", TID: 999, Ns: 2_350_000},
+		{Kind: "softirq", Name: "net_rx", Ns: 12_000},
+		{Kind: "hardirq", Name: "local_timer", Ns: 4_200},
+	}}
+	slower.Interference = &result.Interference{TasksNs: 1_200_000, Partial: true, Top: []result.Contributor{
+		{Kind: "task", Name: "stress-ng-cpu", TID: 999, Ns: 1_200_000},
+	}}
 	r.CandResult = evidenceResult(
-		[]result.Event{ev(2_400_000, "tailgate", 4102, "stress-ng-cpu"), ev(1_100_000, "tailgate", 4103, "stress-ng-cpu")},
-		[]result.Event{ev(1_900_000, "tailgate", 4102, "stress-ng-cpu")},
+		[]result.Event{slow, ev(1_100_000, "tailgate", 4103, "stress-ng-cpu")},
+		[]result.Event{slower},
 	)
 	for _, f := range []Format{Markdown, Text, HTML} {
 		var b bytes.Buffer
@@ -71,6 +80,9 @@ func TestRegressionEvidenceGolden(t *testing.T) {
 		}
 		if !bytes.Contains(b.Bytes(), []byte("stress-ng-cpu 999 (prio 120)")) {
 			t.Errorf("%s: the task that ran instead is not shown", f)
+		}
+		if !bytes.Contains(b.Bytes(), []byte("task stress-ng-cpu 2.35ms, softirq net")) {
+			t.Errorf("%s: the interference on the event's CPU is not shown", f)
 		}
 	}
 	// A report without evidence shows no evidence section.
