@@ -309,10 +309,7 @@ func (b *boot) stalledByTimer() bool { return b.scan.timedOut.Load() }
 
 // run starts QEMU and waits for it to exit; it is killed when ctx ends.
 func (b *boot) run(ctx context.Context) error {
-	cmdline := baseCmdline
-	if b.vm.Cmdline != "" {
-		cmdline += " " + b.vm.Cmdline
-	}
+	cmdline := bootCmdline(b.vm, b.accel)
 	qemu := b.vm.QEMU
 	if qemu == "" {
 		qemu = "qemu-system-x86_64"
