@@ -36,6 +36,10 @@ type GuestRequest struct {
 	// Modules are the guest paths of the modules to load, dependencies
 	// first; Run fills them in.
 	Modules []string `json:"modules,omitempty"`
+	// ScratchSerial is the serial of the scratch disk the host attached
+	// (VM.ScratchDisk), which the guest waits for before it runs; ""
+	// when there is none. Run fills it in.
+	ScratchSerial string `json:"scratch_serial,omitempty"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on
@@ -120,6 +124,12 @@ func GuestMain(run GuestRunFunc) int {
 	if err != nil {
 		fail(err, nil)
 		return 3
+	}
+	if req.ScratchSerial != "" {
+		if err := waitForDisk(req.ScratchSerial, 10*time.Second); err != nil {
+			fail(err, nil)
+			return 3
+		}
 	}
 	say(fmt.Sprintf("guest ready at %s since boot (mounts, %d modules, results port)", uptime(), len(req.Modules)))
 	res, err := run(context.Background(), req, say)
@@ -239,6 +249,29 @@ func openResultsPort(wait time.Duration) (*os.File, error) {
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("no virtio port named %q after %v (virtio_console missing?)", resultsPortName, wait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitForDisk waits for the disk whose serial is serial to show in
+// /sys/block and its node in /dev: virtio-blk probes after its module
+// loads.
+func waitForDisk(serial string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		paths, _ := filepath.Glob("/sys/block/*/serial")
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil || strings.TrimSpace(string(b)) != serial {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("/dev", filepath.Base(filepath.Dir(p)))); err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no disk of serial %q after %v (virtio_blk missing?)", serial, wait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -90,6 +90,12 @@ func writeInitramfs(w io.Writer, init string, k *Kernel, req GuestRequest) error
 	}
 	req.Modules = nil
 	for _, m := range k.Modules {
+		if moduleName(m) == scratchModule && req.ScratchSerial == "" {
+			continue // no scratch disk to drive
+		}
+		if moduleName(m) == scratchModule && req.ScratchSerial == "" {
+			continue // no scratch disk to drive
+		}
 		b, err := os.ReadFile(m)
 		if err != nil {
 			return fmt.Errorf("module: %w", err)

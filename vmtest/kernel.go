@@ -58,11 +58,40 @@ func (k *Kernel) BootImage() string {
 }
 
 // guestModules are the options the guest needs (the virtio-serial results
-// port), with the modules that provide them. On some kernels they are
-// built in; otherwise their modules and dependencies go into the initramfs.
+// port, the scratch disk), with the modules that provide them. On some
+// kernels they are built in; otherwise their modules and dependencies go
+// into the initramfs.
 var guestModules = []struct{ config, module string }{
 	{"CONFIG_VIRTIO_PCI", "virtio_pci"},
 	{"CONFIG_VIRTIO_CONSOLE", "virtio_console"},
+	{"CONFIG_VIRTIO_BLK", scratchModule},
+}
+
+// scratchModule drives the scratch disk: the guest loads it only when it
+// has one.
+const scratchModule = "virtio_blk"
+
+// missingModules are the modules of guestModules that k's config builds
+// as modules but k does not have: a kernel cached before the module was
+// added to guestModules.
+func (k *Kernel) missingModules() []string {
+	if k.Config == "" {
+		return nil
+	}
+	config, err := readConfig(k.Config)
+	if err != nil {
+		return nil
+	}
+	var missing []string
+	for _, m := range guestModules {
+		if config[m.config] != "m" {
+			continue
+		}
+		if !slices.ContainsFunc(k.Modules, func(p string) bool { return moduleName(p) == m.module }) {
+			missing = append(missing, m.module)
+		}
+	}
+	return missing
 }
 
 // ErrUnknownKernel means a spec names no kernel that can be found.
@@ -142,12 +171,29 @@ func (c *KernelCache) Resolve(ctx context.Context, spec string) (*Kernel, error)
 	} else if !validABI(rest) {
 		return nil, unknownKernel("kernel %q: %q is not a Debian kernel ABI like 6.1.0-57-cloud-amd64; %s", spec, rest, listHint)
 	}
-	if k, err := c.cached(abi); err == nil {
-		return k, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	k, err := c.cached(abi)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	return c.fetch(ctx, abi)
+	if err != nil {
+		return c.fetch(ctx, abi)
+	}
+	missing := k.missingModules()
+	if len(missing) == 0 {
+		return k, nil
+	}
+	// Cached before tailgate needed these modules: fetch the package
+	// again; offline, the old one still runs what needs none of them.
+	c.progress("cached %s has no %s module; fetching it again", spec, strings.Join(missing, ", "))
+	fresh, err := c.fetch(ctx, abi)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		c.progress("fetching %s again failed (%v); using the cached kernel without %s", spec, err, strings.Join(missing, ", "))
+		return k, nil
+	}
+	return fresh, nil
 }
 
 var abiRE = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?(-[0-9]+|\+deb[0-9]+)*-([a-z0-9]+-)*amd64$`)
@@ -431,6 +477,11 @@ func (c *KernelCache) fetch(ctx context.Context, abi string) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel %q: %w", spec, err)
 	}
 	final := filepath.Join(c.Dir, abi)
+	if old, err := c.cached(abi); err == nil && len(old.missingModules()) > 0 {
+		// A cache of before a module was needed: out of the way, into the
+		// temporary directory removed below.
+		os.Rename(final, filepath.Join(tmp, "stale"))
+	}
 	if err := os.Rename(dst, final); err != nil {
 		// Someone else cached it meanwhile: use theirs.
 		if k2, err2 := c.cached(abi); err2 == nil {

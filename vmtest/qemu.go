@@ -46,7 +46,21 @@ type VM struct {
 	Init string
 	// QEMU is the QEMU binary; empty means qemu-system-x86_64 from PATH.
 	QEMU string
+	// ScratchDisk, when positive, is the size in bytes of a scratch disk
+	// to attach: a sparse raw file in the run directory, removed with it,
+	// on virtio-blk with serial ScratchSerial, for workloads that write a
+	// block device of their own (scenarios.ScratchSize). Rounded up to a
+	// MiB.
+	ScratchDisk int64
 }
+
+// ScratchSerial is the serial of the scratch disk (scenarios.ScratchSerial,
+// which the guest's workload looks for).
+const ScratchSerial = "tailgate-scratch"
+
+// maxScratchDisk bounds VM.ScratchDisk; the file is sparse, but a guest
+// could fill it.
+const maxScratchDisk = 1 << 30
 
 // The kernel command line tailgate always passes. panic=-1 with QEMU's
 // -no-reboot turns a panic into a QEMU exit; oops=panic makes an oops one
@@ -146,6 +160,9 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		VCPUs: vm.VCPUs, MemMiB: vm.MemMiB, Cmdline: vm.Cmdline,
 	}
 
+	if vm.ScratchDisk < 0 || vm.ScratchDisk > maxScratchDisk {
+		return nil, fmt.Errorf("vm: scratch disk of %d bytes: want 1 byte to 1 GiB", vm.ScratchDisk)
+	}
 	dir, err := newRunDir(vm.Name, progress)
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
@@ -184,6 +201,15 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 	defer cancelDeadline()
 
+	scratch := ""
+	if vm.ScratchDisk > 0 {
+		scratch = dir.file(scratchFile)
+		if err := makeScratchDisk(scratch, vm.ScratchDisk); err != nil {
+			return nil, fmt.Errorf("vm: scratch disk: %w", err)
+		}
+		req.ScratchSerial = ScratchSerial
+	}
+
 	var b *boot
 	for {
 		target.Accel = accel
@@ -195,7 +221,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 			return nil, fmt.Errorf("vm: %w", err)
 		}
 		progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
-		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, console: console, progress: progress}
+		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, scratch: scratch, console: console, progress: progress}
 		if err := b.run(runCtx); err != nil {
 			return nil, err
 		}
@@ -286,6 +312,7 @@ type boot struct {
 	accel    string
 	initrd   string
 	results  string
+	scratch  string // the scratch disk's file; "" for none
 	console  io.Writer
 	progress func(string)
 
@@ -316,7 +343,7 @@ func (b *boot) run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu, qemuArgs(b.vm, b.accel, b.initrd, b.results, cmdline)...)
+	cmd := exec.CommandContext(ctx, qemu, qemuArgs(b.vm, b.accel, b.initrd, b.results, b.scratch, cmdline)...)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 5 * time.Second
 	// QEMU dies with us even if we are killed without a chance to clean
@@ -359,7 +386,7 @@ func (b *boot) run(ctx context.Context) error {
 // qemuArgs is QEMU's command line. The machine is "pc": measured here it
 // boots as fast as microvm once the kernel is an ELF (PVH), without
 // microvm's need for virtio-mmio and a TSC frequency on the command line.
-func qemuArgs(vm VM, accel, initrd, results, cmdline string) []string {
+func qemuArgs(vm VM, accel, initrd, results, scratch, cmdline string) []string {
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-machine", "pc",
@@ -368,6 +395,14 @@ func qemuArgs(vm VM, accel, initrd, results, cmdline string) []string {
 		"-device", "virtio-serial-pci",
 		"-chardev", "file,id=results,path=" + results,
 		"-device", "virtserialport,chardev=results,name=" + resultsPortName,
+	}
+	if scratch != "" {
+		// The guest's flushes are the host file's fdatasyncs (cache
+		// writeback, QEMU's default): the disk has a volatile cache, as
+		// the guest sees it, and a flush reaches the host's disk.
+		args = append(args,
+			"-drive", "file="+scratch+",if=none,id=scratch,format=raw,cache=writeback",
+			"-device", "virtio-blk-pci,drive=scratch,serial="+ScratchSerial)
 	}
 	if accel == "kvm" {
 		args = append(args, "-accel", "kvm", "-cpu", "host")
@@ -489,4 +524,18 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+// makeScratchDisk makes the scratch disk's file: sparse, size rounded up
+// to a MiB.
+func makeScratchDisk(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate((size + 1<<20 - 1) &^ (1<<20 - 1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -79,7 +79,7 @@ func TestQEMUArgs(t *testing.T) {
 		{"tcg", 2, []string{"-accel", "tcg,thread=single", "-cpu", "max"}},
 		{"tcg", 1, []string{"-accel", "tcg", "-cpu", "max"}},
 	} {
-		args := qemuArgs(VM{Kernel: k, VCPUs: tc.vcpus, MemMiB: 512}, tc.accel, "/w/initrd", "/w/results", "console=ttyS0")
+		args := qemuArgs(VM{Kernel: k, VCPUs: tc.vcpus, MemMiB: 512}, tc.accel, "/w/initrd", "/w/results", "", "console=ttyS0")
 		joined := strings.Join(args, " ")
 		if !strings.Contains(joined, strings.Join(tc.want, " ")) {
 			t.Errorf("%s/%d: %s lacks %v", tc.accel, tc.vcpus, joined, tc.want)

@@ -24,6 +24,7 @@ const (
 	initrdFile  = "initramfs.cpio"
 	resultsFile = "results"
 	consoleFile = "console.log"
+	scratchFile = "scratch.img" // the scratch disk, when the run has one
 )
 
 // legacyRunDirAge is how old a run directory without a pid file (made by

@@ -262,6 +262,8 @@ func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Re
 	}
 	gr := vmtest.GuestRequest{SkipUnsupported: req.SkipUnsupported}
 	for _, s := range req.Scenarios {
+		// One scratch disk, as large as the largest scenario needs.
+		vm.ScratchDisk = max(vm.ScratchDisk, scenarios.ScratchSize(s.Workload))
 		b, err := json.Marshal(req.Resolve(s))
 		if err != nil {
 			return nil, err
