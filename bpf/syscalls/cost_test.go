@@ -11,6 +11,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/bpf/interfere"
 )
 
 // BenchmarkTracerCost measures what tracing costs a traced syscall: getppid
@@ -54,8 +56,8 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		return func() { l1.Close(); l2.Close() }, []*ebpf.Program{enter, exit}
 	}
-	var none, empty, clock, traced, evidence []float64
-	var bpfEmpty, bpfTracer []float64
+	var none, empty, clock, traced, evidence, interfered []float64
+	var bpfEmpty, bpfTracer, bpfLog []float64
 	for range b.N {
 		none = append(none, loop())
 
@@ -104,6 +106,36 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		evidence = append(evidence, loop())
 		tr.Close()
+
+		// With evidence and the interference log: the log's programs run
+		// on every interrupt and switch of the machine, not on the
+		// syscall; the tracer walks the log only for events it keeps.
+		ilog, err := interfere.Load(interfere.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr, err = New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true, Evidence: 10, Interference: ilog.Map()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.AddThread(unix.Gettid()); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Reset(); err != nil {
+			b.Fatal(err)
+		}
+		interfered = append(interfered, loop())
+		st, err = ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+		if err != nil {
+			b.Fatal(err)
+		}
+		before, _ = ilog.RunStats()
+		loop()
+		after, _ = ilog.RunStats()
+		st.Close()
+		bpfLog = append(bpfLog, after.Sub(before).PerRun())
+		tr.Close()
+		ilog.Close()
 	}
 	med := func(xs []float64) float64 {
 		s := append([]float64(nil), xs...)
@@ -121,6 +153,10 @@ func BenchmarkTracerCost(b *testing.B) {
 	b.ReportMetric(med(traced)/med(none), "tracer/none")
 	b.ReportMetric(med(evidence), "ns/syscall-evidence")
 	b.ReportMetric(med(evidence)/med(traced), "evidence/tracer")
+	b.ReportMetric(med(interfered), "ns/syscall-interference")
+	b.ReportMetric(med(interfered)/med(evidence), "interference/evidence")
+	b.ReportMetric(med(interfered)/med(traced), "interference/tracer")
+	b.ReportMetric(med(bpfLog), "bpf-ns/run-log")
 	b.ReportMetric(med(bpfTracer), "bpf-ns/run-tracer")
 	b.ReportMetric(med(bpfEmpty), "bpf-ns/run-empty")
 }
