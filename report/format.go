@@ -32,18 +32,13 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit, github or html)", s)
 }
 
-// Write renders r in format f, as the matrix of its two sides: one
-// renderer per format lays out a comparison of two targets and of N. JSON
-// is the one exception: r's document is the compare document
-// (docs/compare.schema.json), which a matrix's holds per pair.
-func Write(w io.Writer, r *Report, f Format) error {
-	if f == JSON {
-		return writeJSON(w, r.JSON())
-	}
-	return WriteMatrix(w, r.matrix(), f)
-}
+// Write renders r in format f, as the matrix of its two sides.
+func Write(w io.Writer, r *Report, f Format) error { return WriteMatrix(w, r.Matrix(), f) }
 
-// WriteMatrix renders m in format f.
+// WriteMatrix renders m in format f: one renderer per format lays out a
+// comparison of two targets and of N. The JSON of a Report's matrix is the
+// compare document (docs/compare.schema.json), which a matrix's holds per
+// pair.
 func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 	switch f {
 	case Text:
@@ -51,6 +46,9 @@ func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 	case Markdown:
 		return writeMarkdown(w, m)
 	case JSON:
+		if m.twoSided {
+			return writeJSON(w, m.Pairs[0].JSON())
+		}
 		return writeJSON(w, m.JSON())
 	case JUnit:
 		return writeJUnit(w, m.pairings())

@@ -30,7 +30,7 @@ type Matrix struct {
 	// Targets[i] (candidate).
 	Pairs     []*Report
 	Scenarios []MatrixScenario
-	// twoSided says the matrix is one Report's (see Report.matrix): its
+	// twoSided says the matrix is one Report's (see Report.Matrix): its
 	// targets are named by role, baseline and candidate.
 	twoSided bool
 }
@@ -131,9 +131,10 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	return m, nil
 }
 
-// matrix is r as the matrix of its two sides, which the renderers lay
-// out: a row per verdict, the cells its baseline and candidate values.
-func (r *Report) matrix() *Matrix {
+// Matrix is r as the matrix of its two sides, baseline and candidate,
+// which the renderers lay out: a row per verdict, the cells its baseline
+// and candidate values.
+func (r *Report) Matrix() *Matrix {
 	m := &Matrix{
 		Targets:  []MatrixTarget{{Name: r.Base.Target, Result: r.BaseResult}, {Name: r.Cand.Target, Result: r.CandResult}},
 		Pairs:    []*Report{r},

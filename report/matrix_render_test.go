@@ -45,7 +45,7 @@ func TestMatrixJUnitIsCompares(t *testing.T) {
 // word the same warnings, named for the pair.
 func TestMatrixTextIsCompares(t *testing.T) {
 	r := sampleReport()
-	m := r.matrix()
+	m := r.Matrix()
 	m.twoSided = false
 	var two, matrix bytes.Buffer
 	if err := Write(&two, r, Text); err != nil {

@@ -43,7 +43,7 @@ func writeText(w io.Writer, m *Matrix) error {
 				return err
 			}
 		}
-		// Metrics without events on either side share one line rather
+		// Metrics without events on any target share one line rather
 		// than a warning each.
 		empty, warns := m.scenarioNotes(s.Name)
 		if len(empty) > 0 {

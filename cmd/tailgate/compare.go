@@ -127,9 +127,10 @@ func (f *reportFlags) options() report.Options {
 	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
 }
 
-// writeReports renders rep to every output.
-func writeReports(rep *report.Report, outs []reportOutput, stdout, stderr io.Writer) error {
-	return writeOutputs(outs, func(w io.Writer, f report.Format) error { return report.Write(w, rep, f) }, stdout, stderr)
+// writeReports renders m, a comparison's (Report.Matrix) or a matrix's,
+// to every output.
+func writeReports(m *report.Matrix, outs []reportOutput, stdout, stderr io.Writer) error {
+	return writeOutputs(outs, func(w io.Writer, f report.Format) error { return report.WriteMatrix(w, m, f) }, stdout, stderr)
 }
 
 // writeOutputs renders each output's format with render; files are written
@@ -154,16 +155,17 @@ func writeOutputs(outs []reportOutput, render func(io.Writer, report.Format) err
 	return nil
 }
 
-// verdictError turns a report into the command's outcome: errRegression
-// (exit 1) when the gate fails, after saying why on stderr when the report
-// might not be on a terminal.
-func verdictError(rep *report.Report, strict bool, name string, stderr io.Writer) error {
-	if !rep.Failed(strict) {
+// verdictError turns a comparison or a matrix into the command's outcome:
+// errRegression (exit 1) when the gate fails, after saying why on stderr
+// when the report might not be on a terminal.
+func verdictError(m *report.Matrix, strict bool, name string, stderr io.Writer) error {
+	if !m.Failed(strict) {
 		return nil
 	}
-	c := rep.Tally()
-	if c.Regressions > 0 {
-		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, rep.Headline())
+	if c := m.Tally(); c.Regressions > 0 {
+		for _, h := range m.Headlines() {
+			fmt.Fprintf(stderr, "tailgate %s: %s\n", name, h)
+		}
 	} else {
 		fmt.Fprintf(stderr, "tailgate %s: %d inconclusive %s fail --strict\n", name, c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
 	}
@@ -272,8 +274,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return &usageError{err}
 	}
-	if err := writeReports(rep, outs, stdout, stderr); err != nil {
+	m := rep.Matrix()
+	if err := writeReports(m, outs, stdout, stderr); err != nil {
 		return err
 	}
-	return verdictError(rep, f.strict, "compare", stderr)
+	return verdictError(m, f.strict, "compare", stderr)
 }

@@ -149,7 +149,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		if rep, err = report.Compare(base, &cand, o); err != nil {
 			return &usageError{err}
 		}
-		if err := writeReports(rep, outs, stdout, stderr); err != nil {
+		if err := writeReports(rep.Matrix(), outs, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -168,7 +168,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		fmt.Fprintf(stdout, "No baselines to compare with yet: this run is now the baseline. Pass.\n")
 		return nil
 	}
-	return verdictError(rep, f.strict, "gate", stderr)
+	return verdictError(rep.Matrix(), f.strict, "gate", stderr)
 }
 
 // gateCandidate loads the Result that --candidate names. The run's own

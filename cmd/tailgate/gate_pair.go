@@ -119,10 +119,11 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	}
 	last.Run = &report.RunInfo{Rounds: ran.Rounds, Seconds: ran.Elapsed.Seconds(), Stop: last.Stopping(ran.Why != "decided")}
 	fmt.Fprintf(stderr, "gate: %s\n", stopReason(ran, last.Run.Stop, opt.budget))
-	if err := writeReports(last, outs, stdout, stderr); err != nil {
+	m := last.Matrix()
+	if err := writeReports(m, outs, stdout, stderr); err != nil {
 		return err
 	}
-	return verdictError(last, f.strict, "gate", stderr)
+	return verdictError(m, f.strict, "gate", stderr)
 }
 
 // stoppingCounts words a look's tally: "1 gated, 1 undecided, 0 regressions".

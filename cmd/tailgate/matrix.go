@@ -141,20 +141,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return &usageError{err}
 	}
-	render := func(w io.Writer, f report.Format) error { return report.WriteMatrix(w, m, f) }
-	if err := writeOutputs(outs, render, stdout, stderr); err != nil {
+	if err := writeReports(m, outs, stdout, stderr); err != nil {
 		return err
 	}
-	if !m.Failed(rf.strict) {
-		return nil
-	}
-	for _, h := range m.Headlines() {
-		fmt.Fprintf(stderr, "tailgate matrix: %s\n", h)
-	}
-	if c := m.Tally(); c.Regressions == 0 {
-		fmt.Fprintf(stderr, "tailgate matrix: %d inconclusive %s fail --strict\n", c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
-	}
-	return errRegression
+	return verdictError(m, rf.strict, "matrix", stderr)
 }
 
 // runTrial runs one round's request on t, with t's sysctls in force for
