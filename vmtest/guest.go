@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // GuestRequest is what the host asks the guest to run. It travels in the
@@ -40,6 +41,11 @@ type GuestRequest struct {
 	// (VM.ScratchDisk), which the guest waits for before it runs; ""
 	// when there is none. Run fills it in.
 	ScratchSerial string `json:"scratch_serial,omitempty"`
+	// KernelText is the guest kernel's own text, from its System.map:
+	// the guest leaves those stack frames as hex and the host names them
+	// (nameGuestFrames). Zero when the host has no System.map; the guest
+	// then names them from its /proc/kallsyms. Run fills it in.
+	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on

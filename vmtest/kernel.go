@@ -40,6 +40,10 @@ type Kernel struct {
 	Vmlinux string `json:"vmlinux,omitempty"`
 	// Config is the kernel's build configuration; "" when unknown.
 	Config string `json:"config,omitempty"`
+	// SystemMap is the kernel's System.map, which names the addresses of
+	// its own text on the host (a guest booted from Vmlinux has no KASLR);
+	// "" when the package had none or it was cached before it was kept.
+	SystemMap string `json:"system_map,omitempty"`
 	// Modules are module files the guest loads, dependencies first.
 	Modules []string `json:"modules,omitempty"`
 	// Package and Version name the Debian package, for debian: specs.
@@ -415,7 +419,7 @@ func (c *KernelCache) cached(abi string) (*Kernel, error) {
 		}
 		return filepath.Join(dir, p)
 	}
-	k.Image, k.Vmlinux, k.Config = abs(k.Image), abs(k.Vmlinux), abs(k.Config)
+	k.Image, k.Vmlinux, k.Config, k.SystemMap = abs(k.Image), abs(k.Vmlinux), abs(k.Config), abs(k.SystemMap)
 	for i := range k.Modules {
 		k.Modules[i] = abs(k.Modules[i])
 	}
@@ -507,6 +511,9 @@ func (c *KernelCache) unpack(k *Kernel, root, dst string) error {
 		return err
 	}
 	k.Image = "vmlinuz"
+	if err := os.Rename(filepath.Join(root, "boot", "System.map-"+k.Release), filepath.Join(dst, "System.map")); err == nil {
+		k.SystemMap = "System.map"
+	}
 	config := map[string]string{}
 	if err := os.Rename(filepath.Join(root, "boot", "config-"+k.Release), filepath.Join(dst, "config")); err == nil {
 		k.Config = "config"

@@ -210,6 +210,11 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		req.ScratchSerial = ScratchSerial
 	}
 
+	smap := systemMap(vm.Kernel)
+	if smap != nil {
+		req.KernelText = smap.Text()
+	}
+
 	var b *boot
 	for {
 		target.Accel = accel
@@ -274,6 +279,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		if gf.Result != nil {
 			gf.Result.Target = target
 			gf.Result.Partial = true
+			nameGuestFrames(gf.Result, smap)
 		}
 		return gf.Result, fail(&GuestError{Msg: gf.Error})
 	}
@@ -282,6 +288,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return nil, fail(err)
 	}
 	res.Target = target
+	nameGuestFrames(res, smap)
 	progress(fmt.Sprintf("VM done in %.1fs", b.elapsed.Seconds()))
 	return res, nil
 }

@@ -285,7 +285,7 @@ func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Re
 func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*result.Result, error) {
 	req := runner.Request{
 		Trials: gr.Trials, Duration: gr.Duration, Warmup: gr.Warmup, WarmupSet: gr.WarmupSet,
-		Target: gr.Target, SkipUnsupported: gr.SkipUnsupported,
+		Target: gr.Target, SkipUnsupported: gr.SkipUnsupported, KernelText: gr.KernelText,
 		// A boot is as fresh as a worker process: the guest runs its
 		// trials itself.
 		InProcess: true,

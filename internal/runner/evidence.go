@@ -2,7 +2,6 @@ package runner
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -67,7 +66,7 @@ func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
 			Comm:         e.Comm,
 			PID:          int(e.PID),
 			TID:          int(e.TID),
-			KernelStack:  trimTracing(sym.Frames(e.KernelStack, false, e.PID)),
+			KernelStack:  tracing.TrimTracing(sym.KernelStack(e.KernelStack)),
 			UserStack:    sym.Frames(e.UserStack, true, e.PID),
 			Interference: interference(e.Interference),
 		}
@@ -101,26 +100,4 @@ func addEvidence(sr *result.Scenario, sym *tracing.Symbolizer, t *tracing.Tracer
 		tr.EvidenceDropped = dropped
 	}
 	return nil
-}
-
-// tracingFrames begin the frames of the tracer itself: a stack taken in a
-// BPF program starts with the program and the tracepoint's glue.
-var tracingFrames = []string{"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "bpf_trampoline_"}
-
-// trimTracing drops the leading frames of the tracing machinery.
-func trimTracing(frames []string) []string {
-	for len(frames) > 0 {
-		tracing := false
-		for _, p := range tracingFrames {
-			if strings.HasPrefix(frames[0], p) {
-				tracing = true
-				break
-			}
-		}
-		if !tracing {
-			break
-		}
-		frames = frames[1:]
-	}
-	return frames
 }

@@ -39,6 +39,10 @@ type Request struct {
 	// fresh worker process. The guest inside a VM sets it: there each
 	// trial is a boot of its own.
 	InProcess bool
+	// KernelText, when set, is the kernel's own text, whose stack frames
+	// are left as hex for the host to name from its System.map (a guest's
+	// run: see tracing.Symbolizer.LeaveCore and NameGuestFrames).
+	KernelText tracing.TextRange
 	// SkipUnsupported passes over, with a note in the Result, a scenario
 	// a tracer of which this kernel cannot load at all (kfunc without
 	// fentry or kprobes), as a run of every built-in does.
@@ -178,7 +182,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		var sr *result.Scenario
 		var err error
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, cache, i+1, len(req.Scenarios), req.Progress)
+			sr, err = runScenario(ctx, s, cache, req.KernelText, i+1, len(req.Scenarios), req.Progress)
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
 		}
@@ -240,7 +244,7 @@ func attachTracers(s *scenarios.Scenario, opts tracing.TracerOptions) ([]*tracin
 	return ts, nil
 }
 
-func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, idx, count int, progress func(Event)) (*result.Scenario, error) {
+func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, text tracing.TextRange, idx, count int, progress func(Event)) (*result.Scenario, error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
@@ -297,6 +301,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, i
 		}
 	}
 	sym := tracing.NewSymbolizer()
+	sym.LeaveCore(text)
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: "trial", Trial: trial})
 		if err := startWorkload(ctx, wl); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +61,10 @@ func TestKernelNamesEveryFunction(t *testing.T) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) < 3 || !strings.ContainsAny(fs[1], "tTwW") {
+		// Only the kernel's own: BPF programs and modules come and go
+		// (other tests load programs) between this read and the
+		// symbolizer's.
+		if len(fs) != 3 || !strings.ContainsAny(fs[1], "tTwW") {
 			continue
 		}
 		a, err := strconv.ParseUint(fs[0], 16, 64)
@@ -85,6 +89,65 @@ func TestKernelNamesEveryFunction(t *testing.T) {
 			if n++; n > 10 {
 				t.FailNow()
 			}
+		}
+	}
+}
+
+func TestGuestLeavesCoreFramesForTheHost(t *testing.T) {
+	dir := t.TempDir()
+	sysmap := "ffffffff81000000 T _stext\n" +
+		"ffffffff81000100 T bpf_trace_run2\n" +
+		"ffffffff81000200 t pipe_read\n" +
+		"ffffffff81000300 T vfs_read\n" +
+		"ffffffff81100000 T _etext\n"
+	kallsyms := sysmap + "ffffffffc0001000 t virtblk_request_done\t[virtio_blk]\n"
+	mapPath, kallPath := filepath.Join(dir, "System.map"), filepath.Join(dir, "kallsyms")
+	for p, text := range map[string]string{mapPath: sysmap, kallPath: kallsyms} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := ReadSystemMap(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Text(); got != (TextRange{0xffffffff81000000, 0xffffffff81100000}) {
+		t.Fatalf("text %#x-%#x, want _stext to _etext", got.Start, got.End)
+	}
+
+	// The guest: a BPF program's frame first, then the glue, the kernel's
+	// own frames and a module's.
+	guest := NewSymbolizer()
+	guest.kallsym = filepath.Join(dir, "absent") // core frames must not need it
+	guest.LeaveCore(m.Text())
+	stack := []uint64{0xffffffffa0002000, 0xffffffff81000104, 0xffffffff81000210, 0xffffffff81000320}
+	got := guest.KernelStack(stack)
+	want := []string{"0xffffffff81000104", "0xffffffff81000210", "0xffffffff81000320"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("guest frames %q, want %q (the program's frame dropped, the rest as hex)", got, want)
+	}
+	if guest.kernel != nil || guest.kerr != nil {
+		t.Error("the guest read kallsyms for frames the host names")
+	}
+	guest.kallsym = kallPath
+	if got := guest.KernelStack([]uint64{0xffffffff81000210, 0xffffffffc0001010}); got[1] != "virtblk_request_done+0x10" {
+		t.Errorf("a module's frame below the core: %q, want it named in the guest", got)
+	}
+
+	// The host.
+	for i, f := range got {
+		got[i] = m.Name(f)
+	}
+	named := make([]string, len(want))
+	for i, f := range want {
+		named[i] = m.Name(f)
+	}
+	if want := []string{"pipe_read+0x10", "vfs_read+0x20"}; !slices.Equal(TrimTracing(named), want) {
+		t.Errorf("host names %q, trimmed %q, want %q", named, TrimTracing(named), want)
+	}
+	for _, f := range []string{"pipe_read+0x10", "0xffffffffc0001010", "0xzz"} {
+		if got := m.Name(f); got != f {
+			t.Errorf("Name(%q) = %q, want it unchanged", f, got)
 		}
 	}
 }
