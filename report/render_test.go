@@ -128,6 +128,23 @@ func TestFormatNs(t *testing.T) {
 	}
 }
 
+func TestFormatDelta(t *testing.T) {
+	for _, c := range []struct {
+		ratio float64
+		want  string
+	}{
+		{1, "0.0%"}, {1.0004, "0.0%"}, {1.123, "+12.3%"}, {0.5, "-50.0%"}, {9.99, "+899.0%"},
+		{10, "×10"}, {14.23, "×14.2"}, {1.4e22, "×1.4e+22"}, {math.Inf(1), "-"}, {math.NaN(), "-"},
+	} {
+		if got := FormatDelta(c.ratio); got != c.want {
+			t.Errorf("FormatDelta(%g) = %q, want %q", c.ratio, got, c.want)
+		}
+	}
+	if got := FormatCI(0.2, 1.4e22); got != "[-80.0%, ×1.4e+22]" {
+		t.Errorf("a two-trial interval: %q", got)
+	}
+}
+
 func TestNoiseGolden(t *testing.T) {
 	r := sampleReport()
 	var b bytes.Buffer

@@ -49,6 +49,11 @@ func FormatDelta(ratio float64) string {
 	if math.Abs(d) < 0.05 {
 		return "0.0%"
 	}
+	if ratio >= 10 {
+		// A tenfold change reads better as a factor, and the upper end of
+		// a wide interval (two trials) stays a few characters wide.
+		return fmt.Sprintf("×%.3g", ratio)
+	}
 	return fmt.Sprintf("%+.1f%%", d)
 }
 
