@@ -237,3 +237,18 @@ func TestLZ4Legacy(t *testing.T) {
 		}
 	}
 }
+
+func TestStaleCache(t *testing.T) {
+	for _, c := range []struct {
+		k    Kernel
+		want string
+	}{
+		{Kernel{Package: "linux-image-6.1.0-57-cloud-amd64-unsigned"}, "System.map"},
+		{Kernel{Package: "linux-image-6.1.0-57-cloud-amd64-unsigned", Layout: cacheLayout}, ""},
+		{Kernel{}, ""}, // a local image: nothing to fetch
+	} {
+		if got := c.k.stale(); got != c.want {
+			t.Errorf("stale() of %+v = %q, want %q", c.k, got, c.want)
+		}
+	}
+}
