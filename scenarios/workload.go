@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,6 +119,8 @@ type WorkloadKind struct {
 	// Internal kinds (attach, what run --pid and --cgroup measure) are not
 	// written in scenario files: parsing and error messages leave them out.
 	Internal bool
+	// HostOnly says why the kind cannot run in a VM guest, "" if it can.
+	HostOnly string
 	// Keys are the YAML keys the kind takes beside kind and noise, in the
 	// order errors name them. Keys that are fields of Workload are read
 	// into them; the others are the kind's own, read by Parse.
@@ -208,6 +211,7 @@ var (
 	workloadSyscalls = []string{"read", "write", "getppid"}
 	pingpongChannels = []string{"pipe", "eventfd", "futex"}
 	forkModes        = []string{"fork", "thread"}
+	timerSleeps      = []string{TimerSleepRaw, TimerSleepRuntime}
 )
 
 var syscallKind = WorkloadKind{
@@ -258,7 +262,7 @@ var pingpongKind = WorkloadKind{
 
 var timerKind = WorkloadKind{
 	Name: "timer",
-	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency"},
+	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency", "sleep"},
 	Defaults: func(w *Workload) {
 		if w.Interval == 0 {
 			w.Interval = DefaultInterval
@@ -271,13 +275,17 @@ var timerKind = WorkloadKind{
 			d := DefaultDMALatency
 			w.DMALatency = &d
 		}
+		if w.Sleep == TimerSleepRuntime {
+			w.Sleep = "" // as before the key existed
+		}
 		if w.Threads == 0 {
 			w.Threads = DefaultThreads
 		}
 	},
 	Check: func(w Workload) error {
 		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
-			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency)})
+			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency),
+			checkOneOf("timer sleep", cmp.Or(w.Sleep, TimerSleepRuntime), timerSleeps)})
 	},
 	New:     newTimerKind,
 	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},
@@ -351,6 +359,7 @@ func (w Workload) sharedKeys() map[string]bool {
 		"mode":        w.Mode != "",
 		"mlock":       w.MLock != nil,
 		"dma_latency": w.DMALatency != nil,
+		"sleep":       w.Sleep != "",
 	}
 }
 

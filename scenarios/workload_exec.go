@@ -78,6 +78,7 @@ const (
 
 var execKind = WorkloadKind{
 	Name:         "exec",
+	HostOnly:     "it runs a command of this host, and a VM's guest holds no program but tailgate",
 	Keys:         []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
 	Parse:        parseExecKind,
 	DecodeParams: decodeExec,

@@ -14,6 +14,7 @@ var Tracer = tracing.Kind{
 	Name:        "ufunc",
 	Description: "entry to return of functions of a binary or library (uprobes)",
 	Metrics:     []string{"ufunc.<binary>:<symbol>"},
+	HostOnly:    "it probes a binary of this host, and a VM's guest holds none but tailgate",
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {

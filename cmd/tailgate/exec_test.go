@@ -198,3 +198,28 @@ func processRuns(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return pid > 0 && err == nil
 }
+
+// A scenario that needs this host's programs is refused for a VM before
+// anything is fetched or booted: exit 2, saying why.
+func TestHostOnlyScenarioInVM(t *testing.T) {
+	cache := t.TempDir() // empty: a fetch would show as files here
+	for file, why := range map[string]string{
+		"../../testdata/exec/shell.yaml":              "workload kind exec",
+		"../../bpf/ufunc/testdata/ufunc-sleeper.yaml": "tracer ufunc",
+	} {
+		start := time.Now()
+		code, _, stderr := runInProcess(t, "run", file, "--kernel", "debian:6.1-cloud", "--kernel-cache", cache)
+		if code != exitUsage || !strings.Contains(stderr, "cannot run in a VM (") || !strings.Contains(stderr, why) {
+			t.Errorf("%s: exit %d, %q; want %d saying it cannot run in a VM (%s...)", file, code, stderr, exitUsage, why)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: refused after %v: something was fetched or booted first", file, d)
+		}
+		if n := strings.Count(stderr, "\n"); n > 1 {
+			t.Errorf("%s: %d lines, want one:\n%s", file, n, stderr)
+		}
+	}
+	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+		t.Errorf("the kernel cache got %d entries: a kernel was fetched", len(ents))
+	}
+}

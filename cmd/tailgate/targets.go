@@ -197,6 +197,11 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 	if t.vm == nil {
 		return runScenarios(ctx, req)
 	}
+	for _, sc := range req.Scenarios {
+		if why := sc.HostOnly(); why != "" {
+			return nil, usagef("scenario %s cannot run in a VM (%s): run it on the host, without --kernel", sc.Name, why)
+		}
+	}
 	var cache *vmtest.KernelCache
 	var err error
 	if f.cache != "" {

@@ -29,6 +29,9 @@ type Kind struct {
 	// syscall.read): its primary metrics are gated by default only when no
 	// other tracer of the scenario has primary metrics.
 	Background bool
+	// HostOnly says why the tracer cannot run in a VM guest, "" if it
+	// can.
+	HostOnly string
 	// Parse reads the tracer's config from its entry under tracers: (the
 	// value is a null node for "sched:"). It refuses unknown keys and bad
 	// values with an error made by config.Node.Errorf at the key or value
