@@ -476,6 +476,8 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 			if err != nil {
 				err = f.Value.Errorf("dma_latency must be an integer from 0 to %d µs held in /dev/cpu_dma_latency, or -1 to leave it alone, got %q", maxDMALatency, f.Value.Text())
 			}
+		case "sleep":
+			w.Sleep, err = f.OneOf("timer sleep", timerSleeps)
 		case "noise":
 			if s, ok := f.Value.Name(); ok && s == "ncpu" {
 				w.Noise = NoiseNumCPU

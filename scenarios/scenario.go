@@ -154,6 +154,10 @@ type Workload struct {
 	// file alone. nil is the default, 0: no idle state with an exit
 	// latency.
 	DMALatency *int `json:"dma_latency,omitempty"`
+	// Sleep is how the timer's threads sleep: TimerSleepRaw, or "" for
+	// TimerSleepRuntime, the way they slept before the key existed, so
+	// that the digest of a scenario that leaves it out is unchanged.
+	Sleep string `json:"sleep,omitempty"`
 
 	// fork
 	Mode string `json:"mode,omitempty"` // fork (fork+exit) or thread (clone+exit)
@@ -214,6 +218,18 @@ func (w *Workload) UnmarshalJSON(b []byte) error {
 // DMALatencyLeave as Workload.DMALatency leaves /dev/cpu_dma_latency
 // alone.
 const DMALatencyLeave = -1
+
+// The timer's ways to sleep (Workload.Sleep).
+const (
+	// TimerSleepRaw calls clock_nanosleep straight into the kernel, as a C
+	// program does, without the Go runtime's syscall path: the thread
+	// keeps its P while it sleeps and has nothing of the runtime's to do
+	// between its wakeup and its reading of the clock.
+	TimerSleepRaw = "raw"
+	// TimerSleepRuntime calls clock_nanosleep through the runtime's
+	// syscall path (entersyscall, exitsyscall), as Go code does.
+	TimerSleepRuntime = "runtime"
+)
 
 // NoiseNumCPU as Workload.Noise asks for one hog per CPU (written "ncpu" in
 // YAML). It is resolved when the workload runs, not when it is parsed, so a

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,7 +20,9 @@ import (
 // timerLoad is the timer kind, in the manner of cyclictest: each thread
 // sleeps to absolute deadlines Interval apart with
 // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) and records how late it
-// woke. A deadline missed entirely is skipped, not caught up.
+// woke. A deadline missed entirely is skipped, not caught up. With sleep:
+// raw (the default) the thread calls clock_nanosleep as cyclictest does,
+// straight into the kernel; see sleepUntilRaw.
 type timerLoad struct {
 	w   Workload
 	pid int
@@ -155,11 +158,25 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 	late := hist.New()
 	m.hists = map[string]*hist.Histogram{MetricTimerLateness: late}
 	c.sleeper(i, m)
+	raw := l.w.Sleep == TimerSleepRaw
 	interval := int64(l.w.Interval)
 	next := l.clk.now() + interval
+	yielded := next
 	for !c.stop.Load() {
-		if err := sleepUntil(next, m); err != nil {
+		var err error
+		if raw {
+			err = sleepUntilRaw(next, m)
+		} else {
+			err = sleepUntil(next, m)
+		}
+		if err != nil {
 			if errors.Is(err, unix.EINTR) {
+				if raw {
+					// The runtime signals to stop the world or preempt:
+					// be stopped here, where it costs no lateness, not
+					// after the next wakeup.
+					runtime.Gosched()
+				}
 				continue // look at stop, then sleep to the same deadline
 			}
 			m.err = fmt.Errorf("clock_nanosleep: %w", err)
@@ -174,5 +191,42 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 		if next <= now {
 			next += ((now-next)/interval + 1) * interval
 		}
+		if raw && now-yielded >= rawYieldEvery {
+			// Go through the scheduler, outside the measured window (the
+			// next sleep is to an absolute deadline), so that sysmon never
+			// sees this goroutine running for its 10 ms and preempts it
+			// with a signal, which could land between a wakeup and the
+			// reading of the clock.
+			runtime.Gosched()
+			yielded = now
+		}
 	}
+}
+
+// rawYieldEvery is how often, at most, a timer thread that sleeps raw goes
+// through the scheduler: every wakeup at intervals of 1 ms and longer.
+// Sysmon preempts after 10 ms; a yield of a locked thread takes about 6 µs
+// here (two futex handoffs), too much for every wakeup of a 10 µs interval.
+const rawYieldEvery = int64(time.Millisecond)
+
+// sleepUntilRaw is sleepUntil without the Go runtime's syscall path
+// (entersyscall, exitsyscall): the goroutine stays running, holding its P,
+// while the thread sleeps in the kernel, and after the wakeup nothing of
+// the runtime's runs before the clock is read, as in cyclictest.
+//
+// That makes the sleep invisible to the runtime, which handles it so:
+// to stop the world (GC), scan this goroutine's stack or preempt it after
+// 10 ms, the runtime sends the thread SIGURG (and again every 100 µs until
+// it stops). clock_nanosleep is never restarted after a signal handler
+// (signal(7)), so the sleep ends with EINTR; the caller then yields to the
+// runtime and sleeps again to the same absolute deadline. A stop of the
+// world waits for the signal to be handled, not for the deadline.
+func sleepUntilRaw(deadline int64, m *member) error {
+	ts := unix.NsecToTimespec(deadline)
+	m.sys["clock_nanosleep"]++
+	_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }

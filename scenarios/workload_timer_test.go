@@ -9,6 +9,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,17 +119,26 @@ func TestTimerHolds(t *testing.T) {
 }
 
 // TestTimerParams: the digest of a timer scenario counts the defaults as
-// written out, and tells mlock and dma_latency apart; the scenario's JSON
-// records them.
+// written out, and tells mlock, dma_latency and sleep apart; the
+// scenario's JSON records them. sleep: runtime is the way before the key
+// existed and is not written.
 func TestTimerParams(t *testing.T) {
 	def := &Scenario{Workload: Workload{Kind: "timer"}, Duration: time.Second}
-	explicit := &Scenario{Workload: Workload{Kind: "timer", MLock: ref(true), DMALatency: ref(0)}, Duration: time.Second}
+	explicit := &Scenario{Workload: Workload{Kind: "timer", MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRuntime}, Duration: time.Second}
 	if Params(def) != Params(explicit) {
 		t.Error("defaults hash differently from the same values written out")
+	}
+	parsed, err := Parse("t.yaml", []byte("name: t\nworkload: {kind: timer, sleep: runtime}\nduration: 1s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Params(parsed) != Params(def) {
+		t.Error("sleep: runtime in YAML hashes differently from no sleep key")
 	}
 	for _, w := range []Workload{
 		{Kind: "timer", MLock: ref(false)},
 		{Kind: "timer", DMALatency: ref(DMALatencyLeave)},
+		{Kind: "timer", Sleep: TimerSleepRaw},
 	} {
 		if Params(&Scenario{Workload: w, Duration: time.Second}) == Params(def) {
 			t.Errorf("%+v hashes as the defaults", w)
@@ -147,5 +158,88 @@ func TestTimerParams(t *testing.T) {
 	}
 	if diff := cmp.Diff(w, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if b, err := json.Marshal(Workload{Kind: "timer", Sleep: TimerSleepRaw}.withDefaults()); err != nil || !strings.HasSuffix(string(b), `"dma_latency":0,"sleep":"raw"}`) {
+		t.Errorf("JSON of sleep raw %s, %v", b, err)
+	}
+}
+
+// TestTimerRawSleep: a raw sleep keeps its P, yet it holds up no stop of
+// the world. runtime.GC runs in a loop beside a raw timer of 50 ms: each
+// GC stops the world twice and scans the timer's stack, and each time the
+// runtime's signal ends the sleep with EINTR, the thread yields and sleeps
+// again to the same deadline. Were the GCs waiting for the wakeups, fewer
+// than one would finish per interval and they would take 25 ms on average;
+// an EINTR counted as a wakeup would make ops far more than the deadlines.
+func TestTimerRawSleep(t *testing.T) {
+	const interval = 50 * time.Millisecond
+	r, err := NewWorkload(Workload{Kind: "timer", Interval: interval, Priority: 10, Sleep: TimerSleepRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	stop := make(chan struct{})
+	gcs := make(chan []time.Duration)
+	go func() {
+		var ds []time.Duration
+		for {
+			select {
+			case <-stop:
+				gcs <- ds
+				return
+			default:
+			}
+			t0 := time.Now()
+			runtime.GC()
+			ds = append(ds, time.Since(t0))
+		}
+	}()
+	start := time.Now()
+	st := runFor(t, r, time.Second)
+	elapsed := time.Since(start)
+	close(stop)
+	ds := <-gcs
+	slices.Sort(ds)
+
+	deadlines := uint64(elapsed / interval)
+	if st.Ops+2 < deadlines || st.Ops > deadlines {
+		t.Errorf("%d wakeups in %v at %v, want %d (or up to 2 fewer)", st.Ops, elapsed, interval, deadlines)
+	}
+	if n := st.Metrics[MetricTimerLateness].Count(); n != st.Ops {
+		t.Errorf("%d lateness readings, %d wakeups", n, st.Ops)
+	}
+	// Every sleep but the wakeups and the one the stop ended was ended by
+	// the runtime.
+	if intr := st.Syscalls["clock_nanosleep"] - st.Ops; intr <= deadlines {
+		t.Errorf("%d clock_nanosleep calls for %d wakeups: the GCs did not interrupt the sleep", st.Syscalls["clock_nanosleep"], st.Ops)
+	}
+	if len(ds) < 3*int(deadlines) {
+		t.Fatalf("%d GCs in %v beside a raw sleep of %v, want at least %d", len(ds), elapsed, interval, 3*deadlines)
+	}
+	if p50, p90 := ds[len(ds)/2], ds[len(ds)*9/10]; p50 > 5*time.Millisecond || p90 > interval/5 {
+		t.Errorf("runtime.GC beside a raw sleep of %v: p50 %v, p90 %v, max %v; want p50 under 5ms, p90 under %v", interval, p50, p90, ds[len(ds)-1], interval/5)
+	}
+	t.Logf("%d GCs: p50 %v, p90 %v, max %v; %d wakeups, %d clock_nanosleep calls", len(ds), ds[len(ds)/2], ds[len(ds)*9/10], ds[len(ds)-1], st.Ops, st.Syscalls["clock_nanosleep"])
+}
+
+// TestTimerRawSleepPreempted: with nothing else running, sysmon preempts
+// a raw sleep of 200 ms every 10 ms or so (the goroutine looks to it as
+// if it ran that long); the EINTRs are not wakeups.
+func TestTimerRawSleepPreempted(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	r, err := NewWorkload(Workload{Kind: "timer", Interval: interval, Priority: 10, Sleep: TimerSleepRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	st := runFor(t, r, 700*time.Millisecond)
+	if st.Ops != 3 || st.Metrics[MetricTimerLateness].Count() != 3 {
+		t.Errorf("%d wakeups, %d lateness readings in 700ms at %v, want 3", st.Ops, st.Metrics[MetricTimerLateness].Count(), interval)
+	}
+	if n := st.Syscalls["clock_nanosleep"]; n < st.Ops+10 {
+		t.Errorf("%d clock_nanosleep calls for %d wakeups, want sysmon's preemptions as well", n, st.Ops)
+	}
+	if mx := st.Metrics[MetricTimerLateness].Max(); mx > uint64(10*time.Millisecond) {
+		t.Errorf("max lateness %v: a wakeup was lost to an EINTR", time.Duration(mx))
 	}
 }
