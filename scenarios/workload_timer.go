@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -54,6 +55,9 @@ func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 		if err := <-errc; err != nil {
 			return nil, err
 		}
+	}
+	if w.Sleep == TimerSleepRaw && asyncPreemptOff(os.Getenv("GODEBUG")) {
+		return nil, errors.New("timer sleep raw: GODEBUG has asyncpreemptoff=1, which stops the signals that end a raw sleep for a stop of the world; unset it or set sleep: runtime")
 	}
 	l := &timerLoad{w: w, pid: pid, clk: clk}
 	if err := l.hold(); err != nil {
@@ -194,9 +198,9 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 		if raw && now-yielded >= rawYieldEvery {
 			// Go through the scheduler, outside the measured window (the
 			// next sleep is to an absolute deadline), so that sysmon never
-			// sees this goroutine running for its 10 ms and preempts it
-			// with a signal, which could land between a wakeup and the
-			// reading of the clock.
+			// sees this goroutine running for 10 ms and preempts it with a
+			// signal, which could land between a wakeup and the reading of
+			// the clock.
 			runtime.Gosched()
 			yielded = now
 		}
@@ -204,10 +208,27 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 }
 
 // rawYieldEvery is how often, at most, a timer thread that sleeps raw goes
-// through the scheduler: every wakeup at intervals of 1 ms and longer.
-// Sysmon preempts after 10 ms; a yield of a locked thread takes about 6 µs
-// here (two futex handoffs), too much for every wakeup of a 10 µs interval.
-const rawYieldEvery = int64(time.Millisecond)
+// through the scheduler. Sysmon preempts a goroutine it has seen on one
+// schedtick for 10 ms, looking at most 10 ms apart, so a yield every 5 ms
+// keeps it from ever doing so. Not every wakeup: a locked thread yields by
+// handing its P to another thread, which must run the scheduler and hand
+// it back (about 6 µs here), and that thread is SCHED_OTHER, which CPU
+// hogs may keep waiting; the runtime's own sleep goes through the same
+// handoff when sysmon preempts it, every 10 ms.
+const rawYieldEvery = int64(5 * time.Millisecond)
+
+// asyncPreemptOff reports whether godebug (GODEBUG's value) turns off the
+// runtime's preemption signals; its last asyncpreemptoff setting counts, as
+// in the runtime.
+func asyncPreemptOff(godebug string) bool {
+	off := false
+	for kv := range strings.SplitSeq(godebug, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "asyncpreemptoff="); ok {
+			off = v == "1"
+		}
+	}
+	return off
+}
 
 // sleepUntilRaw is sleepUntil without the Go runtime's syscall path
 // (entersyscall, exitsyscall): the goroutine stays running, holding its P,
@@ -220,7 +241,9 @@ const rawYieldEvery = int64(time.Millisecond)
 // it stops). clock_nanosleep is never restarted after a signal handler
 // (signal(7)), so the sleep ends with EINTR; the caller then yields to the
 // runtime and sleeps again to the same absolute deadline. A stop of the
-// world waits for the signal to be handled, not for the deadline.
+// world waits for the signal to be handled, not for the deadline. Without
+// those signals (GODEBUG=asyncpreemptoff=1) it would wait for the deadline,
+// so newTimerLoad refuses a raw sleep then.
 func sleepUntilRaw(deadline int64, m *member) error {
 	ts := unix.NsecToTimespec(deadline)
 	m.sys["clock_nanosleep"]++

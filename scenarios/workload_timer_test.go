@@ -201,9 +201,10 @@ func TestTimerRawSleep(t *testing.T) {
 	ds := <-gcs
 	slices.Sort(ds)
 
+	// A stall of the machine may skip deadlines; nothing may add any.
 	deadlines := uint64(elapsed / interval)
-	if st.Ops+2 < deadlines || st.Ops > deadlines {
-		t.Errorf("%d wakeups in %v at %v, want %d (or up to 2 fewer)", st.Ops, elapsed, interval, deadlines)
+	if st.Ops < deadlines/2 || st.Ops > deadlines {
+		t.Errorf("%d wakeups in %v at %v, want %d (or up to half fewer)", st.Ops, elapsed, interval, deadlines)
 	}
 	if n := st.Metrics[MetricTimerLateness].Count(); n != st.Ops {
 		t.Errorf("%d lateness readings, %d wakeups", n, st.Ops)
@@ -233,13 +234,43 @@ func TestTimerRawSleepPreempted(t *testing.T) {
 	}
 	defer r.Close()
 	st := runFor(t, r, 700*time.Millisecond)
-	if st.Ops != 3 || st.Metrics[MetricTimerLateness].Count() != 3 {
-		t.Errorf("%d wakeups, %d lateness readings in 700ms at %v, want 3", st.Ops, st.Metrics[MetricTimerLateness].Count(), interval)
+	if st.Ops < 2 || st.Ops > 3 || st.Metrics[MetricTimerLateness].Count() != st.Ops {
+		t.Errorf("%d wakeups, %d lateness readings in 700ms at %v, want 3 (2 if the machine stalled)", st.Ops, st.Metrics[MetricTimerLateness].Count(), interval)
 	}
 	if n := st.Syscalls["clock_nanosleep"]; n < st.Ops+10 {
 		t.Errorf("%d clock_nanosleep calls for %d wakeups, want sysmon's preemptions as well", n, st.Ops)
 	}
-	if mx := st.Metrics[MetricTimerLateness].Max(); mx > uint64(10*time.Millisecond) {
-		t.Errorf("max lateness %v: a wakeup was lost to an EINTR", time.Duration(mx))
+	if mx := st.Metrics[MetricTimerLateness].Max(); mx > uint64(interval/2) {
+		t.Errorf("max lateness %v at %v: a deadline was lost to an EINTR", time.Duration(mx), interval)
 	}
+}
+
+// TestTimerRawSleepNeedsPreemptSignals: without the runtime's preemption
+// signals a raw sleep would hold up a stop of the world until its
+// deadline, so it is refused; a runtime sleep is not.
+func TestTimerRawSleepNeedsPreemptSignals(t *testing.T) {
+	for _, tt := range []struct {
+		godebug string
+		off     bool
+	}{
+		{"", false},
+		{"asyncpreemptoff=1", true},
+		{"madvdontneed=1, asyncpreemptoff=1", true},
+		{"asyncpreemptoff=1,asyncpreemptoff=0", false},
+		{"asyncpreemptoff=0", false},
+	} {
+		if got := asyncPreemptOff(tt.godebug); got != tt.off {
+			t.Errorf("asyncPreemptOff(%q) = %v, want %v", tt.godebug, got, tt.off)
+		}
+	}
+	t.Setenv("GODEBUG", "asyncpreemptoff=1")
+	_, err := NewWorkload(Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw})
+	if err == nil || !strings.Contains(err.Error(), "set sleep: runtime") {
+		t.Errorf("raw sleep with asyncpreemptoff=1: error %v", err)
+	}
+	r, err := NewWorkload(Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRuntime})
+	if err != nil {
+		t.Fatalf("runtime sleep with asyncpreemptoff=1: %v", err)
+	}
+	r.Close()
 }
