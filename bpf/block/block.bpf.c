@@ -7,7 +7,11 @@
  * A request is the workload's when a traced task is the current one where
  * it is first seen: at insert (a request going through an I/O scheduler or
  * the software queues, inserted from the submitter's context, including
- * the flush of its plug) or, for one issued directly, at issue. What the
+ * the flush of its plug) or, for one issued directly, at issue. A request
+ * another task inserted is not the workload's when the workload issues it:
+ * a task that runs the hardware queue (after inserting its own request,
+ * say) dispatches whatever the scheduler holds, other tasks' writes and
+ * discards too; others remembers those until their issue. What the
  * kernel writes on its own behalf (writeback from a kworker, a journal
  * commit from jbd2) is not counted, nor are cache flush requests (see
  * wanted). Requests are keyed by their pointer, which every one of the
@@ -52,6 +56,17 @@ struct {
 	__type(key, __u64);
 	__type(value, struct started);
 } start SEC(".maps");
+
+/* others: requests of a wanted disk inserted by a task not traced, from
+ * insert to issue, so that their issue from a traced task's context is not
+ * taken for a direct issue of the workload's. LRU, as start: one whose
+ * issue is never seen (merged into another) cannot fill it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} others SEC(".maps");
 
 HIST_MAPS;
 
@@ -149,12 +164,16 @@ static __always_inline void record(struct started *s, __u32 m, __u64 v)
 static __always_inline int on_insert(void *ctx, struct request *rq)
 {
 	__u64 key = (__u64)rq;
+	__u8 one = 1;
 
 	if (!wanted(rq)) {
 		/* A stale entry of a request pointer reused by others. */
 		bpf_map_delete_elem(&start, &key);
+		if (dev_wanted(rq))
+			bpf_map_update_elem(&others, &key, &one, BPF_ANY);
 		return 0;
 	}
+	bpf_map_delete_elem(&others, &key);
 	begin(ctx, key, bpf_ktime_get_ns(), 0);
 	return 0;
 }
@@ -169,6 +188,13 @@ static __always_inline int on_issue(void *ctx, struct request *rq)
 		s->issue = now;
 		if (s->insert)
 			record(s, METRIC_QUEUE, now - s->insert);
+		return 0;
+	}
+	/* Inserted by another task, dispatched now perhaps from the
+	 * workload's context: not the workload's. */
+	if (bpf_map_delete_elem(&others, &key) == 0) {
+		if (s)
+			bpf_map_delete_elem(&start, &key);
 		return 0;
 	}
 	/* Issued without insert (or an entry left from an earlier use of
@@ -196,6 +222,18 @@ static __always_inline int on_complete(struct request *rq)
 	return 0;
 }
 
+/* on_merge forgets rq: merged into another request, it is freed without
+ * an issue or a completion of its own, and its pointer's next use must
+ * not find its entry. */
+static __always_inline int on_merge(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	bpf_map_delete_elem(&start, &key);
+	bpf_map_delete_elem(&others, &key);
+	return 0;
+}
+
 /* tp_btf variant */
 
 SEC("tp_btf/block_rq_insert")
@@ -216,6 +254,12 @@ int BPF_PROG(block_rq_complete_btf, struct request *rq, int error, unsigned int 
 	return on_complete(rq);
 }
 
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(block_rq_merge_btf, struct request *rq)
+{
+	return on_merge(rq);
+}
+
 /* raw_tp variant */
 
 SEC("raw_tp/block_rq_insert")
@@ -234,6 +278,12 @@ SEC("raw_tp/block_rq_complete")
 int BPF_PROG(block_rq_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
 {
 	return on_complete(rq);
+}
+
+SEC("raw_tp/block_rq_merge")
+int BPF_PROG(block_rq_merge_raw, struct request *rq)
+{
+	return on_merge(rq);
 }
 
 FOLLOW_PROGS

@@ -7,10 +7,15 @@
 // A request is the workload's when one of its tasks is the current task
 // where the request is first seen: at insert (the submitter's context,
 // including the flush of its plug) or, for a request issued directly
-// without a queue, at issue. I/O the kernel does on its own behalf (page
-// writeback from a kworker, a journal commit from jbd2) is not counted,
-// nor are cache flush requests: kblockd issues most of them, and one
-// serves every preflush waiting, so their issuer says little. Devices may be limited
+// without a queue, at issue. A request another task inserted is not the
+// workload's when the workload issues it (running the hardware queue, it
+// dispatches what the I/O scheduler holds for everyone). What the
+// workload's syscalls write besides its data is its own: on ext4 without a
+// journal, an fdatasync writes the inode table block when the mtime
+// changed. I/O the kernel does on its own behalf (page writeback from a
+// kworker, a journal commit from jbd2) is not counted, nor are cache
+// flush requests: kblockd issues most of them, and one serves every
+// preflush waiting, so their issuer says little. Devices may be limited
 // to a list of disks; the metrics are not split per device.
 //
 // The evidence of a slow request carries its submitter and, taken while

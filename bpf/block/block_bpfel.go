@@ -22,6 +22,7 @@ const (
 	blockMapHist                 = "hist"
 	blockMapHistStats            = "hist_stats"
 	blockMapInterfereLog         = "interfere_log"
+	blockMapOthers               = "others"
 	blockMapStart                = "start"
 	blockMapTgids                = "tgids"
 	blockMapTids                 = "tids"
@@ -31,6 +32,8 @@ const (
 	blockProgBlockRqInsertRaw    = "block_rq_insert_raw"
 	blockProgBlockRqIssueBtf     = "block_rq_issue_btf"
 	blockProgBlockRqIssueRaw     = "block_rq_issue_raw"
+	blockProgBlockRqMergeBtf     = "block_rq_merge_btf"
+	blockProgBlockRqMergeRaw     = "block_rq_merge_raw"
 	blockProgSchedProcessExitBtf = "sched_process_exit_btf"
 	blockProgSchedProcessExitRaw = "sched_process_exit_raw"
 	blockProgSchedProcessForkBtf = "sched_process_fork_btf"
@@ -97,6 +100,8 @@ type blockProgramSpecs struct {
 	BlockRqInsertRaw    *ebpf.ProgramSpec `ebpf:"block_rq_insert_raw"`
 	BlockRqIssueBtf     *ebpf.ProgramSpec `ebpf:"block_rq_issue_btf"`
 	BlockRqIssueRaw     *ebpf.ProgramSpec `ebpf:"block_rq_issue_raw"`
+	BlockRqMergeBtf     *ebpf.ProgramSpec `ebpf:"block_rq_merge_btf"`
+	BlockRqMergeRaw     *ebpf.ProgramSpec `ebpf:"block_rq_merge_raw"`
 	SchedProcessExitBtf *ebpf.ProgramSpec `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.ProgramSpec `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
@@ -113,6 +118,7 @@ type blockMapSpecs struct {
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
+	Others         *ebpf.MapSpec `ebpf:"others"`
 	Start          *ebpf.MapSpec `ebpf:"start"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
@@ -162,6 +168,7 @@ type blockMaps struct {
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
+	Others         *ebpf.Map `ebpf:"others"`
 	Start          *ebpf.Map `ebpf:"start"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
@@ -175,6 +182,7 @@ func (m *blockMaps) Close() error {
 		m.Hist,
 		m.HistStats,
 		m.InterfereLog,
+		m.Others,
 		m.Start,
 		m.Tgids,
 		m.Tids,
@@ -209,6 +217,8 @@ type blockPrograms struct {
 	BlockRqInsertRaw    *ebpf.Program `ebpf:"block_rq_insert_raw"`
 	BlockRqIssueBtf     *ebpf.Program `ebpf:"block_rq_issue_btf"`
 	BlockRqIssueRaw     *ebpf.Program `ebpf:"block_rq_issue_raw"`
+	BlockRqMergeBtf     *ebpf.Program `ebpf:"block_rq_merge_btf"`
+	BlockRqMergeRaw     *ebpf.Program `ebpf:"block_rq_merge_raw"`
 	SchedProcessExitBtf *ebpf.Program `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.Program `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
@@ -223,6 +233,8 @@ func (p *blockPrograms) Close() error {
 		p.BlockRqInsertRaw,
 		p.BlockRqIssueBtf,
 		p.BlockRqIssueRaw,
+		p.BlockRqMergeBtf,
+		p.BlockRqMergeRaw,
 		p.SchedProcessExitBtf,
 		p.SchedProcessExitRaw,
 		p.SchedProcessForkBtf,

@@ -6,4 +6,5 @@ var (
 	DiskDir    = diskDir
 	DiskOf     = diskOf
 	DataWrites = dataWrites
+	WriteBytes = writeBytes
 )
