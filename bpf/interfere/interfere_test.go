@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
@@ -16,6 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/internal/threadtest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -233,10 +233,9 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 	go func() {
 		// The thread is SCHED_FIFO from here on: never hand it back.
 		runtime.LockOSThread()
-		pinHere(t, 0)
-		name, _ := unix.BytePtrFromString(hogComm)
-		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
-		if err := setScheduler(unix.SCHED_FIFO, 2); err != nil {
+		threadtest.Pin(t, 0)
+		threadtest.SetName(hogComm)
+		if err := threadtest.SetScheduler(unix.SCHED_FIFO, 2); err != nil {
 			t.Error(err)
 		}
 		close(hogReady)
@@ -259,11 +258,11 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 			defer tr.Close()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			pinHere(t, 0)
-			if err := setScheduler(unix.SCHED_FIFO, 1); err != nil {
+			threadtest.Pin(t, 0)
+			if err := threadtest.SetScheduler(unix.SCHED_FIFO, 1); err != nil {
 				t.Fatal(err)
 			}
-			defer setScheduler(0, 0)
+			defer threadtest.SetScheduler(0, 0)
 			if err := tr.AddThread(unix.Gettid()); err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +275,7 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 				if err := tr.Reset(); err != nil {
 					t.Fatal(err)
 				}
-				pingpongPinned(t, 1000, runtime.NumCPU()-1)
+				threadtest.PingPongPinned(t, 1000, runtime.NumCPU()-1)
 				evs, _, err := tr.Evidence()
 				if err != nil {
 					t.Fatal(err)
@@ -332,7 +331,7 @@ func TestLongWaitIsPartial(t *testing.T) {
 			l := loadLog(t, v)
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			pinHere(t, 0)
+			threadtest.Pin(t, 0)
 			tr := syscallTracer(t, l, 1, "read")
 			var p [2]int
 			if err := unix.Pipe(p[:]); err != nil {
@@ -345,7 +344,7 @@ func TestLongWaitIsPartial(t *testing.T) {
 			go func() {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				pinHere(t, 0)
+				threadtest.Pin(t, 0)
 				n := 0
 				defer func() { busy <- n }()
 				a, b := udpPair(t)
@@ -411,57 +410,4 @@ func udpPair(t *testing.T) (int, int) {
 		}
 	}
 	return fds[0], fds[1]
-}
-
-// pinHere pins the calling (locked) thread to cpu.
-func pinHere(t *testing.T, cpu int) {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// setScheduler sets the calling thread's policy and real-time priority.
-func setScheduler(policy, prio int) error {
-	param := struct{ priority int32 }{int32(prio)}
-	if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(policy), uintptr(unsafe.Pointer(&param))); e != 0 {
-		return fmt.Errorf("sched_setscheduler(%d, %d): %w", policy, prio, e)
-	}
-	return nil
-}
-
-// pingpongPinned is a ping-pong of rounds round trips between this thread
-// and a partner pinned to partnerCPU.
-func pingpongPinned(t *testing.T, rounds, partnerCPU int) {
-	var ab, ba [2]int
-	if err := unix.Pipe(ab[:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Pipe(ba[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, fd := range []int{ab[0], ab[1], ba[0], ba[1]} {
-			unix.Close(fd)
-		}
-	}()
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		pinHere(t, partnerCPU)
-		b := []byte{0}
-		for range rounds {
-			unix.Read(ab[0], b)
-			unix.Write(ba[1], b)
-		}
-		close(done)
-	}()
-	b := []byte{0}
-	for range rounds {
-		unix.Write(ab[1], b)
-		unix.Read(ba[0], b)
-	}
-	<-done
 }

@@ -1,29 +1,19 @@
 package sched
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/threadtest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
-
-// pinHere pins the calling (locked) thread to cpu.
-func pinHere(t *testing.T, cpu int) {
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestEvidenceNamesTheTaskThatRanInstead: a ping-pong pinned to one CPU
 // with a SCHED_FIFO hog that spins most of the time; the slowest run-queue waits of the registered side
@@ -40,12 +30,12 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 	go func() {
 		// The thread is SCHED_FIFO from here on: never hand it back.
 		runtime.LockOSThread()
-		pinHere(t, 0)
-		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(unsafePointer(hogComm))), 0, 0, 0)
+		threadtest.Pin(t, 0)
+		threadtest.SetName(hogComm)
 		// SCHED_FIFO above the registered thread's, so that on its CPU
 		// it, and no other load of the machine, is what delays it: spin
 		// 3 ms, sleep 1 ms.
-		if err := setScheduler(unix.SCHED_FIFO, 2); err != nil {
+		if err := threadtest.SetScheduler(unix.SCHED_FIFO, 2); err != nil {
 			t.Error(err)
 		}
 		close(hogReady)
@@ -68,14 +58,14 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 			defer tr.Close()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			pinHere(t, 0)
+			threadtest.Pin(t, 0)
 			// SCHED_FIFO 1: the hog's spins delay it, nothing of the
 			// machine's other load does, and when the hog sleeps it is the
 			// next to run, so the hog is the task switched out for it.
-			if err := setScheduler(unix.SCHED_FIFO, 1); err != nil {
+			if err := threadtest.SetScheduler(unix.SCHED_FIFO, 1); err != nil {
 				t.Fatal(err)
 			}
-			defer setScheduler(0, 0) // SCHED_OTHER
+			defer threadtest.SetScheduler(0, 0) // SCHED_OTHER
 			if err := tr.AddThread(unix.Gettid()); err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +77,7 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 				if err := tr.Reset(); err != nil {
 					t.Fatal(err)
 				}
-				pingpongPinned(t, 1000, runtime.NumCPU()-1)
+				threadtest.PingPongPinned(t, 1000, runtime.NumCPU()-1)
 				evs, dropped, err := tr.Evidence()
 				if err != nil {
 					t.Fatal(err)
@@ -144,53 +134,4 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 			}
 		})
 	}
-}
-
-func unsafePointer(s string) *byte {
-	b, _ := unix.BytePtrFromString(s)
-	return b
-}
-
-// pingpongPinned is a ping-pong of rounds round trips between this thread
-// and a partner pinned to partnerCPU.
-func pingpongPinned(t *testing.T, rounds, partnerCPU int) {
-	var ab, ba [2]int
-	if err := unix.Pipe(ab[:]); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Pipe(ba[:]); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, fd := range []int{ab[0], ab[1], ba[0], ba[1]} {
-			unix.Close(fd)
-		}
-	}()
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		pinHere(t, partnerCPU)
-		b := []byte{0}
-		for range rounds {
-			unix.Read(ab[0], b)
-			unix.Write(ba[1], b)
-		}
-		close(done)
-	}()
-	b := []byte{0}
-	for range rounds {
-		unix.Write(ab[1], b)
-		unix.Read(ba[0], b)
-	}
-	<-done
-}
-
-// setScheduler sets the calling thread's policy and real-time priority.
-func setScheduler(policy, prio int) error {
-	param := struct{ priority int32 }{int32(prio)}
-	if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(policy), uintptr(unsafe.Pointer(&param))); e != 0 {
-		return fmt.Errorf("sched_setscheduler(%d, %d): %w", policy, prio, e)
-	}
-	return nil
 }
