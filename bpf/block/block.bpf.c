@@ -11,11 +11,13 @@
  * another task inserted is not the workload's when the workload issues it:
  * a task that runs the hardware queue (after inserting its own request,
  * say) dispatches whatever the scheduler holds, other tasks' writes and
- * discards too; others remembers those until their issue. What the
+ * discards too; others remembers those until their completion. What the
  * kernel writes on its own behalf (writeback from a kworker, a journal
  * commit from jbd2) is not counted, nor are cache flush requests (see
- * wanted). Requests are keyed by their pointer, which every one of the
- * three tracepoints gives.
+ * wanted). A request the driver sends back (its queue full) keeps its
+ * owner through its second issue, and one merged into another is
+ * forgotten. Requests are keyed by their pointer, which every one of the
+ * tracepoints gives.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -58,9 +60,9 @@ struct {
 } start SEC(".maps");
 
 /* others: requests of a wanted disk inserted by a task not traced, from
- * insert to issue, so that their issue from a traced task's context is not
- * taken for a direct issue of the workload's. LRU, as start: one whose
- * issue is never seen (merged into another) cannot fill it. */
+ * insert to completion, so that their issue from a traced task's context
+ * (a requeued one's second issue too) is not taken for a direct issue of
+ * the workload's. LRU, as start. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -164,9 +166,14 @@ static __always_inline void record(struct started *s, __u32 m, __u64 v)
 static __always_inline int on_insert(void *ctx, struct request *rq)
 {
 	__u64 key = (__u64)rq;
+	struct started *s;
 	__u8 one = 1;
 
 	if (!wanted(rq)) {
+		/* The workload's, requeued and inserted again by kblockd. */
+		s = bpf_map_lookup_elem(&start, &key);
+		if (s && !s->insert && !s->issue)
+			return 0;
 		/* A stale entry of a request pointer reused by others. */
 		bpf_map_delete_elem(&start, &key);
 		if (dev_wanted(rq))
@@ -191,8 +198,8 @@ static __always_inline int on_issue(void *ctx, struct request *rq)
 		return 0;
 	}
 	/* Inserted by another task, dispatched now perhaps from the
-	 * workload's context: not the workload's. */
-	if (bpf_map_delete_elem(&others, &key) == 0) {
+	 * workload's context (again, after a requeue): not the workload's. */
+	if (bpf_map_lookup_elem(&others, &key)) {
 		if (s)
 			bpf_map_delete_elem(&start, &key);
 		return 0;
@@ -213,12 +220,30 @@ static __always_inline int on_complete(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct started *s;
 
+	bpf_map_delete_elem(&others, &key);
 	s = bpf_map_lookup_elem(&start, &key);
 	if (!s)
 		return 0;
 	if (s->issue)
 		record(s, METRIC_RQ, bpf_ktime_get_ns() - s->issue);
 	bpf_map_delete_elem(&start, &key);
+	return 0;
+}
+
+/* on_requeue: a request the driver could not take (its queue full) goes
+ * back to be issued again, from whichever task runs the queue next: the
+ * workload's is still the workload's, timed from the issue that sticks,
+ * and its queue time is not counted twice. */
+static __always_inline int on_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct started *s;
+
+	s = bpf_map_lookup_elem(&start, &key);
+	if (s) {
+		s->insert = 0;
+		s->issue = 0;
+	}
 	return 0;
 }
 
@@ -260,6 +285,12 @@ int BPF_PROG(block_rq_merge_btf, struct request *rq)
 	return on_merge(rq);
 }
 
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(block_rq_requeue_btf, struct request *rq)
+{
+	return on_requeue(rq);
+}
+
 /* raw_tp variant */
 
 SEC("raw_tp/block_rq_insert")
@@ -284,6 +315,12 @@ SEC("raw_tp/block_rq_merge")
 int BPF_PROG(block_rq_merge_raw, struct request *rq)
 {
 	return on_merge(rq);
+}
+
+SEC("raw_tp/block_rq_requeue")
+int BPF_PROG(block_rq_requeue_raw, struct request *rq)
+{
+	return on_requeue(rq);
 }
 
 FOLLOW_PROGS

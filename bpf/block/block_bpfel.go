@@ -34,6 +34,8 @@ const (
 	blockProgBlockRqIssueRaw     = "block_rq_issue_raw"
 	blockProgBlockRqMergeBtf     = "block_rq_merge_btf"
 	blockProgBlockRqMergeRaw     = "block_rq_merge_raw"
+	blockProgBlockRqRequeueBtf   = "block_rq_requeue_btf"
+	blockProgBlockRqRequeueRaw   = "block_rq_requeue_raw"
 	blockProgSchedProcessExitBtf = "sched_process_exit_btf"
 	blockProgSchedProcessExitRaw = "sched_process_exit_raw"
 	blockProgSchedProcessForkBtf = "sched_process_fork_btf"
@@ -102,6 +104,8 @@ type blockProgramSpecs struct {
 	BlockRqIssueRaw     *ebpf.ProgramSpec `ebpf:"block_rq_issue_raw"`
 	BlockRqMergeBtf     *ebpf.ProgramSpec `ebpf:"block_rq_merge_btf"`
 	BlockRqMergeRaw     *ebpf.ProgramSpec `ebpf:"block_rq_merge_raw"`
+	BlockRqRequeueBtf   *ebpf.ProgramSpec `ebpf:"block_rq_requeue_btf"`
+	BlockRqRequeueRaw   *ebpf.ProgramSpec `ebpf:"block_rq_requeue_raw"`
 	SchedProcessExitBtf *ebpf.ProgramSpec `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.ProgramSpec `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
@@ -219,6 +223,8 @@ type blockPrograms struct {
 	BlockRqIssueRaw     *ebpf.Program `ebpf:"block_rq_issue_raw"`
 	BlockRqMergeBtf     *ebpf.Program `ebpf:"block_rq_merge_btf"`
 	BlockRqMergeRaw     *ebpf.Program `ebpf:"block_rq_merge_raw"`
+	BlockRqRequeueBtf   *ebpf.Program `ebpf:"block_rq_requeue_btf"`
+	BlockRqRequeueRaw   *ebpf.Program `ebpf:"block_rq_requeue_raw"`
 	SchedProcessExitBtf *ebpf.Program `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.Program `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
@@ -235,6 +241,8 @@ func (p *blockPrograms) Close() error {
 		p.BlockRqIssueRaw,
 		p.BlockRqMergeBtf,
 		p.BlockRqMergeRaw,
+		p.BlockRqRequeueBtf,
+		p.BlockRqRequeueRaw,
 		p.SchedProcessExitBtf,
 		p.SchedProcessExitRaw,
 		p.SchedProcessForkBtf,
