@@ -11,7 +11,10 @@
  * another task inserted is not the workload's when the workload issues it:
  * a task that runs the hardware queue (after inserting its own request,
  * say) dispatches whatever the scheduler holds, other tasks' writes and
- * discards too; others remembers those until their completion. What the
+ * discards too; others remembers those until their completion, and one
+ * issued without an entry is not taken for a direct issue when it went
+ * through the scheduler (see scheduled) or was made before the tracer
+ * was loaded (targ_since). What the
  * kernel writes on its own behalf (writeback from a kworker, a journal
  * commit from jbd2) is not counted, nor are cache flush requests (see
  * wanted). A request the driver sends back (its queue full) keeps its
@@ -27,6 +30,11 @@
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
 #include "block.h"
+
+/* targ_since: CLOCK_MONOTONIC ns when the tracer was loaded. A request
+ * allocated before then that is issued without an entry may have been
+ * inserted by anyone before the tracer saw inserts: not counted. */
+const volatile __u64 targ_since = 0;
 
 /* targ_dev_filter: count only the requests of the disks in devices (dev_t
  * in the kernel's encoding, major << 20 | minor). */
@@ -114,6 +122,25 @@ static __always_inline bool wanted(struct request *rq)
 	return dev_wanted(rq);
 }
 
+/* scheduled reports whether rq went through the I/O scheduler
+ * (RQF_USE_SCHED, 6.5 on) and not the flush machinery, which puts a data
+ * write of a preflush or FUA straight on the dispatch list: such a request
+ * was inserted, in its submitter's context, so one issued without an entry
+ * is not the workload's, whoever issues it. Some reach the dispatch list
+ * without an insert the tracer saw (inserted before it was attached, or
+ * sent back by the driver), and a task running the queue issues them. */
+static __always_inline bool scheduled(struct request *rq)
+{
+	__u32 flags;
+
+	if (!bpf_core_enum_value_exists(enum rqf_flags, __RQF_USE_SCHED) ||
+	    !bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		return false;
+	flags = BPF_CORE_READ(rq, rq_flags);
+	return (flags & (1U << bpf_core_enum_value(enum rqf_flags, __RQF_USE_SCHED))) &&
+	       !(flags & (1U << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ)));
+}
+
 static const struct started empty = {};
 
 /* begin starts the entry of a traced request; insert is its time when
@@ -187,7 +214,7 @@ static __always_inline int on_insert(void *ctx, struct request *rq)
 
 static __always_inline int on_issue(void *ctx, struct request *rq)
 {
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), alloc;
 	struct started *s;
 
 	s = bpf_map_lookup_elem(&start, &key);
@@ -205,8 +232,11 @@ static __always_inline int on_issue(void *ctx, struct request *rq)
 		return 0;
 	}
 	/* Issued without insert (or an entry left from an earlier use of
-	 * the pointer): the workload's when it issues it itself. */
-	if (!wanted(rq)) {
+	 * the pointer): the workload's when it issues it itself, unless it
+	 * was made before the tracer was loaded (start_time_ns is 0 where
+	 * the queue keeps no times) or went through the I/O scheduler. */
+	alloc = BPF_CORE_READ(rq, start_time_ns);
+	if (!wanted(rq) || (alloc && alloc < targ_since) || scheduled(rq)) {
 		if (s)
 			bpf_map_delete_elem(&start, &key);
 		return 0;

@@ -34,6 +34,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -149,6 +150,13 @@ func New(opts Options) (*tracing.Tracer, error) {
 			s.Maps["devices"].Contents = kvs
 			if err := s.Variables["targ_dev_filter"].Set(len(kvs) > 0); err != nil {
 				return fmt.Errorf("set targ_dev_filter: %w", err)
+			}
+			var now unix.Timespec
+			if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+				return fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
+			}
+			if err := s.Variables["targ_since"].Set(uint64(now.Nano())); err != nil {
+				return fmt.Errorf("set targ_since: %w", err)
 			}
 			return nil
 		},

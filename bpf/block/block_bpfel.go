@@ -50,6 +50,7 @@ const (
 	blockVarTargCgroup           = "targ_cgroup"
 	blockVarTargCgroupLevel      = "targ_cgroup_level"
 	blockVarTargDevFilter        = "targ_dev_filter"
+	blockVarTargSince            = "targ_since"
 	blockVarTargTgid             = "targ_tgid"
 	blockVarTargThreads          = "targ_threads"
 )
@@ -142,6 +143,7 @@ type blockVariableSpecs struct {
 	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
 	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
 	TargDevFilter     *ebpf.VariableSpec `ebpf:"targ_dev_filter"`
+	TargSince         *ebpf.VariableSpec `ebpf:"targ_since"`
 	TargTgid          *ebpf.VariableSpec `ebpf:"targ_tgid"`
 	TargThreads       *ebpf.VariableSpec `ebpf:"targ_threads"`
 }
@@ -207,6 +209,7 @@ type blockVariables struct {
 	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
 	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
 	TargDevFilter     *ebpf.Variable `ebpf:"targ_dev_filter"`
+	TargSince         *ebpf.Variable `ebpf:"targ_since"`
 	TargTgid          *ebpf.Variable `ebpf:"targ_tgid"`
 	TargThreads       *ebpf.Variable `ebpf:"targ_threads"`
 }
