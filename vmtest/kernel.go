@@ -40,13 +40,12 @@ type Kernel struct {
 	Vmlinux string `json:"vmlinux,omitempty"`
 	// Config is the kernel's build configuration; "" when unknown.
 	Config string `json:"config,omitempty"`
-	// SystemMap is the kernel's System.map, which names the addresses of
-	// its own text on the host (a guest booted from Vmlinux has no KASLR);
-	// "" when the package had none or it was cached before it was kept.
-	SystemMap string `json:"system_map,omitempty"`
-	// Layout is the version of the cache directory's layout it was
-	// unpacked with (cacheLayout); 0 for a local image.
-	Layout int `json:"layout,omitempty"`
+	// SystemMap is the System.map of a kernel built in a tree (found
+	// beside the image, and checked against it), which names the addresses
+	// of its own text on the host: a guest booted from Vmlinux has no
+	// KASLR. "" when there is none: Debian's packages ship a placeholder
+	// ("The real System.map is in the linux-image-<version>-dbg package").
+	SystemMap string `json:"-"`
 	// Modules are module files the guest loads, dependencies first.
 	Modules []string `json:"modules,omitempty"`
 	// Package and Version name the Debian package, for debian: specs.
@@ -77,23 +76,6 @@ var guestModules = []struct{ config, module string }{
 // scratchModule drives the scratch disk: the guest loads it only when it
 // has one.
 const scratchModule = "virtio_blk"
-
-// cacheLayout is the version of what a cache directory holds: 1 added
-// System.map.
-const cacheLayout = 1
-
-// stale says what a cached Debian kernel lacks that a fetch today would
-// keep (modules the guest now loads, System.map), "" if nothing.
-func (k *Kernel) stale() string {
-	var lacks []string
-	if m := k.missingModules(); len(m) > 0 {
-		lacks = append(lacks, strings.Join(m, ", ")+" module")
-	}
-	if k.Package != "" && k.Layout < 1 {
-		lacks = append(lacks, "System.map")
-	}
-	return strings.Join(lacks, " and ")
-}
 
 // missingModules are the modules of guestModules that k's config builds
 // as modules but k does not have: a kernel cached before the module was
@@ -202,19 +184,19 @@ func (c *KernelCache) Resolve(ctx context.Context, spec string) (*Kernel, error)
 	if err != nil {
 		return c.fetch(ctx, abi)
 	}
-	lacks := k.stale()
-	if lacks == "" {
+	missing := k.missingModules()
+	if len(missing) == 0 {
 		return k, nil
 	}
-	// Cached before tailgate kept what it lacks: fetch the package again;
-	// offline, the old one still runs (without what it lacks).
-	c.progress("cached %s has no %s; fetching it again", spec, lacks)
+	// Cached before tailgate needed these modules: fetch the package
+	// again; offline, the old one still runs what needs none of them.
+	c.progress("cached %s has no %s module; fetching it again", spec, strings.Join(missing, ", "))
 	fresh, err := c.fetch(ctx, abi)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		c.progress("fetching %s again failed (%v); using the cached kernel without %s", spec, err, lacks)
+		c.progress("fetching %s again failed (%v); using the cached kernel without %s", spec, err, strings.Join(missing, ", "))
 		return k, nil
 	}
 	return fresh, nil
@@ -439,7 +421,7 @@ func (c *KernelCache) cached(abi string) (*Kernel, error) {
 		}
 		return filepath.Join(dir, p)
 	}
-	k.Image, k.Vmlinux, k.Config, k.SystemMap = abs(k.Image), abs(k.Vmlinux), abs(k.Config), abs(k.SystemMap)
+	k.Image, k.Vmlinux, k.Config = abs(k.Image), abs(k.Vmlinux), abs(k.Config)
 	for i := range k.Modules {
 		k.Modules[i] = abs(k.Modules[i])
 	}
@@ -501,9 +483,9 @@ func (c *KernelCache) fetch(ctx context.Context, abi string) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel %q: %w", spec, err)
 	}
 	final := filepath.Join(c.Dir, abi)
-	if old, err := c.cached(abi); err == nil && old.stale() != "" {
-		// A cache of before a module or file was kept: out of the way,
-		// into the temporary directory removed below.
+	if old, err := c.cached(abi); err == nil && len(old.missingModules()) > 0 {
+		// A cache of before a module was needed: out of the way, into the
+		// temporary directory removed below.
 		os.Rename(final, filepath.Join(tmp, "stale"))
 	}
 	if err := os.Rename(dst, final); err != nil {
@@ -531,10 +513,6 @@ func (c *KernelCache) unpack(k *Kernel, root, dst string) error {
 		return err
 	}
 	k.Image = "vmlinuz"
-	k.Layout = cacheLayout
-	if err := os.Rename(filepath.Join(root, "boot", "System.map-"+k.Release), filepath.Join(dst, "System.map")); err == nil {
-		k.SystemMap = "System.map"
-	}
 	config := map[string]string{}
 	if err := os.Rename(filepath.Join(root, "boot", "config-"+k.Release), filepath.Join(dst, "config")); err == nil {
 		k.Config = "config"
@@ -756,6 +734,7 @@ func (c *KernelCache) local(path string) (*Kernel, error) {
 			return nil, fmt.Errorf("kernel %q: %w; give the bzImage instead", path, err)
 		}
 		k.Vmlinux = abs
+		k.SystemMap = treeSystemMap(abs, abs)
 		return k, nil
 	}
 	k.Release = bzRelease(b)
@@ -767,6 +746,7 @@ func (c *KernelCache) local(path string) (*Kernel, error) {
 	vml := filepath.Join(dir, "vmlinux")
 	if _, err := os.Stat(vml); err == nil {
 		k.Vmlinux = vml
+		k.SystemMap = treeSystemMap(abs, vml)
 		return k, nil
 	}
 	elfImage, err := extractVmlinux(b)
@@ -779,6 +759,7 @@ func (c *KernelCache) local(path string) (*Kernel, error) {
 		return k, nil
 	}
 	k.Vmlinux = vml
+	k.SystemMap = treeSystemMap(abs, vml)
 	return k, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,17 +240,53 @@ func TestLZ4Legacy(t *testing.T) {
 	}
 }
 
-func TestStaleCache(t *testing.T) {
-	for _, c := range []struct {
-		k    Kernel
-		want string
-	}{
-		{Kernel{Package: "linux-image-6.1.0-57-cloud-amd64-unsigned"}, "System.map"},
-		{Kernel{Package: "linux-image-6.1.0-57-cloud-amd64-unsigned", Layout: cacheLayout}, ""},
-		{Kernel{}, ""}, // a local image: nothing to fetch
-	} {
-		if got := c.k.stale(); got != c.want {
-			t.Errorf("stale() of %+v = %q, want %q", c.k, got, c.want)
+// A System.map in the kernel's build tree is used when its linux_banner
+// is where the booted ELF has the banner; another build's, or Debian's
+// placeholder, is not.
+func TestTreeSystemMap(t *testing.T) {
+	k := testKernel(t)
+	f, err := elf.Open(k.Vmlinux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var banner uint64
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || banner != 0 {
+			continue
 		}
+		b, err := io.ReadAll(p.Open())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := bytes.Index(b, []byte("Linux version 6.")); i >= 0 {
+			banner = p.Vaddr + uint64(i)
+		}
+	}
+	f.Close()
+	if banner == 0 {
+		t.Fatal("no banner in the kernel")
+	}
+	tree := t.TempDir()
+	image := filepath.Join(tree, "arch", "x86", "boot", "bzImage")
+	if err := os.MkdirAll(filepath.Dir(image), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sysmap := filepath.Join(tree, "System.map")
+	write := func(text string) {
+		if err := os.WriteFile(sysmap, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fmt.Sprintf("ffffffff81000000 T _stext\n%016x D linux_banner\nffffffff82000000 T _etext\n", banner))
+	if got := treeSystemMap(image, k.Vmlinux); got != sysmap {
+		t.Errorf("treeSystemMap = %q, want the tree's %q", got, sysmap)
+	}
+	write(fmt.Sprintf("%016x D linux_banner\n", banner+8))
+	if got := treeSystemMap(image, k.Vmlinux); got != "" {
+		t.Errorf("another build's map (banner 8 bytes off) was taken: %q", got)
+	}
+	write("ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package\n")
+	if got := treeSystemMap(image, k.Vmlinux); got != "" {
+		t.Errorf("Debian's placeholder was taken: %q", got)
 	}
 }
