@@ -99,7 +99,7 @@ func TestParseDefaults(t *testing.T) {
 			want: Scenario{
 				Name: "t",
 				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, Priority: 10,
-					MLock: ref(true), DMALatency: ref(0)},
+					MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw},
 				Trials: 3, Warmup: 0, Duration: 1500 * time.Millisecond, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},
@@ -109,7 +109,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: t\nworkload: {kind: timer, mlock: false, dma_latency: -1}\n",
 			want: Scenario{
 				Name:     "t",
-				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, MLock: ref(false), DMALatency: ref(DMALatencyLeave)},
+				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},

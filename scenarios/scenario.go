@@ -154,9 +154,8 @@ type Workload struct {
 	// file alone. nil is the default, 0: no idle state with an exit
 	// latency.
 	DMALatency *int `json:"dma_latency,omitempty"`
-	// Sleep is how the timer's threads sleep: TimerSleepRaw, or "" for
-	// TimerSleepRuntime, the way they slept before the key existed, so
-	// that the digest of a scenario that leaves it out is unchanged.
+	// Sleep is how the timer's threads sleep: TimerSleepRaw or
+	// TimerSleepRuntime; "" is the default, DefaultTimerSleep.
 	Sleep string `json:"sleep,omitempty"`
 
 	// fork
@@ -258,5 +257,9 @@ const (
 	// cyclictest does by default.
 	DefaultMLock      = true
 	DefaultDMALatency = 0
+	// The timer sleeps as cyclictest does, straight into the kernel: its
+	// p50 then reads as cyclictest's (BENCHMARKS.md, "Timer workload
+	// against cyclictest").
+	DefaultTimerSleep = TimerSleepRaw
 	// The noise kind defaults to NoiseNumCPU hogs; other kinds to none.
 )

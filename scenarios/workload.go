@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -275,8 +274,8 @@ var timerKind = WorkloadKind{
 			d := DefaultDMALatency
 			w.DMALatency = &d
 		}
-		if w.Sleep == TimerSleepRuntime {
-			w.Sleep = "" // as before the key existed
+		if w.Sleep == "" {
+			w.Sleep = DefaultTimerSleep
 		}
 		if w.Threads == 0 {
 			w.Threads = DefaultThreads
@@ -285,7 +284,7 @@ var timerKind = WorkloadKind{
 	Check: func(w Workload) error {
 		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
 			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency),
-			checkOneOf("timer sleep", cmp.Or(w.Sleep, TimerSleepRuntime), timerSleeps)})
+			checkOneOf("timer sleep", w.Sleep, timerSleeps)})
 	},
 	New:     newTimerKind,
 	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},

@@ -124,25 +124,24 @@ func TestTimerHolds(t *testing.T) {
 
 // TestTimerParams: the digest of a timer scenario counts the defaults as
 // written out, and tells mlock, dma_latency and sleep apart; the
-// scenario's JSON records them. sleep: runtime is the way before the key
-// existed and is not written.
+// scenario's JSON records them.
 func TestTimerParams(t *testing.T) {
 	def := &Scenario{Workload: Workload{Kind: "timer"}, Duration: time.Second}
-	explicit := &Scenario{Workload: Workload{Kind: "timer", MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRuntime}, Duration: time.Second}
+	explicit := &Scenario{Workload: Workload{Kind: "timer", MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}, Duration: time.Second}
 	if Params(def) != Params(explicit) {
 		t.Error("defaults hash differently from the same values written out")
 	}
-	parsed, err := Parse("t.yaml", []byte("name: t\nworkload: {kind: timer, sleep: runtime}\nduration: 1s\n"))
+	parsed, err := Parse("t.yaml", []byte("name: t\nworkload: {kind: timer, sleep: raw}\nduration: 1s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if Params(parsed) != Params(def) {
-		t.Error("sleep: runtime in YAML hashes differently from no sleep key")
+		t.Error("sleep: raw in YAML hashes differently from no sleep key")
 	}
 	for _, w := range []Workload{
 		{Kind: "timer", MLock: ref(false)},
 		{Kind: "timer", DMALatency: ref(DMALatencyLeave)},
-		{Kind: "timer", Sleep: TimerSleepRaw},
+		{Kind: "timer", Sleep: TimerSleepRuntime},
 	} {
 		if Params(&Scenario{Workload: w, Duration: time.Second}) == Params(def) {
 			t.Errorf("%+v hashes as the defaults", w)
@@ -153,7 +152,7 @@ func TestTimerParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"kind":"timer","threads":1,"interval":1000000,"mlock":true,"dma_latency":0}`; string(b) != want {
+	if want := `{"kind":"timer","threads":1,"interval":1000000,"mlock":true,"dma_latency":0,"sleep":"raw"}`; string(b) != want {
 		t.Errorf("JSON %s, want %s", b, want)
 	}
 	var back Workload
@@ -163,8 +162,8 @@ func TestTimerParams(t *testing.T) {
 	if diff := cmp.Diff(w, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if b, err := json.Marshal(Workload{Kind: "timer", Sleep: TimerSleepRaw}.withDefaults()); err != nil || !strings.HasSuffix(string(b), `"dma_latency":0,"sleep":"raw"}`) {
-		t.Errorf("JSON of sleep raw %s, %v", b, err)
+	if b, err := json.Marshal(Workload{Kind: "timer", Sleep: TimerSleepRuntime}.withDefaults()); err != nil || !strings.HasSuffix(string(b), `"dma_latency":0,"sleep":"runtime"}`) {
+		t.Errorf("JSON of sleep runtime %s, %v", b, err)
 	}
 }
 
