@@ -1,6 +1,7 @@
 package vmtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,11 @@ type GuestRequest struct {
 	// (nameGuestFrames). Zero when the host has no System.map; the guest
 	// then names them from its /proc/kallsyms. Run fills it in.
 	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
+	// SendKallsyms asks the guest to send the host its kernel's own
+	// symbols (the lines of /proc/kallsyms of no module) on the port named
+	// kallsymsPortName, for the host to keep beside the cached kernel and
+	// name later boots' frames with. Run fills it in.
+	SendKallsyms bool `json:"send_kallsyms,omitempty"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on
@@ -59,6 +65,10 @@ const consolePrefix = "tailgate> "
 
 // resultsPortName is the name of the virtio-serial port results go out on.
 const resultsPortName = "results"
+
+// kallsymsPortName is the port a guest sends its kernel's symbols on
+// (GuestRequest.SendKallsyms).
+const kallsymsPortName = "kallsyms"
 
 // guestFailure is the payload of an error frame.
 type guestFailure struct {
@@ -146,6 +156,11 @@ func GuestMain(run GuestRunFunc) int {
 	if res == nil {
 		fail(errors.New("guest run returned no result"), nil)
 		return 3
+	}
+	if req.SendKallsyms {
+		if err := sendKallsyms(); err != nil {
+			say("cannot send the kernel's symbols to the host: " + err.Error())
+		}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -236,12 +251,41 @@ func loadModules(paths []string) error {
 // openResultsPort waits for the virtio-serial port named "results" and
 // opens it. Ports appear asynchronously after the driver binds.
 func openResultsPort(wait time.Duration) (*os.File, error) {
+	return openPort(resultsPortName, wait)
+}
+
+// sendKallsyms writes the kernel's own lines of /proc/kallsyms (those of
+// no module, which carry a tab before the module's name) to the kallsyms
+// port.
+func sendKallsyms() error {
+	b, err := os.ReadFile("/proc/kallsyms")
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	out.Grow(len(b))
+	for line := range bytes.Lines(b) {
+		if bytes.IndexByte(line, '\t') < 0 {
+			out.Write(line)
+		}
+	}
+	port, err := openPort(kallsymsPortName, time.Second)
+	if err != nil {
+		return err
+	}
+	defer port.Close()
+	_, err = port.Write(out.Bytes())
+	return err
+}
+
+// openPort opens the virtio-serial port named name, waiting for it.
+func openPort(name string, wait time.Duration) (*os.File, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		names, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
 		for _, n := range names {
 			b, err := os.ReadFile(n)
-			if err != nil || strings.TrimSpace(string(b)) != resultsPortName {
+			if err != nil || strings.TrimSpace(string(b)) != name {
 				continue
 			}
 			dev := filepath.Join("/dev", filepath.Base(filepath.Dir(n)))
@@ -250,11 +294,11 @@ func openResultsPort(wait time.Duration) (*os.File, error) {
 				return f, nil
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("open results port: %w", err)
+				return nil, fmt.Errorf("open %s port: %w", name, err)
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no virtio port named %q after %v (virtio_console missing?)", resultsPortName, wait)
+			return nil, fmt.Errorf("no virtio port named %q after %v (virtio_console missing?)", name, wait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -74,18 +74,52 @@ func bannerAt(vmlinux string, addr uint64) bool {
 	return false
 }
 
-// systemMap reads k's System.map, nil when the kernel has none (a Debian
-// package's, a tree without one) or it cannot be read: the guest then
-// names its stacks itself.
+// systemMap reads the symbols of k's own text: a build tree's System.map,
+// else those a guest of k sent once and the cache keeps (kallsymsCache).
+// nil when there are none (a Debian kernel's first boot here) or they
+// cannot be read: the guest then names its stacks itself.
 func systemMap(k *Kernel) *tracing.SystemMap {
-	if k == nil || k.SystemMap == "" {
+	if k == nil {
 		return nil
 	}
-	m, err := tracing.ReadSystemMap(k.SystemMap)
+	for _, p := range []string{k.SystemMap, kallsymsCache(k)} {
+		if p == "" {
+			continue
+		}
+		if m, err := tracing.ReadSystemMap(p); err == nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// kallsymsCache is where the cache keeps the kernel symbols a guest of k
+// sent, beside the cached kernel: "" for a kernel not in the cache, or
+// not booted from its ELF vmlinux (a bzImage boot may place the kernel
+// at a random address: KASLR).
+func kallsymsCache(k *Kernel) string {
+	if k == nil || k.Dir == "" || k.Vmlinux == "" {
+		return ""
+	}
+	return filepath.Join(k.Dir, "kallsyms")
+}
+
+// keepKallsyms keeps the symbols a guest sent to path in the cache, if
+// they name the kernel's text (the guest may have sent nothing). A failure
+// only means the next boot's guest reads its kallsyms again.
+func keepKallsyms(k *Kernel, path string) {
+	dst := kallsymsCache(k)
+	if dst == "" {
+		return
+	}
+	if _, err := tracing.ReadSystemMap(path); err != nil {
+		return
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil
+		return
 	}
-	return m
+	result.WriteFileAtomic(dst, b)
 }
 
 // nameGuestFrames names the kernel frames a guest left as hex

@@ -290,3 +290,33 @@ func TestTreeSystemMap(t *testing.T) {
 		t.Errorf("Debian's placeholder was taken: %q", got)
 	}
 }
+
+// The symbols a guest sent are kept beside a cached kernel booted from its
+// ELF, and only if they name the kernel's text.
+func TestKeepKallsyms(t *testing.T) {
+	dir := t.TempDir()
+	k := &Kernel{Dir: dir, Vmlinux: filepath.Join(dir, "vmlinux")}
+	sent := filepath.Join(t.TempDir(), "kallsyms")
+	write := func(text string) {
+		if err := os.WriteFile(sent, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	keepKallsyms(k, sent)
+	if systemMap(k) != nil {
+		t.Fatal("nothing sent, yet the cache names frames")
+	}
+	write("ffffffff81000000 T _stext\nffffffff81000200 t pipe_read\nffffffff82000000 T _etext\n")
+	keepKallsyms(k, sent)
+	m := systemMap(k)
+	if m == nil {
+		t.Fatal("the guest's symbols were not kept")
+	}
+	if got := m.Name("0xffffffff81000210"); got != "pipe_read+0x10" {
+		t.Errorf("kept symbols name %q", got)
+	}
+	if kallsymsCache(&Kernel{Dir: dir}) != "" || kallsymsCache(&Kernel{Vmlinux: k.Vmlinux}) != "" {
+		t.Error("a kernel booted from its bzImage (KASLR) or not cached would use kept symbols")
+	}
+}

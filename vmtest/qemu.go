@@ -211,8 +211,12 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 
 	smap := systemMap(vm.Kernel)
+	kallsyms := ""
 	if smap != nil {
 		req.KernelText = smap.Text()
+	} else if kallsymsCache(vm.Kernel) != "" {
+		kallsyms = dir.file(kallsymsFile)
+		req.SendKallsyms = true
 	}
 
 	var b *boot
@@ -226,7 +230,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 			return nil, fmt.Errorf("vm: %w", err)
 		}
 		progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
-		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, scratch: scratch, console: console, progress: progress}
+		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, scratch: scratch, kallsyms: kallsyms, console: console, progress: progress}
 		if err := b.run(runCtx); err != nil {
 			return nil, err
 		}
@@ -289,6 +293,9 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 	res.Target = target
 	nameGuestFrames(res, smap)
+	if kallsyms != "" {
+		keepKallsyms(vm.Kernel, kallsyms)
+	}
 	progress(fmt.Sprintf("VM done in %.1fs", b.elapsed.Seconds()))
 	return res, nil
 }
@@ -320,6 +327,7 @@ type boot struct {
 	initrd   string
 	results  string
 	scratch  string // the scratch disk's file; "" for none
+	kallsyms string // where the guest's kernel symbols go; "" for nowhere
 	console  io.Writer
 	progress func(string)
 
@@ -350,7 +358,12 @@ func (b *boot) run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu, qemuArgs(b.vm, b.accel, b.initrd, b.results, b.scratch, cmdline)...)
+	args := qemuArgs(b.vm, b.accel, b.initrd, b.results, b.scratch, cmdline)
+	if b.kallsyms != "" {
+		args = append(args, "-chardev", "file,id=kallsyms,path="+b.kallsyms,
+			"-device", "virtserialport,chardev=kallsyms,name="+kallsymsPortName)
+	}
+	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = 5 * time.Second
 	// QEMU dies with us even if we are killed without a chance to clean

@@ -20,11 +20,12 @@ const runDirPrefix = "tailgate-vm-"
 
 // The files of a run directory.
 const (
-	pidFile     = "pid" // the owner's pid, flocked by the owner while it runs
-	initrdFile  = "initramfs.cpio"
-	resultsFile = "results"
-	consoleFile = "console.log"
-	scratchFile = "scratch.img" // the scratch disk, when the run has one
+	pidFile      = "pid" // the owner's pid, flocked by the owner while it runs
+	initrdFile   = "initramfs.cpio"
+	resultsFile  = "results"
+	consoleFile  = "console.log"
+	scratchFile  = "scratch.img" // the scratch disk, when the run has one
+	kallsymsFile = "kallsyms"    // the guest kernel's symbols, when asked for
 )
 
 // legacyRunDirAge is how old a run directory without a pid file (made by
