@@ -195,21 +195,35 @@ func TestLongReadSeesTheTimer(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			for range 3 {
-				if _, err := unix.Read(int(f.Fd()), buf); err != nil {
+			// Another busy task on the CPU (another package's test) can
+			// fill the log in the read's window: the event is then partial,
+			// its ticks may be gone, and the reads are made again, up to 5
+			// times.
+			var got []tracing.Event
+			for try := 0; ; try++ {
+				if err := tr.Reset(); err != nil {
 					t.Fatal(err)
 				}
-			}
-			evs, _, err := tr.Evidence()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := evs["syscall.read"]
-			if len(got) != 1 {
-				t.Fatalf("%d read events, want 1", len(got))
+				for range 3 {
+					if _, err := unix.Read(int(f.Fd()), buf); err != nil {
+						t.Fatal(err)
+					}
+				}
+				evs, _, err := tr.Evidence()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = evs["syscall.read"]
+				if len(got) != 1 {
+					t.Fatalf("%d read events, want 1", len(got))
+				}
+				t.Log(describe(got))
+				_, timer := contributor(got[0].Interference, "hardirq", "local_timer")
+				if timer || !got[0].Interference.Partial || try == 4 {
+					break
+				}
 			}
 			e := got[0]
-			t.Log(describe(got))
 			checkTotals(t, e)
 			if e.Latency < uint64(8*time.Millisecond) {
 				t.Fatalf("the slowest read took %v, want over 8 ms (two ticks at 250 Hz)", time.Duration(e.Latency))
@@ -228,25 +242,7 @@ func TestLongReadSeesTheTimer(t *testing.T) {
 // most of each, and is the task the sched tracer names as switched out.
 func TestRunqWaitIsTheHog(t *testing.T) {
 	const hogComm = "tg-interf-hog"
-	var stop atomic.Bool
-	hogReady := make(chan struct{})
-	go func() {
-		// The thread is SCHED_FIFO from here on: never hand it back.
-		runtime.LockOSThread()
-		threadtest.Pin(t, 0)
-		threadtest.SetName(hogComm)
-		if err := threadtest.SetScheduler(unix.SCHED_FIFO, 2); err != nil {
-			t.Error(err)
-		}
-		close(hogReady)
-		for !stop.Load() {
-			for end := time.Now().Add(3 * time.Millisecond); time.Now().Before(end); {
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	defer stop.Store(true)
-	<-hogReady
+	threadtest.Hog(t, hogComm, 0, 2, 3*time.Millisecond, time.Millisecond)
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
 			l := loadLog(t, v)

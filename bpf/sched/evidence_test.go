@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,28 +24,10 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 		t.Fatal(err)
 	}
 	const hogComm = "tg-evidence-hog"
-	var stop atomic.Bool
-	hogReady := make(chan struct{})
-	go func() {
-		// The thread is SCHED_FIFO from here on: never hand it back.
-		runtime.LockOSThread()
-		threadtest.Pin(t, 0)
-		threadtest.SetName(hogComm)
-		// SCHED_FIFO above the registered thread's, so that on its CPU
-		// it, and no other load of the machine, is what delays it: spin
-		// 3 ms, sleep 1 ms.
-		if err := threadtest.SetScheduler(unix.SCHED_FIFO, 2); err != nil {
-			t.Error(err)
-		}
-		close(hogReady)
-		for !stop.Load() {
-			for end := time.Now().Add(3 * time.Millisecond); time.Now().Before(end); {
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	defer stop.Store(true)
-	<-hogReady
+	// SCHED_FIFO above the registered thread's, so that on its CPU it, and
+	// no other load of the machine, is what delays it: spin 3 ms, sleep
+	// 1 ms.
+	threadtest.Hog(t, hogComm, 0, 2, 3*time.Millisecond, time.Millisecond)
 
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {

@@ -7,7 +7,9 @@ package threadtest
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -73,4 +75,29 @@ func PingPongPinned(t testing.TB, rounds, partnerCPU int) {
 		unix.Read(ba[0], b)
 	}
 	<-done
+}
+
+// Hog starts a thread named comm, pinned to cpu at SCHED_FIFO prio, that
+// spins for spin and sleeps for sleep, over and over, until the test ends.
+// The thread stays real-time: it is never handed back to the runtime. Hog
+// returns once the thread runs at its priority.
+func Hog(t testing.TB, comm string, cpu, prio int, spin, sleep time.Duration) {
+	var stop atomic.Bool
+	ready := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		Pin(t, cpu)
+		SetName(comm)
+		if err := SetScheduler(unix.SCHED_FIFO, prio); err != nil {
+			t.Error(err)
+		}
+		close(ready)
+		for !stop.Load() {
+			for end := time.Now().Add(spin); time.Now().Before(end); {
+			}
+			time.Sleep(sleep)
+		}
+	}()
+	t.Cleanup(func() { stop.Store(true) })
+	<-ready
 }
