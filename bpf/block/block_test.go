@@ -14,12 +14,11 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -36,15 +35,7 @@ func TestParseConfig(t *testing.T) {
 		{"twice", "block: {devices: [vda, vda]}", `test.yaml:1:24: device "vda" listed twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parser.ParseBytes([]byte(tc.src), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := config.NewNode("test.yaml", f.Docs[0].Body).Fields("tracers", nil)
-			if err != nil || len(fs) != 1 {
-				t.Fatalf("fields: %v, %v", fs, err)
-			}
-			c, err := Tracer.Parse(fs[0], tracing.Workload{})
+			c, err := tracingtest.ParseEntry(t, Tracer, "test.yaml", tc.src, tracing.Workload{})
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -4,25 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 )
 
 // parseEntry parses "kfunc: ..." as the scenario parser hands it over.
 func parseEntry(t *testing.T, src string) (tracing.Config, error) {
-	t.Helper()
-	f, err := parser.ParseBytes([]byte(src), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := config.NewNode("test.yaml", f.Docs[0].Body).Fields("tracers", nil)
-	if err != nil || len(fs) != 1 {
-		t.Fatalf("fields: %v, %v", fs, err)
-	}
-	return Tracer.Parse(fs[0], tracing.Workload{})
+	return tracingtest.ParseEntry(t, Tracer, "test.yaml", src, tracing.Workload{})
 }
 
 func TestParseConfig(t *testing.T) {

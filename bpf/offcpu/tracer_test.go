@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/goccy/go-yaml/parser"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -22,15 +21,7 @@ func TestParseConfig(t *testing.T) {
 		{"a key", "offcpu: {stacks: true}", `test.yaml:1:10: unknown key "stacks" in tracers.offcpu; the offcpu tracer has no options: write offcpu: {}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parser.ParseBytes([]byte(tc.src), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := config.NewNode("test.yaml", f.Docs[0].Body).Fields("tracers", nil)
-			if err != nil || len(fs) != 1 {
-				t.Fatalf("fields: %v, %v", fs, err)
-			}
-			c, err := Tracer.Parse(fs[0], tracing.Workload{})
+			c, err := tracingtest.ParseEntry(t, Tracer, "test.yaml", tc.src, tracing.Workload{})
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/rlimit"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 )
 
 // TestKindMetricsAreRead: the metrics the registry entry's config declares
@@ -59,15 +58,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := parser.ParseBytes([]byte(tt.yaml), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := config.NewNode("x.yaml", f.Docs[0].Body).Fields("tracers", nil)
-			if err != nil || len(fs) != 1 {
-				t.Fatalf("fields: %v, %v", fs, err)
-			}
-			c, err := Tracer.Parse(fs[0], tracing.Workload{Kind: "tcp-rr"})
+			c, err := tracingtest.ParseEntry(t, Tracer, "x.yaml", tt.yaml, tracing.Workload{Kind: "tcp-rr"})
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Errorf("error %v, want %s", err, tt.err)
