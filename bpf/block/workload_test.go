@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/block"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -42,17 +43,7 @@ func TestFsyncWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	hook := func(tid int, running bool) {
-		var err error
-		if running {
-			err = tr.AddThread(tid)
-		} else {
-			err = tr.RemoveThread(tid)
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	hook := tracingtest.ThreadHook(t, tr)
 	if err := tr.Reset(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,17 +121,7 @@ func TestFsyncScratchWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	hook := func(tid int, running bool) {
-		var err error
-		if running {
-			err = tr.AddThread(tid)
-		} else {
-			err = tr.RemoveThread(tid)
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	hook := tracingtest.ThreadHook(t, tr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	st, err := r.Run(ctx) // to learn the device's name
 	cancel()

@@ -3,7 +3,6 @@ package tcp_test
 import (
 	"context"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -57,22 +57,7 @@ func TestBuiltinScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			var mu sync.Mutex
-			hook := func(tid int, running bool) {
-				mu.Lock()
-				defer mu.Unlock()
-				for _, tr := range ts {
-					var err error
-					if running {
-						err = tr.AddThread(tid)
-					} else {
-						err = tr.RemoveThread(tid)
-					}
-					if err != nil {
-						t.Error(err)
-					}
-				}
-			}
+			hook := tracingtest.ThreadHook(t, ts...)
 			ctx := scenarios.WithThreadHook(context.Background(), hook)
 			var st scenarios.Stats
 			for _, d := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond} { // warmup, trial

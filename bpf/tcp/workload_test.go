@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/tcp"
+	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -40,17 +41,7 @@ func TestTCPRRWorkload(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			hook := func(tid int, running bool) {
-				var err error
-				if running {
-					err = tr.AddThread(tid)
-				} else {
-					err = tr.RemoveThread(tid)
-				}
-				if err != nil {
-					t.Error(err)
-				}
-			}
+			hook := tracingtest.ThreadHook(t, tr)
 			ctx := scenarios.WithThreadHook(context.Background(), hook)
 			// A warmup, as a trial has: the sockets are made before the
 			// tracer sees them and become the workload's at their first

@@ -2,6 +2,7 @@
 package tracingtest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/goccy/go-yaml/parser"
@@ -24,4 +25,26 @@ func ParseEntry(t testing.TB, k tracing.Kind, file, src string, w tracing.Worklo
 		t.Fatalf("fields: %v, %v", fs, err)
 	}
 	return k.Parse(fs[0], w)
+}
+
+// ThreadHook is a workload's thread hook (scenarios.ThreadHook): it adds
+// each thread the workload starts to every tracer of trs and removes it
+// when it stops, reporting a failure to t.
+func ThreadHook(t testing.TB, trs ...*tracing.Tracer) func(tid int, running bool) {
+	var mu sync.Mutex
+	return func(tid int, running bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tr := range trs {
+			var err error
+			if running {
+				err = tr.AddThread(tid)
+			} else {
+				err = tr.RemoveThread(tid)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }
