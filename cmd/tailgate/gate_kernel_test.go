@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -122,8 +123,12 @@ gate:
 
 // TestGatePairCatchesRealSlowdown gates, on this kernel, a head whose
 // traced syscall path really costs more (work attached where the syscall
-// tracer takes its end timestamp) against the same scenario as base, in one
-// job: a regression, found at the first look.
+// tracer takes its end timestamp: p99 about 3× the base's) against the same
+// scenario as base, in one job: a regression, decided before the budget is
+// spent. On a quiet machine it is decided at the first look (round 6); beside
+// other test packages one disturbed trial of six widens the first looks'
+// intervals (on CI, a base trial at 0.75× the others' throughput held it
+// undecided to round 46), so the round is logged, not asserted.
 func TestGatePairCatchesRealSlowdown(t *testing.T) {
 	env := matrixEnv{exec: slowHead(3000), sysctlRoot: "/proc/sys"}
 	var stdout, stderr strings.Builder
@@ -131,8 +136,11 @@ func TestGatePairCatchesRealSlowdown(t *testing.T) {
 	if code := exitCode(err); code != exitRegression {
 		t.Fatalf("exit %d (%v), want 1\n%s\n%s", code, err, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "stopped after 6 rounds") {
-		t.Errorf("want the regression confirmed at the first look (round 6):\n%s", stderr.String())
+	stop := regexp.MustCompile(`stopped after (\d+) rounds .*: every gated test decided`).FindStringSubmatch(stderr.String())
+	if stop == nil {
+		t.Errorf("want the gate to stop with every gated test decided:\n%s\n%s", stdout.String(), stderr.String())
+	} else {
+		t.Logf("regression decided after %s rounds", stop[1])
 	}
 	if !strings.Contains(stdout.String(), "syscall.read") {
 		t.Errorf("report does not name syscall.read:\n%s", stdout.String())
