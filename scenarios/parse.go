@@ -478,6 +478,11 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 			}
 		case "sleep":
 			w.Sleep, err = f.OneOf("timer sleep", timerSleeps)
+		case "cpus":
+			w.CPUs, err = ParseCPUList(f.Value.Text())
+			if err != nil {
+				err = f.Value.Errorf("cpus: %v", err)
+			}
 		case "noise":
 			if s, ok := f.Value.Name(); ok && s == "ncpu" {
 				w.Noise = NoiseNumCPU

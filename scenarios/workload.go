@@ -261,7 +261,7 @@ var pingpongKind = WorkloadKind{
 
 var timerKind = WorkloadKind{
 	Name: "timer",
-	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency", "sleep"},
+	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency", "sleep", "cpus"},
 	Defaults: func(w *Workload) {
 		if w.Interval == 0 {
 			w.Interval = DefaultInterval
@@ -284,7 +284,7 @@ var timerKind = WorkloadKind{
 	Check: func(w Workload) error {
 		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
 			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency),
-			checkOneOf("timer sleep", w.Sleep, timerSleeps)})
+			checkOneOf("timer sleep", w.Sleep, timerSleeps), checkCPUs(w.CPUs)})
 	},
 	New:     newTimerKind,
 	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},
@@ -359,6 +359,7 @@ func (w Workload) sharedKeys() map[string]bool {
 		"mlock":       w.MLock != nil,
 		"dma_latency": w.DMALatency != nil,
 		"sleep":       w.Sleep != "",
+		"cpus":        w.CPUs != nil,
 	}
 }
 

@@ -138,6 +138,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 	ms := make([]member, n)
 	hook := threadHookOf(ctx)
 	offset := cpuOffsetOf(ctx)
+	only := pinCPUsOf(ctx)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -146,7 +147,7 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 			runtime.LockOSThread()
 			m := &ms[i]
 			m.sys = map[string]uint64{}
-			cpu, restore := pinThread(i+offset, m)
+			cpu, restore := pinThread(i+offset, only, m)
 			m.cpu = cpu
 			tid := 0
 			if hook != nil {
@@ -317,3 +318,39 @@ func (l *noiseLoad) run(ctx context.Context) (Stats, error) {
 
 func (l *noiseLoad) threads() int { return 0 }
 func (l *noiseLoad) close() error { return nil }
+
+// CheckAllowedCPUs checks that this process may run on each of a
+// workload's cpus, so that a CPU the machine (or a VM's vCPU count, or a
+// cpuset) does not have fails before the tracers are attached.
+func CheckAllowedCPUs(cpus []int) error {
+	if cpus == nil {
+		return nil
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return fmt.Errorf("workload cpus: sched_getaffinity: %w", err)
+	}
+	var allowed []int
+	for c := 0; c <= maxCPU && len(allowed) < set.Count(); c++ {
+		if set.IsSet(c) {
+			allowed = append(allowed, c)
+		}
+	}
+	for _, c := range cpus {
+		if !set.IsSet(c) {
+			return &CPUsError{CPU: c, Allowed: FormatCPUList(allowed)}
+		}
+	}
+	return nil
+}
+
+// CPUsError is a workload's cpus naming a CPU this process may not run on:
+// bad input for this machine.
+type CPUsError struct {
+	CPU     int
+	Allowed string
+}
+
+func (e *CPUsError) Error() string {
+	return fmt.Sprintf("workload cpus: CPU %d is not one this process may run on (%s); list CPUs of this machine, or leave cpus out", e.CPU, e.Allowed)
+}

@@ -13,3 +13,6 @@ func newForkKind(Workload, int) (kindLoad, error)     { return nil, ErrUnsupport
 func newNoiseKind(Workload, int) (kindLoad, error)    { return nil, ErrUnsupported }
 func newExecKind(Workload, int) (kindLoad, error)     { return nil, ErrUnsupported }
 func newAttachKind(Workload, int) (kindLoad, error)   { return nil, ErrUnsupported }
+
+// CheckAllowedCPUs has nothing to check where no workload runs.
+func CheckAllowedCPUs([]int) error { return nil }

@@ -248,15 +248,17 @@ func (p *pingpongPair) futexThread(side int, c *crew, m *member) {
 // 200-400% unpinned), and a getppid loop's p90 moved 36% between CPUs of
 // this VM. Pinned, thread 2k and 2k+1 of a ping-pong always wake each other
 // across two CPUs and a one-thread loop always runs on the first CPU. With
-// one CPU it does nothing and returns cpu -1.
-func pinThread(i int, m *member) (cpu int, restore func()) {
+// one CPU it does nothing and returns cpu -1. Given only (a workload's
+// cpus, checked when it was prepared), it pins to the i-th of those
+// instead, even to one CPU.
+func pinThread(i int, only []int, m *member) (cpu int, restore func()) {
 	var old unix.CPUSet
 	m.sys["sched_getaffinity"]++
-	if unix.SchedGetaffinity(0, &old) != nil || old.Count() < 2 {
+	if unix.SchedGetaffinity(0, &old) != nil || (old.Count() < 2 && only == nil) {
 		return -1, func() {}
 	}
-	var cpus []int
-	for cpu := 0; cpu < 1024 && len(cpus) < old.Count(); cpu++ {
+	cpus := only
+	for cpu := 0; cpu < 1024 && only == nil && len(cpus) < old.Count(); cpu++ {
 		if old.IsSet(cpu) {
 			cpus = append(cpus, cpu)
 		}

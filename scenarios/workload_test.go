@@ -274,7 +274,7 @@ func TestPinThreadRestores(t *testing.T) {
 		t.Fatalf("needs two CPUs, this thread may use %d", before.Count())
 	}
 	m := &member{sys: map[string]uint64{}}
-	_, restore := pinThread(1, m)
+	_, restore := pinThread(1, nil, m)
 	var pinned unix.CPUSet
 	unix.SchedGetaffinity(0, &pinned)
 	if pinned.Count() != 1 {

@@ -43,6 +43,9 @@ func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckAllowedCPUs(w.CPUs); err != nil {
+		return nil, err
+	}
 	if w.Priority > 0 {
 		// Fail now rather than after the tracers are attached.
 		errc := make(chan error)
@@ -130,7 +133,7 @@ func (l *timerLoad) close() error {
 }
 
 func (l *timerLoad) run(ctx context.Context) (Stats, error) {
-	return runCrew(ctx, l.pid, l.w.Threads, l.thread, nil)
+	return runCrew(withPinCPUs(ctx, l.w.CPUs), l.pid, l.w.Threads, l.thread, nil)
 }
 
 func (l *timerLoad) thread(i int, c *crew, m *member) {

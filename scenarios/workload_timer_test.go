@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -276,4 +277,55 @@ func TestTimerRawSleepNeedsPreemptSignals(t *testing.T) {
 		t.Fatalf("runtime sleep with asyncpreemptoff=1: %v", err)
 	}
 	r.Close()
+}
+
+// TestTimerCPUs: with cpus, each trial's threads run on the listed CPUs
+// whatever offset the trial drew (thread i on cpus[(i+offset) mod len]),
+// even on one CPU; a CPU the process may not run on fails at preparation.
+func TestTimerCPUs(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Fatal("needs 2 CPUs")
+	}
+	for _, tt := range []struct {
+		cpus   []int
+		offset int
+		want   []int
+	}{
+		{[]int{1}, 0, []int{1}},
+		{[]int{1}, 1, []int{1}},
+		{[]int{0}, 1, []int{0}},
+		{[]int{0, 1}, 1, []int{0, 1}},
+	} {
+		r, err := NewWorkload(Workload{Kind: "timer", Threads: len(tt.cpus), CPUs: tt.cpus, Interval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(WithCPUOffset(context.Background(), tt.offset), 30*time.Millisecond)
+		st, err := r.Run(ctx)
+		cancel()
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(st.CPUs, tt.want) || st.Ops == 0 {
+			t.Errorf("cpus %v, offset %d: ran on %v (%d ops), want %v", tt.cpus, tt.offset, st.CPUs, st.Ops, tt.want)
+		}
+	}
+	_, err := NewWorkload(Workload{Kind: "timer", CPUs: []int{maxCPU}})
+	var ce *CPUsError
+	if !errors.As(err, &ce) || ce.CPU != maxCPU || !strings.Contains(err.Error(), "not one this process may run on (0-") {
+		t.Errorf("cpus [%d]: %v, want a CPUsError naming it", maxCPU, err)
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	for _, s := range []string{"1", "0-2,5", "0,2,4-7"} {
+		c, err := ParseCPUList(s)
+		if err != nil || FormatCPUList(c) != s {
+			t.Errorf("%q: %v %v, formats as %q", s, c, err, FormatCPUList(c))
+		}
+	}
+	if c, _ := ParseCPUList(" 3 , 1 "); !slices.Equal(c, []int{1, 3}) {
+		t.Errorf("unsorted list reads as %v, want [1 3]", c)
+	}
 }

@@ -18,12 +18,15 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
+// DefaultVCPUs is a VM's vCPU count when none is given.
+const DefaultVCPUs = 2
+
 // VM describes one QEMU virtual machine to run a request in.
 type VM struct {
 	// Name is the target's name, recorded in the Result ("vm" if empty).
 	Name   string
 	Kernel *Kernel
-	VCPUs  int // 2 if 0
+	VCPUs  int // DefaultVCPUs if 0
 	MemMiB int // 1024 if 0
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
@@ -137,7 +140,7 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return nil, errors.New("vm: no kernel")
 	}
 	if vm.VCPUs <= 0 {
-		vm.VCPUs = 2
+		vm.VCPUs = DefaultVCPUs
 	}
 	if vm.MemMiB <= 0 {
 		vm.MemMiB = 1024

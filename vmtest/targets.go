@@ -158,7 +158,7 @@ func ParseTargets(b []byte, source string) (*Targets, error) {
 		}
 		seen[t.Name] = i
 		if t.VCPUs == 0 {
-			t.VCPUs = 2
+			t.VCPUs = DefaultVCPUs
 		}
 		if t.MemMiB == 0 {
 			t.MemMiB = 1024

@@ -223,3 +223,21 @@ func TestHostOnlyScenarioInVM(t *testing.T) {
 		t.Errorf("the kernel cache got %d entries: a kernel was fetched", len(ents))
 	}
 }
+
+// A timer's cpus naming a CPU the target does not have is bad input, said
+// in one line before anything runs or boots: exit 2.
+func TestTimerCPUsNotThere(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(sc, []byte("name: t\nworkload: {kind: timer, cpus: 1000}\ntrials: 1\nduration: 100ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", sc, "-o", "-"},
+		{"run", sc, "--kernel", "debian:6.1-cloud", "--kernel-cache", t.TempDir()},
+	} {
+		code, _, stderr := runInProcess(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "CPU 1000") || strings.Count(stderr, "\n") > 1 {
+			t.Errorf("%v: exit %d, %q; want %d in one line naming CPU 1000", args, code, stderr, exitUsage)
+		}
+	}
+}

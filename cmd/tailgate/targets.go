@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,11 +196,20 @@ func deadline(req runner.Request) time.Duration {
 // Result returned beside the error holds them, marked partial.
 func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	if t.vm == nil {
+		for _, sc := range req.Scenarios {
+			if err := scenarios.CheckAllowedCPUs(sc.Workload.CPUs); err != nil {
+				return nil, usagef("scenario %s: %v", sc.Name, err)
+			}
+		}
 		return runScenarios(ctx, req)
 	}
+	vcpus := cmp.Or(t.vm.VCPUs, vmtest.DefaultVCPUs)
 	for _, sc := range req.Scenarios {
 		if why := sc.HostOnly(); why != "" {
 			return nil, usagef("scenario %s cannot run in a VM (%s): run it on the host, without --kernel", sc.Name, why)
+		}
+		if c := sc.Workload.CPUs; len(c) > 0 && c[len(c)-1] >= vcpus {
+			return nil, usagef("scenario %s: workload cpus names CPU %d, but the VM has %d vCPUs (0-%d): give the VM more with --vcpus, or list its CPUs", sc.Name, c[len(c)-1], vcpus, vcpus-1)
 		}
 	}
 	var cache *vmtest.KernelCache
