@@ -161,7 +161,7 @@ func TestWriteInitramfs(t *testing.T) {
 	config := t.TempDir() + "/config"
 	os.WriteFile(config, []byte("CONFIG_BPF=y\n"), 0o644)
 	k := &Kernel{Release: "6.1.0-99-test-amd64", Config: config, Modules: []string{mod}}
-	if err := writeInitramfs(&buf, init, k, GuestRequest{Trials: 3}); err != nil {
+	if err := writeInitramfs(&buf, init, k, "", GuestRequest{Trials: 3}); err != nil {
 		t.Fatal(err)
 	}
 	ents, err := readCPIO(buf.Bytes())

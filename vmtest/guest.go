@@ -52,6 +52,10 @@ type GuestRequest struct {
 	// kallsymsPortName, for the host to keep beside the cached kernel and
 	// name later boots' frames with. Run fills it in.
 	SendKallsyms bool `json:"send_kallsyms,omitempty"`
+	// KernelTypes is the guest path of the part of its kernel's BTF the
+	// tracers relocate against (VM.KernelTypes), which the guest uses
+	// instead of decoding its kernel's own; "" for none. Run fills it in.
+	KernelTypes string `json:"kernel_types,omitempty"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on
@@ -132,6 +136,9 @@ func GuestMain(run GuestRunFunc) int {
 		fail(err, nil)
 		return 3
 	}
+	collectLate(req.Target.MemMiB)
+	init := uptime()
+	modStart := time.Now()
 	if err := loadModules(req.Modules); err != nil {
 		fail(err, nil)
 		return 3
@@ -147,7 +154,7 @@ func GuestMain(run GuestRunFunc) int {
 			return 3
 		}
 	}
-	say(fmt.Sprintf("guest ready at %s since boot (mounts, %d modules, results port)", uptime(), len(req.Modules)))
+	say(fmt.Sprintf("guest ready at %s since boot (init at %s; mounts, %d modules in %.2fs, results port)", uptime(), init, len(req.Modules), time.Since(modStart).Seconds()))
 	res, err := run(context.Background(), req, say)
 	if err != nil {
 		fail(err, res)
@@ -172,6 +179,25 @@ func GuestMain(run GuestRunFunc) int {
 		return 3
 	}
 	return 0
+}
+
+// collectLate leaves the garbage collector off until the heap reaches
+// half the VM's memory, unless GOGC or GOMEMLIMIT came on the kernel's
+// command line (the kernel hands unknown VAR=value parameters to init as
+// its environment). A boot runs one short-lived request, and loading the
+// tracers allocates much garbage: under TCG the collections it set off
+// cost about 0.09 s of a boot to first result (3.29 s against 3.20 s, the
+// median of five `tailgate run syscall-read --kernel debian:6.1-cloud
+// --cmdline GOGC=off` and five without).
+func collectLate(memMiB int) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if memMiB <= 0 {
+		memMiB = 256
+	}
+	debug.SetMemoryLimit(int64(memMiB) << 20 / 2)
+	debug.SetGCPercent(-1)
 }
 
 // uptime reads /proc/uptime, for progress lines that say where a boot's

@@ -16,6 +16,8 @@ import (
 const (
 	guestRequestPath = "/tailgate/request.json" // also marks a tailgate guest
 	guestModuleDir   = "/tailgate/modules"
+	// guestKernelTypesPath holds VM.KernelTypes.
+	guestKernelTypesPath = "/tailgate/kernel-types.btf"
 )
 
 // ErrNotStatic means the binary to run as the guest's /init needs a
@@ -55,7 +57,7 @@ func CheckStatic(path string) error {
 // /boot/config-RELEASE (where tools look when there is no
 // /proc/config.gz) and the request. req.Modules is set to where the
 // modules are in the guest.
-func writeInitramfs(w io.Writer, init string, k *Kernel, req GuestRequest) error {
+func writeInitramfs(w io.Writer, init string, k *Kernel, kernelTypes string, req GuestRequest) error {
 	if err := CheckStatic(init); err != nil {
 		return err
 	}
@@ -93,9 +95,6 @@ func writeInitramfs(w io.Writer, init string, k *Kernel, req GuestRequest) error
 		if moduleName(m) == scratchModule && req.ScratchSerial == "" {
 			continue // no scratch disk to drive
 		}
-		if moduleName(m) == scratchModule && req.ScratchSerial == "" {
-			continue // no scratch disk to drive
-		}
 		b, err := os.ReadFile(m)
 		if err != nil {
 			return fmt.Errorf("module: %w", err)
@@ -105,6 +104,17 @@ func writeInitramfs(w io.Writer, init string, k *Kernel, req GuestRequest) error
 			return err
 		}
 		req.Modules = append(req.Modules, p)
+	}
+	req.KernelTypes = ""
+	if kernelTypes != "" {
+		b, err := os.ReadFile(kernelTypes)
+		if err != nil {
+			return fmt.Errorf("kernel types: %w", err)
+		}
+		if err := cw.File(guestKernelTypesPath[1:], 0o644, b); err != nil {
+			return err
+		}
+		req.KernelTypes = guestKernelTypesPath
 	}
 	rb, err := json.Marshal(req)
 	if err != nil {

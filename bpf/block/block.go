@@ -49,9 +49,10 @@ const MaxDevices = 16
 
 // Options configure the tracer.
 type Options struct {
-	TGID    uint32
-	Variant tracing.Variant
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	TGID        uint32
+	Variant     tracing.Variant
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
@@ -138,14 +139,15 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("block tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:     "block",
-		Metrics:  Metrics,
-		TGID:     opts.TGID,
-		Variant:  opts.Variant,
-		BTF:      opts.BTF,
-		Threads:  opts.Threads,
-		CgroupID: opts.CgroupID,
-		Evidence: opts.Evidence,
+		Name:        "block",
+		Metrics:     Metrics,
+		TGID:        opts.TGID,
+		Variant:     opts.Variant,
+		BTF:         opts.BTF,
+		KernelTypes: opts.KernelTypes,
+		Threads:     opts.Threads,
+		CgroupID:    opts.CgroupID,
+		Evidence:    opts.Evidence,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			s.Maps["devices"].Contents = kvs
 			if err := s.Variables["targ_dev_filter"].Set(len(kvs) > 0); err != nil {

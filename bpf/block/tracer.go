@@ -1,6 +1,8 @@
 package block
 
 import (
+	"github.com/cilium/ebpf"
+
 	"os"
 	"slices"
 
@@ -16,11 +18,12 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID,
+		return New(Options{TGID: o.TGID, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID,
 			Devices: c.(*Config).Devices, Evidence: o.Evidence})
 	},
-	Probe:  &Config{},
-	Values: map[string]func() []string{"devices": machineDevices},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadBlock) },
+	Probe:   &Config{},
+	Values:  map[string]func() []string{"devices": machineDevices},
 }
 
 // Config is the tracer's config in a scenario:

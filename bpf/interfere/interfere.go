@@ -32,8 +32,9 @@ const Segments = 64
 // Options configure Load.
 type Options struct {
 	// Variant forces a variant; empty tries tp_btf, then raw_tp.
-	Variant tracing.Variant
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	Variant     tracing.Variant
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 }
 
 // Log is the loaded and attached log.
@@ -44,6 +45,16 @@ type Log struct {
 	timer   bool
 }
 
+// Objects returns the log's BPF object, for internal/kerneltypes.
+func Objects() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadInterfere) }
+
+// OptionalTracepoints are the tracepoints Load attaches to only where the
+// kernel has them, by the typedefs of their BTF (btf_trace_NAME), which a
+// cut of the kernel's BTF must keep.
+var OptionalTracepoints = []string{timerTracepoint}
+
+const timerTracepoint = "local_timer_entry"
+
 // Load loads and attaches the log's programs. On any failure everything
 // loaded so far is closed.
 func Load(opts Options) (*Log, error) {
@@ -51,13 +62,9 @@ func Load(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interfere: %w", err)
 	}
-	timer := hasTracepoint(opts.BTF, "local_timer_entry")
-	variants := []tracing.Variant{tracing.TPBTF, tracing.RawTP}
-	if opts.Variant != "" {
-		variants = []tracing.Variant{opts.Variant}
-	}
+	timer := hasTracepoint(opts, timerTracepoint)
 	var errs []error
-	for _, v := range variants {
+	for _, v := range tracing.Variants(opts.Variant, opts.KernelTypes) {
 		l, err := load(spec, opts, v, timer)
 		if err == nil {
 			return l, nil
@@ -71,13 +78,15 @@ func Load(opts Options) (*Log, error) {
 	return nil, fmt.Errorf("interfere: %w", errors.Join(errs...))
 }
 
-// hasTracepoint reports whether the kernel's BTF declares tracepoint tp.
-func hasTracepoint(cache *btf.Cache, tp string) bool {
-	var spec *btf.Spec
-	var err error
-	if cache != nil {
-		spec, err = cache.Kernel()
-	} else {
+// hasTracepoint reports whether the kernel's BTF (or opts.KernelTypes,
+// which keep the typedefs of ObjectTracepoints) declares tracepoint tp.
+func hasTracepoint(opts Options, tp string) bool {
+	spec, err := opts.KernelTypes, error(nil)
+	switch {
+	case spec != nil:
+	case opts.BTF != nil:
+		spec, err = opts.BTF.Kernel()
+	default:
 		spec, err = btf.LoadKernelSpec()
 	}
 	if err != nil {
@@ -99,7 +108,7 @@ func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool
 		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 		Cache:    opts.BTF,
 	})
 	if err != nil {

@@ -58,9 +58,10 @@ type Options struct {
 	// names them; see Discover for a machine's busiest.
 	Irqs []string
 	// CPUs, when not empty, are the only CPUs counted.
-	CPUs    []int
-	Variant tracing.Variant
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	CPUs        []int
+	Variant     tracing.Variant
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 	// Evidence keeps each metric's slowest events per trial, with the task
 	// each interrupted (see tracing.Options.Evidence); 0 is off.
 	Evidence int
@@ -123,6 +124,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics:      Metrics(opts.Irqs),
 		Variant:      opts.Variant,
 		BTF:          opts.BTF,
+		KernelTypes:  opts.KernelTypes,
 		Evidence:     opts.Evidence,
 		Interference: opts.Interference,
 		Configure: func(s *ebpf.CollectionSpec) error {

@@ -1,6 +1,8 @@
 package irq
 
 import (
+	"github.com/cilium/ebpf"
+
 	"fmt"
 	"slices"
 
@@ -28,11 +30,12 @@ var Tracer = tracing.Kind{
 				return nil, fmt.Errorf("irq tracer: this machine lists no irq actions in /proc/interrupts and /proc/irq")
 			}
 		}
-		return New(Options{Irqs: irqs, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{Irqs: irqs, CPUs: cfg.CPUs, BTF: o.BTF, KernelTypes: o.KernelTypes, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	// An action that need not exist here: its metric is read all the same.
-	Probe:  &Config{Irqs: []string{"timer"}},
-	Values: map[string]func() []string{"irqs": machineIrqs},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadIrq) },
+	Probe:   &Config{Irqs: []string{"timer"}},
+	Values:  map[string]func() []string{"irqs": machineIrqs},
 }
 
 // Config is the tracer's config in a scenario:

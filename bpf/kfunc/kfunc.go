@@ -42,8 +42,9 @@ type Options struct {
 	// kfunc.<function> each.
 	Functions []string
 	// Variant forces Fentry or Kprobe; empty tries fentry, then kprobe.
-	Variant tracing.Variant
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	Variant     tracing.Variant
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
@@ -100,6 +101,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics:      metrics,
 		TGID:         opts.TGID,
 		BTF:          cache,
+		KernelTypes:  opts.KernelTypes,
 		Threads:      opts.Threads,
 		CgroupID:     opts.CgroupID,
 		Evidence:     opts.Evidence,

@@ -106,15 +106,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestVmlinuxBTFNotKernel(t *testing.T) {
-	if _, err := VmlinuxBTF("kfunc.go"); err == nil {
-		t.Error("a Go file read as a kernel image")
-	}
-	if _, err := VmlinuxBTF("testdata/none"); err == nil {
-		t.Error("a missing file read as a kernel image")
-	}
-}
-
 func TestBadVariant(t *testing.T) {
 	_, err := New(Options{TGID: 1, Functions: []string{"vfs_read"}, Variant: tracing.TPBTF})
 	if err == nil || !strings.Contains(err.Error(), `variant "tp_btf"`) {

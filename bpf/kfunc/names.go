@@ -2,7 +2,6 @@ package kfunc
 
 import (
 	"bufio"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -214,24 +213,4 @@ func Check(functions []string, spec *btf.Spec, kallsyms io.Reader) error {
 	}
 	_, err := resolve(functions, spec, open)
 	return err
-}
-
-// VmlinuxBTF reads the BTF of a kernel from its uncompressed ELF image
-// (the .BTF section), for Check on a kernel that is not running, such as a
-// VM's (vmtest.Kernel.Vmlinux).
-func VmlinuxBTF(path string) (*btf.Spec, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("kernel BTF: %w", err)
-	}
-	defer f.Close()
-	sec := f.Section(".BTF")
-	if sec == nil {
-		return nil, fmt.Errorf("kernel BTF: %s has no .BTF section (a kernel without CONFIG_DEBUG_INFO_BTF)", path)
-	}
-	spec, err := btf.LoadSpecFromReader(io.NewSectionReader(sec, 0, int64(sec.Size)))
-	if err != nil {
-		return nil, fmt.Errorf("kernel BTF of %s: %w", path, err)
-	}
-	return spec, nil
 }

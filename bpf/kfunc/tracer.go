@@ -1,6 +1,8 @@
 package kfunc
 
 import (
+	"github.com/cilium/ebpf"
+
 	"slices"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
@@ -15,9 +17,10 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, Functions: c.(*Config).Functions, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TGID: o.TGID, Functions: c.(*Config).Functions, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
-	Probe: &Config{Functions: []string{probeFunction}},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadKfunc) },
+	Probe:   &Config{Functions: []string{probeFunction}},
 }
 
 // Config is the tracer's config in a scenario:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
+	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -105,7 +106,7 @@ func TestVariantsInDebianVM(t *testing.T) {
 			guest := buildGuest(t)
 			// The functions are checked on the host first, against the
 			// guest kernel's own BTF, as a run would before booting.
-			bspec, err := kfunc.VmlinuxBTF(k.Vmlinux)
+			bspec, err := kerneltypes.ReadVmlinux(k.Vmlinux)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,9 +38,10 @@ var Metrics = []string{"offcpu.blocked", "offcpu.runnable"}
 
 // Options configure the tracer.
 type Options struct {
-	TGID    uint32
-	Variant tracing.Variant
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	TGID        uint32
+	Variant     tracing.Variant
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
@@ -68,6 +69,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		TGID:         opts.TGID,
 		Variant:      opts.Variant,
 		BTF:          opts.BTF,
+		KernelTypes:  opts.KernelTypes,
 		Threads:      opts.Threads,
 		CgroupID:     opts.CgroupID,
 		Evidence:     opts.Evidence,

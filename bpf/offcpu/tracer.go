@@ -1,6 +1,8 @@
 package offcpu
 
 import (
+	"github.com/cilium/ebpf"
+
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -14,9 +16,10 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(_ tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TGID: o.TGID, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
-	Probe: &Config{},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadOffcpu) },
+	Probe:   &Config{},
 }
 
 // Config is the tracer's config in a scenario, which has no options:

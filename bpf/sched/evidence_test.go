@@ -17,8 +17,9 @@ import (
 // TestEvidenceNamesTheTaskThatRanInstead: a ping-pong pinned to one CPU
 // with a SCHED_FIFO hog that spins most of the time; the slowest run-queue waits of the registered side
 // are caught with the hog as the task switched out for it, and a kernel
-// stack where the waiting thread slept (bpf_get_task_stack starts above
-// the scheduler's own frames).
+// stack where the waiting thread slept, in both variants: tp_btf reads it
+// from the task at switch-in (bpf_get_task_stack starts above the
+// scheduler's own frames), raw_tp keeps it at the task's switch-out.
 func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
@@ -87,19 +88,18 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 					hog++
 					prio = e.OtherPrio
 				}
-				if v == tracing.TPBTF {
-					// Where it slept: the pipe read, or the Go runtime's
-					// futex between reads.
-					frames := strings.Join(sym.Frames(e.KernelStack, false, 0), " ")
-					if !strings.Contains(frames, "do_syscall_64") {
-						t.Errorf("kernel stack of a woken task is not a sleeping syscall: %s", frames)
-					}
-					if strings.Contains(frames, "pipe_read") {
-						pipe++
-					}
+				// Where it slept: the pipe read, or the Go runtime's
+				// futex between reads; read from the task at switch-in
+				// (tp_btf) or kept at its switch-out (raw_tp).
+				frames := strings.Join(sym.Frames(e.KernelStack, false, 0), " ")
+				if !strings.Contains(frames, "do_syscall_64") {
+					t.Errorf("kernel stack of a woken task is not a sleeping syscall: %s", frames)
+				}
+				if strings.Contains(frames, "pipe_read") {
+					pipe++
 				}
 			}
-			if v == tracing.TPBTF && pipe == 0 {
+			if pipe == 0 {
 				t.Errorf("no kernel stack of the %d slowest waits is in a pipe read", k)
 			}
 			// The kernel's prio of a SCHED_FIFO task of rtprio 2 is 97.

@@ -5,8 +5,16 @@
  * the task is switched in.
  *
  * tp_btf programs get trusted task pointers and keep the enqueue time in task
- * storage; raw_tp programs (kernels without tp_btf) fall back to a hash keyed
- * by pid.
+ * storage; raw_tp programs (kernels without tp_btf, and guests, whose tracers
+ * relocate against a cut of their kernel's BTF) fall back to a hash keyed by
+ * pid.
+ *
+ * The evidence of a slow wait carries the woken task's kernel stack, which
+ * is where it slept (or was preempted). tp_btf programs read it at
+ * switch-in from the task itself (bpf_get_task_stack of next), only for
+ * the events above the evidence floor; raw_tp programs get no trusted task
+ * pointer, so while evidence is on they keep each traced task's stack at
+ * its switch-out, as offcpu does.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -18,6 +26,7 @@
 #include "sched.h"
 
 #define TASK_RUNNING 0
+#define PF_EXITING 0x4
 
 struct enqueued {
 	__u64 ts;
@@ -41,21 +50,51 @@ struct {
 	__type(value, struct enqueued);
 } start_pid SEC(".maps");
 
+/* raw_tp with evidence: each traced task's kernel stack at its last
+ * switch-out, by tid. Entries go when their task exits, and exiting tasks
+ * make none. */
+struct left_stack {
+	__s32 kstack_len; /* bytes, or < 0 */
+	__u64 kstack[EVIDENCE_STACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct left_stack);
+} left_stacks SEC(".maps");
+
+static const struct left_stack no_stack = {};
+
 HIST_MAPS;
 
 /* evidence of a run-queue wait: the woken task, the task switched out for
- * it, and (tp_btf only: it needs a trusted task) the woken task's kernel
- * stack, which is where it had slept. */
+ * it, and the woken task's kernel stack, which is where it had slept: read
+ * from the task (tp_btf: it needs a trusted task) or kept at its switch-out
+ * (raw_tp). */
 static __always_inline void evidence_runq(__u32 m, __u64 delta, struct task_struct *next,
 					  struct task_struct *prev, bool btf)
 {
 	struct evidence_event *ev = evidence_begin(m, delta);
+	struct left_stack *ls;
+	__u32 pid;
 
 	if (!ev)
 		return;
 	evidence_fill_task(ev, next, prev);
-	if (btf)
+	if (btf) {
 		ev->kstack_len = bpf_get_task_stack(next, ev->kstack, sizeof(ev->kstack), 0);
+	} else {
+		pid = BPF_CORE_READ(next, pid);
+		ls = bpf_map_lookup_elem(&left_stacks, &pid);
+		/* One helper call, not a 1 KiB copy unrolled at each of the
+		 * four places this is inlined: the verifier's time, under
+		 * TCG, is much of a guest's attach. */
+		if (ls && !bpf_probe_read_kernel(ev->kstack, sizeof(ev->kstack), ls->kstack))
+			ev->kstack_len = ls->kstack_len;
+	}
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -164,6 +203,25 @@ int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 	return 0;
 }
 
+/* keep_stack keeps prev's kernel stack, prev being the current task. */
+static __always_inline void keep_stack(void *ctx, struct task_struct *prev)
+{
+	struct left_stack *ls;
+	__u32 pid;
+
+	pid = BPF_CORE_READ(prev, pid);
+	if (!pid || (BPF_CORE_READ(prev, flags) & PF_EXITING) ||
+	    !follow_traced_task(prev, pid, BPF_CORE_READ(prev, tgid)))
+		return;
+	ls = bpf_map_lookup_elem(&left_stacks, &pid);
+	if (!ls) {
+		bpf_map_update_elem(&left_stacks, &pid, &no_stack, BPF_NOEXIST);
+		ls = bpf_map_lookup_elem(&left_stacks, &pid);
+	}
+	if (ls)
+		ls->kstack_len = bpf_get_stack(ctx, ls->kstack, sizeof(ls->kstack), 0);
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
@@ -179,6 +237,26 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 		record(e, next, prev, false);
 		bpf_map_delete_elem(&start_pid, &pid);
 	}
+	return 0;
+}
+
+/* A program of its own, so that the verifier explores it apart from the
+ * one above rather than across every path of both (under TCG, the
+ * verifier's time is much of a guest's attach). */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_stack_raw, bool preempt, struct task_struct *prev)
+{
+	if (evidence_on)
+		keep_stack(ctx, prev);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(task_exit_raw, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&left_stacks, &pid);
 	return 0;
 }
 

@@ -21,6 +21,7 @@ const (
 	schedMapHist                 = "hist"
 	schedMapHistStats            = "hist_stats"
 	schedMapInterfereLog         = "interfere_log"
+	schedMapLeftStacks           = "left_stacks"
 	schedMapStart                = "start"
 	schedMapStartPid             = "start_pid"
 	schedMapTgids                = "tgids"
@@ -31,10 +32,12 @@ const (
 	schedProgSchedProcessForkRaw = "sched_process_fork_raw"
 	schedProgSchedSwitchBtf      = "sched_switch_btf"
 	schedProgSchedSwitchRaw      = "sched_switch_raw"
+	schedProgSchedSwitchStackRaw = "sched_switch_stack_raw"
 	schedProgSchedWakeupBtf      = "sched_wakeup_btf"
 	schedProgSchedWakeupNewBtf   = "sched_wakeup_new_btf"
 	schedProgSchedWakeupNewRaw   = "sched_wakeup_new_raw"
 	schedProgSchedWakeupRaw      = "sched_wakeup_raw"
+	schedProgTaskExitRaw         = "task_exit_raw"
 	schedVarEvidenceDropped      = "evidence_dropped"
 	schedVarEvidenceEpoch        = "evidence_epoch"
 	schedVarEvidenceInterfere    = "evidence_interfere"
@@ -96,10 +99,12 @@ type schedProgramSpecs struct {
 	SchedProcessForkRaw *ebpf.ProgramSpec `ebpf:"sched_process_fork_raw"`
 	SchedSwitchBtf      *ebpf.ProgramSpec `ebpf:"sched_switch_btf"`
 	SchedSwitchRaw      *ebpf.ProgramSpec `ebpf:"sched_switch_raw"`
+	SchedSwitchStackRaw *ebpf.ProgramSpec `ebpf:"sched_switch_stack_raw"`
 	SchedWakeupBtf      *ebpf.ProgramSpec `ebpf:"sched_wakeup_btf"`
 	SchedWakeupNewBtf   *ebpf.ProgramSpec `ebpf:"sched_wakeup_new_btf"`
 	SchedWakeupNewRaw   *ebpf.ProgramSpec `ebpf:"sched_wakeup_new_raw"`
 	SchedWakeupRaw      *ebpf.ProgramSpec `ebpf:"sched_wakeup_raw"`
+	TaskExitRaw         *ebpf.ProgramSpec `ebpf:"task_exit_raw"`
 }
 
 // schedMapSpecs contains maps before they are loaded into the kernel.
@@ -111,6 +116,7 @@ type schedMapSpecs struct {
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
+	LeftStacks     *ebpf.MapSpec `ebpf:"left_stacks"`
 	Start          *ebpf.MapSpec `ebpf:"start"`
 	StartPid       *ebpf.MapSpec `ebpf:"start_pid"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
@@ -159,6 +165,7 @@ type schedMaps struct {
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
+	LeftStacks     *ebpf.Map `ebpf:"left_stacks"`
 	Start          *ebpf.Map `ebpf:"start"`
 	StartPid       *ebpf.Map `ebpf:"start_pid"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
@@ -172,6 +179,7 @@ func (m *schedMaps) Close() error {
 		m.Hist,
 		m.HistStats,
 		m.InterfereLog,
+		m.LeftStacks,
 		m.Start,
 		m.StartPid,
 		m.Tgids,
@@ -206,10 +214,12 @@ type schedPrograms struct {
 	SchedProcessForkRaw *ebpf.Program `ebpf:"sched_process_fork_raw"`
 	SchedSwitchBtf      *ebpf.Program `ebpf:"sched_switch_btf"`
 	SchedSwitchRaw      *ebpf.Program `ebpf:"sched_switch_raw"`
+	SchedSwitchStackRaw *ebpf.Program `ebpf:"sched_switch_stack_raw"`
 	SchedWakeupBtf      *ebpf.Program `ebpf:"sched_wakeup_btf"`
 	SchedWakeupNewBtf   *ebpf.Program `ebpf:"sched_wakeup_new_btf"`
 	SchedWakeupNewRaw   *ebpf.Program `ebpf:"sched_wakeup_new_raw"`
 	SchedWakeupRaw      *ebpf.Program `ebpf:"sched_wakeup_raw"`
+	TaskExitRaw         *ebpf.Program `ebpf:"task_exit_raw"`
 }
 
 func (p *schedPrograms) Close() error {
@@ -220,10 +230,12 @@ func (p *schedPrograms) Close() error {
 		p.SchedProcessForkRaw,
 		p.SchedSwitchBtf,
 		p.SchedSwitchRaw,
+		p.SchedSwitchStackRaw,
 		p.SchedWakeupBtf,
 		p.SchedWakeupNewBtf,
 		p.SchedWakeupNewRaw,
 		p.SchedWakeupRaw,
+		p.TaskExitRaw,
 	)
 }
 

@@ -1,6 +1,8 @@
 package softirq
 
 import (
+	"github.com/cilium/ebpf"
+
 	"slices"
 	"strings"
 
@@ -18,10 +20,11 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cfg := c.(*Config)
-		return New(Options{Vectors: cfg.Vectors, CPUs: cfg.CPUs, BTF: o.BTF, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{Vectors: cfg.Vectors, CPUs: cfg.CPUs, BTF: o.BTF, KernelTypes: o.KernelTypes, Evidence: o.Evidence, Interference: o.Interference})
 	},
-	Probe:  &Config{Vectors: DefaultVectors},
-	Values: map[string]func() []string{"vectors": func() []string { return Vectors }},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadSoftirq) },
+	Probe:   &Config{Vectors: DefaultVectors},
+	Values:  map[string]func() []string{"vectors": func() []string { return Vectors }},
 }
 
 // Config is the tracer's config in a scenario:

@@ -1,6 +1,8 @@
 package syscalls
 
 import (
+	"github.com/cilium/ebpf"
+
 	"slices"
 	"strings"
 
@@ -18,10 +20,11 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, Syscalls: c.(*Config).Syscalls, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TGID: o.TGID, Syscalls: c.(*Config).Syscalls, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
-	Probe:  &Config{Syscalls: []string{"getppid"}},
-	Values: map[string]func() []string{"syscalls": Names},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadSyscall, loadEmpty) },
+	Probe:   &Config{Syscalls: []string{"getppid"}},
+	Values:  map[string]func() []string{"syscalls": Names},
 }
 
 // Config is the tracer's config in a scenario:

@@ -1,6 +1,8 @@
 package ufunc
 
 import (
+	"github.com/cilium/ebpf"
+
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,10 +21,11 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cc := c.(*Config)
-		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
 	},
 	// The C library is the one non-Go binary a host is sure to have.
-	Probe: &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},
+	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadUfunc) },
+	Probe:   &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},
 }
 
 // Config is the tracer's config in a scenario:

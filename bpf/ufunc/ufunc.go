@@ -41,8 +41,9 @@ type Options struct {
 	// an executable in $PATH.
 	Binary string
 	// Symbols are the functions of Binary to time.
-	Symbols []string
-	BTF     *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	Symbols     []string
+	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
+	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
 	// Threads counts only the threads added with AddThread (see
 	// tracing.Options.Threads).
 	Threads bool
@@ -85,6 +86,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics:      metrics,
 		TGID:         opts.TGID,
 		BTF:          opts.BTF,
+		KernelTypes:  opts.KernelTypes,
 		Threads:      opts.Threads,
 		CgroupID:     opts.CgroupID,
 		Evidence:     opts.Evidence,

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
@@ -230,6 +232,7 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 	if req.Duration == 0 {
 		req.Scenarios = lengthenVMTrials(req.Scenarios)
 	}
+	types := kernelTypesFor(k, func(s string) { p.Line(t.name + ": " + s) })
 	trials := 0
 	for _, s := range req.Scenarios {
 		trials = max(trials, req.Resolve(s).Trials)
@@ -263,7 +266,7 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 		if trials > 1 {
 			p.Line(fmt.Sprintf("%s: boot %d/%d", t.name, trial, trials))
 		}
-		res, err := bootOnce(ctx, t, k, boot, p)
+		res, err := bootOnce(ctx, t, k, types, boot, p)
 		if err != nil {
 			return merged(err)
 		}
@@ -298,9 +301,11 @@ func lengthenVMTrials(ss []*scenarios.Scenario) []*scenarios.Scenario {
 	return out
 }
 
-// bootOnce boots t's kernel once and runs req in the guest.
-func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+// bootOnce boots t's kernel once and runs req in the guest, whose tracers
+// relocate against kernelTypes when set (kernelTypesFor).
+func bootOnce(ctx context.Context, t execTarget, k *vmtest.Kernel, kernelTypes string, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	vm := t.vm.VM(k)
+	vm.KernelTypes = kernelTypes
 	if vm.Deadline == 0 {
 		vm.Deadline = deadline(req)
 	}
@@ -333,6 +338,15 @@ func guestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*
 		// A boot is as fresh as a worker process: the guest runs its
 		// trials itself.
 		InProcess: true,
+	}
+	if gr.KernelTypes != "" {
+		raw, err := os.ReadFile(gr.KernelTypes)
+		if err != nil {
+			return nil, fmt.Errorf("kernel types from the host: %w", err)
+		}
+		if req.KernelTypes, err = kerneltypes.Load(raw); err != nil {
+			return nil, fmt.Errorf("kernel types from the host: %w", err)
+		}
 	}
 	for i, raw := range gr.Scenarios {
 		var s scenarios.Scenario

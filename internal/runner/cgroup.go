@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -22,8 +20,8 @@ import (
 // (--cgroup).
 
 // traceOptions returns the tracer options that count workload wl's tasks.
-func traceOptions(wl scenarios.Runner, w scenarios.Workload, cache *btf.Cache) tracing.TracerOptions {
-	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: scenarios.ThreadsAttributable(w), BTF: cache}
+func traceOptions(wl scenarios.Runner, w scenarios.Workload, kb kernelBTF) tracing.TracerOptions {
+	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: scenarios.ThreadsAttributable(w), BTF: kb.cache, KernelTypes: kb.types}
 	if t, ok := scenarios.TasksOf(wl); ok {
 		opts.Threads = false
 		opts.TGID = uint32(t.PID)

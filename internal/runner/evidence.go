@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -20,11 +19,11 @@ const topContributors = 4
 // scenario whose tracers keep evidence; nil when they keep none. A kernel
 // that cannot load it (bpf_loop is 5.17's) runs without: its events then
 // carry no interference.
-func loadInterference(s *scenarios.Scenario, cache *btf.Cache) (*interfere.Log, error) {
+func loadInterference(s *scenarios.Scenario, kb kernelBTF) (*interfere.Log, error) {
 	if s.Evidence == 0 || len(s.Tracers) == 0 {
 		return nil, nil
 	}
-	l, err := interfere.Load(interfere.Options{BTF: cache})
+	l, err := interfere.Load(interfere.Options{BTF: kb.cache, KernelTypes: kb.types})
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		return nil, nil
 	}

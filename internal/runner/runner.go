@@ -43,6 +43,10 @@ type Request struct {
 	// are left as hex for the host to name from its System.map (a guest's
 	// run: see tracing.Symbolizer.LeaveCore and NameGuestFrames).
 	KernelText tracing.TextRange
+	// KernelTypes, when set, are the part of the kernel's BTF the tracers
+	// relocate against instead of the whole (a guest's, cut on the host:
+	// internal/kerneltypes). Only for in-process runs.
+	KernelTypes *btf.Spec `json:"-"`
 	// SkipUnsupported passes over, with a note in the Result, a scenario
 	// a tracer of which this kernel cannot load at all (kfunc without
 	// fentry or kprobes), as a run of every built-in does.
@@ -176,13 +180,13 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		}
 	}
 	// Every tracer of every scenario relocates against the same kernel BTF.
-	cache := btf.NewCache()
+	kb := kernelBTF{cache: btf.NewCache(), types: req.KernelTypes}
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
 		var sr *result.Scenario
 		var err error
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, cache, req.KernelText, i+1, len(req.Scenarios), req.Progress)
+			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress)
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
 		}
@@ -244,7 +248,14 @@ func attachTracers(s *scenarios.Scenario, opts tracing.TracerOptions) ([]*tracin
 	return ts, nil
 }
 
-func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, text tracing.TextRange, idx, count int, progress func(Event)) (*result.Scenario, error) {
+// kernelBTF is what the tracers of a run relocate against: the kernel's
+// BTF, decoded once and shared, or the types given instead.
+type kernelBTF struct {
+	cache *btf.Cache
+	types *btf.Spec
+}
+
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event)) (*result.Scenario, error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
@@ -258,9 +269,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, cache *btf.Cache, t
 	defer wl.Close()
 
 	emit(Event{Phase: "attach"})
-	opts := traceOptions(wl, s.Workload, cache)
+	opts := traceOptions(wl, s.Workload, kb)
 	opts.Evidence = s.Evidence
-	ilog, err := loadInterference(s, cache)
+	ilog, err := loadInterference(s, kb)
 	if err != nil {
 		return sr, err
 	}

@@ -104,7 +104,7 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		}
 	}
 	ctx = scenarios.WithCPUOffset(ctx, req.CPUOffset)
-	sr, err := runScenario(ctx, s, btf.NewCache(), tracing.TextRange{}, 1, 1, nil)
+	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, tracing.TextRange{}, 1, 1, nil)
 	if err != nil {
 		return replyError(err)
 	}

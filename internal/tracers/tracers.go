@@ -6,7 +6,12 @@
 package tracers
 
 import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+
 	"github.com/tailgate-ci/tailgate/bpf/block"
+	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/irq"
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/bpf/offcpu"
@@ -49,4 +54,24 @@ func Names() []string {
 		names[i] = k.Name
 	}
 	return names
+}
+
+// Objects returns the BPF objects of every tracer and of the evidence's
+// interference log: all that a run may relocate against a kernel's BTF.
+func Objects() ([]*ebpf.CollectionSpec, error) {
+	specs, err := interfere.Objects()
+	if err != nil {
+		return nil, fmt.Errorf("interfere: %w", err)
+	}
+	for _, k := range All {
+		if k.Objects == nil {
+			return nil, fmt.Errorf("tracer %s declares no Objects", k.Name)
+		}
+		s, err := k.Objects()
+		if err != nil {
+			return nil, fmt.Errorf("tracer %s: %w", k.Name, err)
+		}
+		specs = append(specs, s...)
+	}
+	return specs, nil
 }

@@ -49,6 +49,9 @@ type Kind struct {
 	// Values lists, by config key, the values the key takes, for
 	// "tailgate list KEY" (syscalls: the syscall names); nil when none.
 	Values map[string]func() []string
+	// Objects returns the tracer's BPF objects, whose types are the part
+	// of a kernel's BTF a guest gets (internal/kerneltypes).
+	Objects func() ([]*ebpf.CollectionSpec, error)
 }
 
 // Config is a tracer's parsed config. It marshals to JSON as the scenario
@@ -83,6 +86,9 @@ type TracerOptions struct {
 	CgroupID uint64
 	// BTF shares the decoded kernel BTF between loads; nil decodes it anew.
 	BTF *btf.Cache
+	// KernelTypes, when set, replace the kernel's BTF for CO-RE
+	// (Options.KernelTypes).
+	KernelTypes *btf.Spec
 	// Evidence is how many of each metric's slowest events to keep per
 	// trial (Options.Evidence); 0 is off.
 	Evidence int
@@ -102,4 +108,18 @@ func DecodeJSON[C any, P interface {
 		return nil, err
 	}
 	return P(&c), nil
+}
+
+// Objects calls each of loads (an object's bpf2go loader) for a
+// Kind.Objects.
+func Objects(loads ...func() (*ebpf.CollectionSpec, error)) ([]*ebpf.CollectionSpec, error) {
+	var specs []*ebpf.CollectionSpec
+	for _, load := range loads {
+		s, err := load()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
 }

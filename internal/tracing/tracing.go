@@ -65,6 +65,12 @@ type Options struct {
 	// BTF, when set, shares the decoded kernel BTF between loads: decoding
 	// it is most of a load's time (about 50 ms here, seconds under TCG).
 	BTF *btf.Cache
+	// KernelTypes, when set, are the kernel's types the CO-RE relocations
+	// use instead of its whole BTF: the part of it tailgate's objects
+	// relocate against, cut on the host for a guest (internal/kerneltypes).
+	// With them a tracer attaches raw_tp, unless Variant says otherwise:
+	// finding a tp_btf program's attach point takes the kernel's own BTF.
+	KernelTypes *btf.Spec
 	// Evidence is how many of each metric's slowest events to keep per
 	// trial (see Evidence), for tracers built with evidence.bpf.h; 0 is
 	// off.
@@ -113,12 +119,8 @@ func Load(spec *ebpf.CollectionSpec, opts Options) (*Tracer, error) {
 	if len(opts.Metrics) > maxMetrics {
 		return nil, fmt.Errorf("%s: %d metrics, at most %d", opts.Name, len(opts.Metrics), maxMetrics)
 	}
-	variants := []Variant{TPBTF, RawTP}
-	if opts.Variant != "" {
-		variants = []Variant{opts.Variant}
-	}
 	var errs []error
-	for _, v := range variants {
+	for _, v := range Variants(opts.Variant, opts.KernelTypes) {
 		t, err := load(spec, opts, v)
 		if err == nil {
 			return t, nil
@@ -130,6 +132,18 @@ func Load(spec *ebpf.CollectionSpec, opts Options) (*Tracer, error) {
 		errs = append(errs, fmt.Errorf("%s: %w", v, err))
 	}
 	return nil, fmt.Errorf("%s: %w", opts.Name, errors.Join(errs...))
+}
+
+// Variants are the variants a tracer tries, in order: the one forced, or
+// tp_btf then raw_tp; raw_tp alone with kernel types given (Options).
+func Variants(forced Variant, kernelTypes *btf.Spec) []Variant {
+	switch {
+	case forced != "":
+		return []Variant{forced}
+	case kernelTypes != nil:
+		return []Variant{RawTP}
+	}
+	return []Variant{TPBTF, RawTP}
 }
 
 func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (*Tracer, error) {
@@ -191,7 +205,7 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20},
+		Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 		Cache:           opts.BTF,
 		MapReplacements: replace,
 	})
