@@ -137,7 +137,7 @@ func GuestMain(run GuestRunFunc) int {
 		return 3
 	}
 	collectLate(req.Target.MemMiB)
-	init := uptime()
+	started := uptime()
 	modStart := time.Now()
 	if err := loadModules(req.Modules); err != nil {
 		fail(err, nil)
@@ -154,7 +154,7 @@ func GuestMain(run GuestRunFunc) int {
 			return 3
 		}
 	}
-	say(fmt.Sprintf("guest ready at %s since boot (init at %s; mounts, %d modules in %.2fs, results port)", uptime(), init, len(req.Modules), time.Since(modStart).Seconds()))
+	say(fmt.Sprintf("guest ready at %s since boot (init at %s; mounts, %d modules in %.2fs, results port)", uptime(), started, len(req.Modules), time.Since(modStart).Seconds()))
 	res, err := run(context.Background(), req, say)
 	if err != nil {
 		fail(err, res)

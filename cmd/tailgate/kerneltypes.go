@@ -34,7 +34,7 @@ func kernelTypesFor(k *vmtest.Kernel, line func(string)) string {
 		line("cannot cut the kernel's BTF for the guest: " + err.Error())
 		return ""
 	}
-	sum := sha256.Sum256([]byte(strings.Join(names, "\n")))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\n%s", kerneltypes.Version, strings.Join(names, "\n")))
 	path := filepath.Join(k.Dir, fmt.Sprintf("kernel-types-%x.btf", sum[:6]))
 	if _, err := os.Stat(path); err == nil {
 		return path

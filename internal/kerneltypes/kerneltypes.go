@@ -34,6 +34,10 @@ import (
 	"github.com/cilium/ebpf/btf"
 )
 
+// Version changes whenever Cut would make a different cut of the same
+// kernel for the same names: a kept cut is named by it and the names.
+const Version = 1
+
 // Names returns the names to keep for objs, increasing: the essential
 // names of the named types a relocation of theirs can be rooted at, and
 // extra (such as the btf_trace_ typedefs of tracepoints a loader looks
