@@ -19,7 +19,10 @@ import (
 // tracer, per program run as the kernel counts it (run-time statistics)
 // and per round trip of a pipe ping-pong between two threads of this
 // process, both counted by the tracer: without evidence, with the default
-// 10 slowest per metric, and with the interference log loaded and walked.
+// 10 slowest per metric, and with the interference log loaded and walked;
+// and the raw_tp variant without and with evidence, which keeps a stack at
+// every switch-out of a traced task (tp_btf reads it only for the events
+// kept).
 //
 //	go test ./bpf/sched/ -run '^$' -bench EvidenceCost -benchtime 10x
 func BenchmarkEvidenceCost(b *testing.B) {
@@ -40,6 +43,8 @@ func BenchmarkEvidenceCost(b *testing.B) {
 		{"tracer", Options{}},
 		{"evidence", Options{Evidence: 10}},
 		{"interference", Options{Evidence: 10, Interference: ilog.Map()}},
+		{"raw_tp-tracer", Options{Variant: tracing.RawTP}},
+		{"raw_tp-evidence", Options{Variant: tracing.RawTP, Evidence: 10}},
 	}
 	perTrip := map[string][]float64{}
 	perRun := map[string][]float64{}
@@ -80,6 +85,8 @@ func BenchmarkEvidenceCost(b *testing.B) {
 	b.ReportMetric(med(perRun["evidence"])/med(perRun["tracer"]), "run-ratio:evidence/tracer")
 	b.ReportMetric(med(perRun["interference"])/med(perRun["tracer"]), "run-ratio:interference/tracer")
 	b.ReportMetric(med(perTrip["evidence"])/med(perTrip["tracer"]), "trip-ratio:evidence/tracer")
+	b.ReportMetric(med(perRun["raw_tp-evidence"])/med(perRun["raw_tp-tracer"]), "run-ratio:raw_tp-evidence/raw_tp-tracer")
+	b.ReportMetric(med(perTrip["raw_tp-evidence"])/med(perTrip["raw_tp-tracer"]), "trip-ratio:raw_tp-evidence/raw_tp-tracer")
 }
 
 // pingPong runs n round trips over two pipes between this thread and
