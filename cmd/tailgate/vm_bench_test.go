@@ -17,8 +17,9 @@ import (
 // into the cache before timing starts. Beside the total it reports where
 // the time goes, from the run's progress lines as they arrive: launch to
 // the guest's "ready" line (QEMU, firmware, the kernel's boot, tailgate's
-// init: mounts, modules, results port), of which the guest's own clock
-// since boot; "ready" to the scenario's attach line; attach to the trial's
+// init: mounts, modules, results port), and in it QEMU's start (launch
+// to ready less the guest's clock), the kernel to init and init to ready
+// by the guest's own clock; "ready" to the scenario's attach line; attach to the trial's
 // line (loading and attaching the tracers, the trial less its 200 ms,
 // reading the result), and the trial's line to exit (the Result back, QEMU
 // exit, the host's report).
@@ -34,7 +35,7 @@ func BenchmarkVMBootToResult(b *testing.B) {
 	}
 	splits := map[string][]float64{}
 	add := func(k string, d time.Duration) { splits[k] = append(splits[k], d.Seconds()) }
-	readyRe := regexp.MustCompile(`guest ready at ([0-9.]+)s since boot`)
+	readyRe := regexp.MustCompile(`guest ready at ([0-9.]+)s since boot \(init at ([0-9.]+)s`)
 	for range b.N {
 		cmd := exec.Command(bin, args...)
 		stderr, err := cmd.StderrPipe()
@@ -54,8 +55,16 @@ func BenchmarkVMBootToResult(b *testing.B) {
 			switch {
 			case readyRe.MatchString(l) && ready == 0:
 				ready = at
-				if g, err := strconv.ParseFloat(readyRe.FindStringSubmatch(l)[1], 64); err == nil {
+				m := readyRe.FindStringSubmatch(l)
+				g, gerr := strconv.ParseFloat(m[1], 64)
+				i, ierr := strconv.ParseFloat(m[2], 64)
+				if gerr == nil && ierr == nil {
 					splits["guest clock at ready"] = append(splits["guest clock at ready"], g)
+					// The guest's clock starts with its kernel; the
+					// rest of launch to ready is QEMU and firmware.
+					splits["qemu start"] = append(splits["qemu start"], at.Seconds()-g)
+					splits["kernel to init"] = append(splits["kernel to init"], i)
+					splits["init to ready"] = append(splits["init to ready"], g-i)
 				}
 			case strings.HasSuffix(l, ": attach") && attach == 0:
 				attach = at
