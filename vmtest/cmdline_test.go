@@ -18,7 +18,7 @@ func TestBootCmdline(t *testing.T) {
 	if !strings.HasPrefix(tcg, baseCmdline+" ") || !strings.HasSuffix(tcg, " "+vm.Cmdline) {
 		t.Errorf("TCG command line %q: want the base first and the VM's own last", tcg)
 	}
-	for _, want := range []string{" cryptomgr.notests ", " tsc=reliable "} {
+	for _, want := range []string{" cryptomgr.notests ", " tsc=reliable ", " initcall_blacklist=crypto_kdf108_init "} {
 		if !strings.Contains(tcg, want) {
 			t.Errorf("TCG command line %q lacks %q", tcg, want)
 		}
