@@ -79,7 +79,7 @@ func Load(opts Options) (*Log, error) {
 }
 
 // hasTracepoint reports whether the kernel's BTF (or opts.KernelTypes,
-// which keep the typedefs of ObjectTracepoints) declares tracepoint tp.
+// which keep the typedefs of OptionalTracepoints) declares tracepoint tp.
 func hasTracepoint(opts Options, tp string) bool {
 	spec, err := opts.KernelTypes, error(nil)
 	switch {
