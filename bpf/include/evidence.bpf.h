@@ -258,4 +258,27 @@ static __always_inline void evidence_current(void *ctx, __u32 m, __u64 v)
 		evidence_interference((e), (e)->tid);                        \
 	})
 
+/* A task's kernel stack kept at its switch-out, for raw_tp programs: they
+ * get no trusted task pointer to read it from at switch-in, as tp_btf
+ * programs do with bpf_get_task_stack. sched and offcpu keep one per
+ * traced task while evidence is on. */
+struct kept_stack {
+	__s32 kstack_len; /* bytes, or < 0 */
+	__u64 kstack[EVIDENCE_STACK];
+};
+
+/* evidence_keep_stack keeps the current task's kernel stack in k. */
+static __always_inline void evidence_keep_stack(void *ctx, struct kept_stack *k)
+{
+	k->kstack_len = bpf_get_stack(ctx, k->kstack, sizeof(k->kstack), 0);
+}
+
+/* evidence_kept_stack puts the stack kept in k into e: one helper call,
+ * not a 1 KiB copy unrolled wherever it is inlined. */
+static __always_inline void evidence_kept_stack(struct evidence_event *e, const struct kept_stack *k)
+{
+	if (!bpf_probe_read_kernel(e->kstack, sizeof(e->kstack), k->kstack))
+		e->kstack_len = k->kstack_len;
+}
+
 #endif /* __EVIDENCE_BPF_H */

@@ -44,8 +44,7 @@ struct {
 struct switched_out_stack {
 	__u64 ts;
 	__u32 runnable;
-	__s32 kstack_len; /* bytes, or < 0 */
-	__u64 kstack[EVIDENCE_STACK];
+	struct kept_stack stack;
 };
 
 struct {
@@ -146,7 +145,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 			o->runnable = runnable(preempt, prev_state);
 			/* prev is the current task: its stack is this one. */
 			if (evidence_on)
-				o->kstack_len = bpf_get_stack(ctx, o->kstack, sizeof(o->kstack), 0);
+				evidence_keep_stack(ctx, &o->stack);
 		}
 	}
 	pid = BPF_CORE_READ(next, pid);
@@ -162,8 +161,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	ev = evidence_begin(m, delta);
 	if (ev) {
 		evidence_fill_task(ev, next, prev);
-		ev->kstack_len = o->kstack_len;
-		__builtin_memcpy(ev->kstack, o->kstack, sizeof(ev->kstack));
+		evidence_kept_stack(ev, &o->stack);
 		bpf_ringbuf_submit(ev, 0);
 	}
 	return 0;

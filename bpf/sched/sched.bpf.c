@@ -53,20 +53,15 @@ struct {
 /* raw_tp with evidence: each traced task's kernel stack at its last
  * switch-out, by tid. Entries go when their task exits, and exiting tasks
  * make none. */
-struct left_stack {
-	__s32 kstack_len; /* bytes, or < 0 */
-	__u64 kstack[EVIDENCE_STACK];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, struct left_stack);
+	__type(value, struct kept_stack);
 } left_stacks SEC(".maps");
 
-static const struct left_stack no_stack = {};
+static const struct kept_stack no_stack = {};
 
 HIST_MAPS;
 
@@ -78,7 +73,7 @@ static __always_inline void evidence_runq(__u32 m, __u64 delta, struct task_stru
 					  struct task_struct *prev, bool btf)
 {
 	struct evidence_event *ev = evidence_begin(m, delta);
-	struct left_stack *ls;
+	struct kept_stack *ls;
 	__u32 pid;
 
 	if (!ev)
@@ -89,11 +84,8 @@ static __always_inline void evidence_runq(__u32 m, __u64 delta, struct task_stru
 	} else {
 		pid = BPF_CORE_READ(next, pid);
 		ls = bpf_map_lookup_elem(&left_stacks, &pid);
-		/* One helper call, not a 1 KiB copy unrolled at each of the
-		 * four places this is inlined: the verifier's time, under
-		 * TCG, is much of a guest's attach. */
-		if (ls && !bpf_probe_read_kernel(ev->kstack, sizeof(ev->kstack), ls->kstack))
-			ev->kstack_len = ls->kstack_len;
+		if (ls)
+			evidence_kept_stack(ev, ls);
 	}
 	bpf_ringbuf_submit(ev, 0);
 }
@@ -206,7 +198,7 @@ int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 /* keep_stack keeps prev's kernel stack, prev being the current task. */
 static __always_inline void keep_stack(void *ctx, struct task_struct *prev)
 {
-	struct left_stack *ls;
+	struct kept_stack *ls;
 	__u32 pid;
 
 	pid = BPF_CORE_READ(prev, pid);
@@ -219,7 +211,7 @@ static __always_inline void keep_stack(void *ctx, struct task_struct *prev)
 		ls = bpf_map_lookup_elem(&left_stacks, &pid);
 	}
 	if (ls)
-		ls->kstack_len = bpf_get_stack(ctx, ls->kstack, sizeof(ls->kstack), 0);
+		evidence_keep_stack(ctx, ls);
 }
 
 SEC("raw_tp/sched_switch")
