@@ -94,22 +94,16 @@ static __always_inline void record(struct enqueued *e, struct task_struct *next,
 				   struct task_struct *prev, bool btf)
 {
 	__u64 delta = bpf_ktime_get_ns() - e->ts;
+	__u32 m = e->kind == KIND_PREEMPTED ? METRIC_RUNQ_PREEMPTED : METRIC_RUNQ;
 
-	switch (e->kind) {
-	case KIND_WAKEUP:
-		hist_record(METRIC_RUNQ, delta);
-		evidence_runq(METRIC_RUNQ, delta, next, prev, btf);
-		break;
-	case KIND_WAKEUP_NEW:
-		hist_record(METRIC_RUNQ, delta);
+	/* Two places evidence_runq is inlined, not one per kind: each copy
+	 * is verified apart, and the verifier's time is much of a guest's
+	 * attach under TCG. */
+	hist_record(m, delta);
+	evidence_runq(m, delta, next, prev, btf);
+	if (e->kind == KIND_WAKEUP_NEW) {
 		hist_record(METRIC_WAKEUP_NEW, delta);
-		evidence_runq(METRIC_RUNQ, delta, next, prev, btf);
 		evidence_runq(METRIC_WAKEUP_NEW, delta, next, prev, btf);
-		break;
-	case KIND_PREEMPTED:
-		hist_record(METRIC_RUNQ_PREEMPTED, delta);
-		evidence_runq(METRIC_RUNQ_PREEMPTED, delta, next, prev, btf);
-		break;
 	}
 	e->ts = 0;
 }
