@@ -13,7 +13,8 @@
 //	  rate: 0                     # syscall: calls/s per thread; 0 = closed loop
 //	  noise: 0                    # any kind: CPU hogs, a number or ncpu
 //	  # pingpong: channel (pipe, eventfd, futex), pairs
-//	  # timer: interval (1ms), priority (SCHED_FIFO 1-99; 0 = SCHED_OTHER), cpus (a CPU list)
+//	  # timer: interval (1ms), priority (SCHED_FIFO 1-99; 0 = SCHED_OTHER)
+//	  # syscall, pingpong, timer: cpus (a CPU list) pins the measured threads
 //	  # fork: mode (fork, thread)
 //	tracers:                      # see tailgate list; internal/tracers
 //	  syscall: {syscalls: [read]} # names: tailgate list syscalls
@@ -157,11 +158,11 @@ type Workload struct {
 	// Sleep is how the timer's threads sleep: TimerSleepRaw or
 	// TimerSleepRuntime; "" is the default, DefaultTimerSleep.
 	Sleep string `json:"sleep,omitempty"`
-	// CPUs are the CPUs the timer's threads are pinned to, thread i to
-	// CPUs[i mod len], as cyclictest -a does (an isolated CPU, say); nil
-	// is the default: each trial pins them to CPUs chosen anew among all
-	// the process may run on. In YAML a CPU list as taskset -c and
-	// isolcpus= write it ("1", "0,2", "2-3").
+	// CPUs are the CPUs the measured threads (syscall, pingpong, timer)
+	// are pinned to, thread i to CPUs[(i+offset) mod len], as cyclictest
+	// -a does (an isolated CPU, say); nil is the default: each trial pins
+	// them to CPUs chosen anew among all the process may run on. In YAML a
+	// CPU list as taskset -c and isolcpus= write it ("1", "0,2", "2-3").
 	CPUs []int `json:"cpus,omitempty"`
 
 	// fork

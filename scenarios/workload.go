@@ -215,7 +215,7 @@ var (
 
 var syscallKind = WorkloadKind{
 	Name: "syscall",
-	Keys: []string{"syscall", "size", "threads", "rate"},
+	Keys: []string{"syscall", "size", "threads", "rate", "cpus"},
 	Defaults: func(w *Workload) {
 		if w.Syscall == "" {
 			w.Syscall = DefaultSyscall
@@ -235,7 +235,7 @@ var syscallKind = WorkloadKind{
 		if w.Syscall != "getppid" {
 			errs = append(errs, checkIntRange("size", w.Size, 1, maxSize))
 		}
-		errs = append(errs, checkIntRange("threads", w.Threads, 1, maxThreads), checkRate(w.Rate))
+		errs = append(errs, checkIntRange("threads", w.Threads, 1, maxThreads), checkRate(w.Rate), checkCPUs(w.CPUs))
 		return firstError(errs)
 	},
 	New:      newSyscallKind,
@@ -244,7 +244,7 @@ var syscallKind = WorkloadKind{
 
 var pingpongKind = WorkloadKind{
 	Name: "pingpong",
-	Keys: []string{"channel", "pairs"},
+	Keys: []string{"channel", "pairs", "cpus"},
 	Defaults: func(w *Workload) {
 		if w.Channel == "" {
 			w.Channel = DefaultChannel
@@ -254,7 +254,7 @@ var pingpongKind = WorkloadKind{
 		}
 	},
 	Check: func(w Workload) error {
-		return firstError([]error{checkOneOf("channel", w.Channel, pingpongChannels), checkIntRange("pairs", w.Pairs, 1, maxPairs)})
+		return firstError([]error{checkOneOf("channel", w.Channel, pingpongChannels), checkIntRange("pairs", w.Pairs, 1, maxPairs), checkCPUs(w.CPUs)})
 	},
 	New: newPingpongKind,
 }

@@ -38,6 +38,9 @@ const (
 )
 
 func newPingpongLoad(w Workload) (*pingpongLoad, error) {
+	if err := CheckAllowedCPUs(w.CPUs); err != nil {
+		return nil, err
+	}
 	l := &pingpongLoad{w: w}
 	for range w.Pairs {
 		p := &pingpongPair{}
@@ -87,7 +90,7 @@ func (l *pingpongLoad) run(ctx context.Context) (Stats, error) {
 	for _, p := range l.pairs {
 		p.word.Store(turnA)
 	}
-	st, err := runCrew(ctx, 0, 2*len(l.pairs), l.thread, l.wake)
+	st, err := runCrew(withPinCPUs(ctx, l.w.CPUs), 0, 2*len(l.pairs), l.thread, l.wake)
 	if l.w.Channel != "futex" {
 		// The stopper's wake tokens, and perhaps a token in flight, must
 		// not leak into the next run.

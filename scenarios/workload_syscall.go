@@ -24,6 +24,9 @@ type syscallLoad struct {
 }
 
 func newSyscallLoad(w Workload, pid int) (*syscallLoad, error) {
+	if err := CheckAllowedCPUs(w.CPUs); err != nil {
+		return nil, err
+	}
 	l := &syscallLoad{w: w, pid: pid}
 	var path string
 	var flags int
@@ -68,7 +71,7 @@ func (l *syscallLoad) close() error {
 }
 
 func (l *syscallLoad) run(ctx context.Context) (Stats, error) {
-	return runCrew(ctx, l.pid, l.w.Threads, l.thread, nil)
+	return runCrew(withPinCPUs(ctx, l.w.CPUs), l.pid, l.w.Threads, l.thread, nil)
 }
 
 func (l *syscallLoad) thread(i int, c *crew, m *member) {

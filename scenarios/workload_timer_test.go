@@ -318,6 +318,40 @@ func TestTimerCPUs(t *testing.T) {
 	}
 }
 
+// TestCPUsOfOtherKinds: syscall and pingpong take cpus too; a ping-pong
+// pair listed one CPU runs both sides on it.
+func TestCPUsOfOtherKinds(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Fatal("needs 2 CPUs")
+	}
+	for _, tt := range []struct {
+		w    Workload
+		want []int
+	}{
+		{Workload{Kind: "syscall", Syscall: "getppid", Threads: 2, CPUs: []int{1}}, []int{1}},
+		{Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1, CPUs: []int{0}}, []int{0}},
+		{Workload{Kind: "pingpong", Channel: "futex", Pairs: 2, CPUs: []int{0, 1}}, []int{0, 1}},
+	} {
+		r, err := NewWorkload(tt.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(WithCPUOffset(context.Background(), 1), 30*time.Millisecond)
+		st, err := r.Run(ctx)
+		cancel()
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(st.CPUs, tt.want) || st.Ops == 0 {
+			t.Errorf("%s cpus %v: ran on %v (%d ops), want %v", tt.w.Kind, tt.w.CPUs, st.CPUs, st.Ops, tt.want)
+		}
+	}
+	if _, err := NewWorkload(Workload{Kind: "pingpong", Channel: "pipe", CPUs: []int{maxCPU}}); !errors.As(err, new(*CPUsError)) {
+		t.Errorf("pingpong on CPU %d: %v, want a CPUsError", maxCPU, err)
+	}
+}
+
 func TestCPUList(t *testing.T) {
 	for _, s := range []string{"1", "0-2,5", "0,2,4-7"} {
 		c, err := ParseCPUList(s)
