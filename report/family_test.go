@@ -215,3 +215,24 @@ func hasWarning(ws []Warning, k WarningKind) bool {
 	}
 	return false
 }
+
+// A tracer attached as different variants on the two sides is a warning
+// naming both; the same variant is none.
+func TestCompareWarnsOfTracerVariants(t *testing.T) {
+	base, cand := synthResult(t, 1, "abc", "", 0, 8), synthResult(t, 2, "abc", "", 0, 8)
+	base.Scenarios[0].Tracers = []result.TracerInfo{{Name: "syscall", Variant: "tp_btf"}, {Name: "sched", Variant: "tp_btf"}}
+	cand.Scenarios[0].Tracers = []result.TracerInfo{{Name: "syscall", Variant: "tp_btf"}, {Name: "sched", Variant: "raw_tp"}}
+	rep, err := Compare(base, cand, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Warning
+	for _, w := range rep.Scenarios[0].Warnings {
+		if w.Kind == WarnTracerVariant {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || got[0].Detail != "sched" || got[0].Base != "tp_btf" || got[0].Cand != "raw_tp" {
+		t.Errorf("tracer variant warnings %+v, want one for sched, tp_btf against raw_tp", got)
+	}
+}

@@ -249,6 +249,20 @@ func CompareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	return &rep.Scenarios[0], nil
 }
 
+// variantWarnings warns of each tracer both sides attached, but as
+// different variants.
+func variantWarnings(base, cand *result.Scenario) []Warning {
+	var ws []Warning
+	for _, c := range cand.Tracers {
+		for _, b := range base.Tracers {
+			if b.Name == c.Name && b.Variant != c.Variant && b.Variant != "" && c.Variant != "" {
+				ws = append(ws, Warning{Kind: WarnTracerVariant, Scenario: cand.Name, Detail: c.Name, Base: b.Variant, Cand: c.Variant})
+			}
+		}
+	}
+	return ws
+}
+
 func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
 	sr := &ScenarioReport{Name: cand.Name}
 	if base.Params != cand.Params {
@@ -257,6 +271,7 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		}
 		sr.Warnings = append(sr.Warnings, Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
+	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
 	gate, warn := GatePolicy(cand)
 	if warn != nil {
 		sr.Warnings = append(sr.Warnings, *warn)

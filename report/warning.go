@@ -17,6 +17,11 @@ const (
 	// WarnParamsDiffer: Scenario's parameter digests differ (Base, Cand,
 	// shortened); compared because forced.
 	WarnParamsDiffer WarningKind = "parameters differ"
+	// WarnTracerVariant: Scenario's tracer Detail attached as Base in the
+	// baseline and as Cand in the candidate (tp_btf and raw_tp, say: a
+	// guest relocating against a cut of its kernel's BTF attaches raw_tp);
+	// their programs cost differently.
+	WarnTracerVariant WarningKind = "tracer variant differs"
 	// WarnDefinitionUnreadable: Scenario's definition could not be read for
 	// its gate block (Detail); the default gate is used.
 	WarnDefinitionUnreadable WarningKind = "definition unreadable"

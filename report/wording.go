@@ -53,6 +53,8 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("scenario %s is not in %s; not compared", w.Scenario, base)
 	case WarnParamsDiffer:
 		return fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", w.Base, w.Cand)
+	case WarnTracerVariant:
+		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
 	case WarnMetricOneSide:

@@ -14,6 +14,7 @@ func TestWording(t *testing.T) {
 		{Warning{Kind: WarnOneTrial, Side: Candidate}.String(), "one candidate trial: the interval ignores trial-to-trial variation"},
 		{Warning{Kind: WarnWithinRunOnly, Target: "host", Detail: "6.1.0"}.String(), "intervals cover within-run noise only: the baseline is stored from another run; run `tailgate calibrate SCENARIO --baseline DIR` on host (kernel 6.1.0) to measure the between-run spread"},
 		{Warning{Kind: WarnNotCalibrated, Metric: "syscall.read", Percentile: "p99"}.String(), "no calibration for syscall.read p99: its interval covers within-run noise only"},
+		{Warning{Kind: WarnTracerVariant, Detail: "sched", Base: "tp_btf", Cand: "raw_tp"}.text("6.1-local", "6.1-cloud"), "the sched tracer attached as tp_btf in 6.1-local and as raw_tp in 6.1-cloud: their programs cost differently, and part of a difference may be the tracer's"},
 		{Warning{Kind: WarnCalibrationMismatch, Field: FieldKernelRelease, Base: "6.1", Cand: "6.12"}.String(), `the calibration was measured with kernel release "6.12", the baseline with "6.1"; applied all the same`},
 		{Stopping{Stop: true, Reason: StopRegression, Look: 2, Trials: 8, Gated: 3, Undecided: 2, Regressions: 1}.String(), "stopped after look 2 (8 trials per side): 1 regression confirmed, the gate fails whatever the 2 undecided tests would show"},
 		{Stopping{Stop: true, Reason: StopBudget, Look: 8, Trials: 20, Gated: 3, Undecided: 1}.String(), "stopped after look 8 (20 trials per side): the budget is spent with 1 of 3 gated tests undecided (inconclusive)"},
