@@ -72,3 +72,64 @@ func TestGuestRunKernelTypes(t *testing.T) {
 		}
 	}
 }
+
+// Every kernel with a vmlinux gets a cut of its BTF: a cached one's and a
+// bzImage's (whose vmlinux the cache extracted) kept beside the vmlinux,
+// an ELF given as a path's in a temporary file that goes with the run.
+func TestKernelTypesFor(t *testing.T) {
+	cache, err := vmtest.DefaultKernelCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := cache.Resolve(t.Context(), "debian:6.1-cloud")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Vmlinux == "" {
+		t.Fatalf("debian:6.1-cloud resolved without a vmlinux: %+v", k)
+	}
+	check := func(what, path string) {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if _, err := kerneltypes.Load(raw); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	var lines []string
+	line := func(s string) { lines = append(lines, s) }
+
+	// A bzImage's vmlinux, extracted into a directory of the cache.
+	dir := t.TempDir()
+	vml := filepath.Join(dir, "vmlinux")
+	if err := os.Symlink(k.Vmlinux, vml); err != nil {
+		t.Fatal(err)
+	}
+	path, done := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line)
+	done()
+	if filepath.Dir(path) != dir {
+		t.Errorf("a bzImage's cut at %q, want it kept beside its vmlinux in %s (%q)", path, dir, lines)
+	}
+	check("kept cut", path)
+	if again, _ := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line); again != path || len(lines) != 1 {
+		t.Errorf("second call: %q and lines %q, want the kept %q and no second cut", again, lines, path)
+	}
+
+	// An ELF kernel given as a path: nothing is written beside it.
+	path, done = kernelTypesFor(&vmtest.Kernel{Image: vml, Vmlinux: vml}, line)
+	if path == "" || filepath.Dir(path) == dir {
+		t.Fatalf("an ELF path's cut at %q, want a temporary file (%q)", path, lines)
+	}
+	check("temporary cut", path)
+	done()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the temporary cut %s outlives the run: %v", path, err)
+	}
+
+	// A bzImage booted as it is has nothing to cut.
+	if path, _ := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage"}, line); path != "" {
+		t.Errorf("no vmlinux, yet a cut at %q", path)
+	}
+}

@@ -15,41 +15,78 @@ import (
 
 // kernelTypesFor returns the file of k's BTF cut to the types tailgate's
 // BPF objects relocate against, which the guest's tracers use instead of
-// decoding the kernel's whole BTF (0.35-0.4 s of each boot under TCG). It
-// is made once per kernel and set of objects, from the cached kernel's
-// vmlinux, and kept beside it. "" when there is nothing to cut from (an
-// image given as a path, or no vmlinux) or the cut fails, which line says:
-// the guest then decodes its kernel's own BTF.
-func kernelTypesFor(k *vmtest.Kernel, line func(string)) string {
-	if k.Dir == "" || k.Vmlinux == "" {
-		return ""
+// decoding the kernel's whole BTF (0.35-0.4 s of each boot under TCG), and
+// what removes it when it is not kept. Every kernel with a vmlinux gets
+// one, so that every VM target of a comparison attaches the same variants
+// (raw_tp): a cached kernel's and a bzImage's (whose vmlinux the cache
+// extracted) is made once per set of objects and kept beside the vmlinux;
+// an ELF kernel given as a path gets one for this run, in a temporary
+// file. "" when there is nothing to cut from (a bzImage booted as it is)
+// or the cut fails, which line says: the guest then decodes its kernel's
+// own BTF.
+func kernelTypesFor(k *vmtest.Kernel, line func(string)) (string, func()) {
+	none := func() {}
+	if k.Vmlinux == "" {
+		return "", none
 	}
 	objs, err := tracers.Objects()
 	if err != nil {
 		line("cannot cut the kernel's BTF for the guest: " + err.Error())
-		return ""
+		return "", none
 	}
 	names := kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(interfere.OptionalTracepoints)...)
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d\n%s", kerneltypes.Version, strings.Join(names, "\n")))
-	path := filepath.Join(k.Dir, fmt.Sprintf("kernel-types-%x.btf", sum[:6]))
-	if _, err := os.Stat(path); err == nil {
-		return path
+	keep := k.Dir
+	if keep == "" && k.Vmlinux != k.Image {
+		keep = filepath.Dir(k.Vmlinux) // the cache's directory of a bzImage
+	}
+	path := ""
+	if keep != "" {
+		path = filepath.Join(keep, fmt.Sprintf("kernel-types-%x.btf", sum[:6]))
+		if _, err := os.Stat(path); err == nil {
+			return path, none
+		}
 	}
 	kernel, err := kerneltypes.ReadVmlinux(k.Vmlinux)
 	if err != nil {
 		line(fmt.Sprintf("the guest decodes its kernel's BTF itself: %s has none tailgate can read: %v", k.Vmlinux, err))
-		return ""
+		return "", none
 	}
 	raw, n, err := kerneltypes.Cut(kernel, names)
-	if err == nil {
+	done := none
+	switch {
+	case err != nil:
+	case path != "":
 		err = writeKernelTypes(path, raw)
+	default:
+		path, err = writeTempKernelTypes(raw)
+		done = func() { os.Remove(path) }
 	}
 	if err != nil {
 		line("cannot cut the kernel's BTF for the guest: " + err.Error())
-		return ""
+		return "", none
 	}
-	line(fmt.Sprintf("cut the kernel's BTF to the %d types the tracers relocate against (%d KiB), kept in the kernel cache", n, len(raw)>>10))
-	return path
+	if keep != "" {
+		line(fmt.Sprintf("cut the kernel's BTF to the %d types the tracers relocate against (%d KiB), kept in the kernel cache", n, len(raw)>>10))
+	}
+	return path, done
+}
+
+// writeTempKernelTypes writes raw to a temporary file of its own.
+func writeTempKernelTypes(raw []byte) (string, error) {
+	f, err := os.CreateTemp("", "tailgate-kernel-types-*.btf")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(raw)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // writeKernelTypes writes raw to path through a temporary file renamed

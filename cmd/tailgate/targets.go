@@ -232,7 +232,8 @@ func execute(ctx context.Context, t execTarget, f *targetFlags, req runner.Reque
 	if req.Duration == 0 {
 		req.Scenarios = lengthenVMTrials(req.Scenarios)
 	}
-	types := kernelTypesFor(k, func(s string) { p.Line(t.name + ": " + s) })
+	types, dropTypes := kernelTypesFor(k, func(s string) { p.Line(t.name + ": " + s) })
+	defer dropTypes()
 	trials := 0
 	for _, s := range req.Scenarios {
 		trials = max(trials, req.Resolve(s).Trials)
