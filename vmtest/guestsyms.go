@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -86,11 +88,49 @@ func systemMap(k *Kernel) *tracing.SystemMap {
 		if p == "" {
 			continue
 		}
-		if m, err := tracing.ReadSystemMap(p); err == nil {
+		if m := readSystemMap(p); m != nil {
 			return m
 		}
 	}
 	return nil
+}
+
+// systemMaps are the System.maps read so far by this process, by path, for
+// as long as the file is the same (size and time): a gate or matrix boots
+// the same kernel dozens of times, and a Debian kernel's kept symbols
+// take about 40 ms to read.
+var systemMaps struct {
+	sync.Mutex
+	byPath map[string]keptSystemMap
+}
+
+type keptSystemMap struct {
+	size  int64
+	mtime time.Time
+	m     *tracing.SystemMap
+}
+
+// readSystemMap reads the System.map at path, or returns the one read
+// before if the file has not changed since; nil if it cannot be read.
+func readSystemMap(path string) *tracing.SystemMap {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	systemMaps.Lock()
+	defer systemMaps.Unlock()
+	if k, ok := systemMaps.byPath[path]; ok && k.size == fi.Size() && k.mtime.Equal(fi.ModTime()) {
+		return k.m
+	}
+	m, err := tracing.ReadSystemMap(path)
+	if err != nil {
+		return nil
+	}
+	if systemMaps.byPath == nil {
+		systemMaps.byPath = map[string]keptSystemMap{}
+	}
+	systemMaps.byPath[path] = keptSystemMap{size: fi.Size(), mtime: fi.ModTime(), m: m}
+	return m
 }
 
 // kallsymsCache is where the cache keeps the kernel symbols a guest of k
