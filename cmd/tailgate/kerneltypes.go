@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
@@ -29,12 +30,11 @@ func kernelTypesFor(k *vmtest.Kernel, line func(string)) (string, func()) {
 	if k.Vmlinux == "" {
 		return "", none
 	}
-	objs, err := tracers.Objects()
+	names, err := objectTypeNames()
 	if err != nil {
 		line("cannot cut the kernel's BTF for the guest: " + err.Error())
 		return "", none
 	}
-	names := kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(interfere.OptionalTracepoints)...)
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d\n%s", kerneltypes.Version, strings.Join(names, "\n")))
 	keep := k.Dir
 	if keep == "" && k.Vmlinux != k.Image {
@@ -71,6 +71,18 @@ func kernelTypesFor(k *vmtest.Kernel, line func(string)) (string, func()) {
 	}
 	return path, done
 }
+
+// objectTypeNames are the type names of this build's BPF objects that a
+// cut keeps (kerneltypes.Names), found once per process: reading every
+// object takes 11-14 ms, and a gate calls kernelTypesFor for each target
+// in every round.
+var objectTypeNames = sync.OnceValues(func() ([]string, error) {
+	objs, err := tracers.Objects()
+	if err != nil {
+		return nil, err
+	}
+	return kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(interfere.OptionalTracepoints)...), nil
+})
 
 // writeTempKernelTypes writes raw to a temporary file of its own.
 func writeTempKernelTypes(raw []byte) (string, error) {
