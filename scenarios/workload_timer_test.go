@@ -279,24 +279,32 @@ func TestTimerRawSleepNeedsPreemptSignals(t *testing.T) {
 	r.Close()
 }
 
-// TestTimerCPUs: with cpus, each trial's threads run on the listed CPUs
-// whatever offset the trial drew (thread i on cpus[(i+offset) mod len]),
-// even on one CPU; a CPU the process may not run on fails at preparation.
-func TestTimerCPUs(t *testing.T) {
+// TestCPUs: with cpus, each trial's measured threads run on the listed
+// CPUs whatever offset the trial drew (thread i on cpus[(i+offset) mod
+// len]), even on one CPU, for the timer, syscall and pingpong kinds (a
+// ping-pong pair listed one CPU runs both sides on it); a CPU the process
+// may not run on fails at preparation.
+func TestCPUs(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Fatal("needs 2 CPUs")
 	}
+	timer := func(cpus ...int) Workload {
+		return Workload{Kind: "timer", Threads: len(cpus), CPUs: cpus, Interval: time.Millisecond}
+	}
 	for _, tt := range []struct {
-		cpus   []int
+		w      Workload
 		offset int
 		want   []int
 	}{
-		{[]int{1}, 0, []int{1}},
-		{[]int{1}, 1, []int{1}},
-		{[]int{0}, 1, []int{0}},
-		{[]int{0, 1}, 1, []int{0, 1}},
+		{timer(1), 0, []int{1}},
+		{timer(1), 1, []int{1}},
+		{timer(0), 1, []int{0}},
+		{timer(0, 1), 1, []int{0, 1}},
+		{Workload{Kind: "syscall", Syscall: "getppid", Threads: 2, CPUs: []int{1}}, 1, []int{1}},
+		{Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1, CPUs: []int{0}}, 1, []int{0}},
+		{Workload{Kind: "pingpong", Channel: "futex", Pairs: 2, CPUs: []int{0, 1}}, 1, []int{0, 1}},
 	} {
-		r, err := NewWorkload(Workload{Kind: "timer", Threads: len(tt.cpus), CPUs: tt.cpus, Interval: time.Millisecond})
+		r, err := NewWorkload(tt.w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,44 +316,13 @@ func TestTimerCPUs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.Equal(st.CPUs, tt.want) || st.Ops == 0 {
-			t.Errorf("cpus %v, offset %d: ran on %v (%d ops), want %v", tt.cpus, tt.offset, st.CPUs, st.Ops, tt.want)
+			t.Errorf("%s cpus %v, offset %d: ran on %v (%d ops), want %v", tt.w.Kind, tt.w.CPUs, tt.offset, st.CPUs, st.Ops, tt.want)
 		}
 	}
 	_, err := NewWorkload(Workload{Kind: "timer", CPUs: []int{maxCPU}})
 	var ce *CPUsError
 	if !errors.As(err, &ce) || ce.CPU != maxCPU || !strings.Contains(err.Error(), "not one this process may run on (0-") {
-		t.Errorf("cpus [%d]: %v, want a CPUsError naming it", maxCPU, err)
-	}
-}
-
-// TestCPUsOfOtherKinds: syscall and pingpong take cpus too; a ping-pong
-// pair listed one CPU runs both sides on it.
-func TestCPUsOfOtherKinds(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Fatal("needs 2 CPUs")
-	}
-	for _, tt := range []struct {
-		w    Workload
-		want []int
-	}{
-		{Workload{Kind: "syscall", Syscall: "getppid", Threads: 2, CPUs: []int{1}}, []int{1}},
-		{Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1, CPUs: []int{0}}, []int{0}},
-		{Workload{Kind: "pingpong", Channel: "futex", Pairs: 2, CPUs: []int{0, 1}}, []int{0, 1}},
-	} {
-		r, err := NewWorkload(tt.w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(WithCPUOffset(context.Background(), 1), 30*time.Millisecond)
-		st, err := r.Run(ctx)
-		cancel()
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(st.CPUs, tt.want) || st.Ops == 0 {
-			t.Errorf("%s cpus %v: ran on %v (%d ops), want %v", tt.w.Kind, tt.w.CPUs, st.CPUs, st.Ops, tt.want)
-		}
+		t.Errorf("timer cpus [%d]: %v, want a CPUsError naming it", maxCPU, err)
 	}
 	if _, err := NewWorkload(Workload{Kind: "pingpong", Channel: "pipe", CPUs: []int{maxCPU}}); !errors.As(err, new(*CPUsError)) {
 		t.Errorf("pingpong on CPU %d: %v, want a CPUsError", maxCPU, err)
