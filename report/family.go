@@ -69,6 +69,11 @@ type Sequential struct {
 	// after. This keeps more for the last looks, where the power is. 0
 	// means open-ended: Alpha·6/(π²k²).
 	Looks int
+	// Even, with Looks, spends the rates evenly: Alpha/Looks at each look
+	// k ≤ Looks. A paired gate plans its looks from the budget and the
+	// time its first rounds took, and an even spending keeps as much for
+	// its first decisive looks as for its last.
+	Even bool
 }
 
 // The default look schedule: the first look after 6 rounds, then one
@@ -79,12 +84,36 @@ const (
 	GateLookGrowth   = 1.4
 )
 
+// GateSchedule is where a paired same-job gate may look: after rounds 12,
+// 15, 19, 24, 30, 37, 46, 58, … (growing by a quarter). Not before 12:
+// with 1% split over a dozen looks, fewer rounds cannot reach the level at
+// all (a signed-rank test over n rounds has no p-value below 2^-n).
+var GateSchedule = Sequential{First: 12, Growth: 1.25}
+
+// PlanLooks returns the rounds after which a paired gate of at most n
+// rounds looks: GateSchedule's rounds below n, then n itself. The plan
+// may be made from the time the first rounds took (it depends on no
+// round's sign, so the randomization test stays exact), and must be made
+// before the first look.
+func PlanLooks(n int) []int {
+	if n < 1 {
+		return nil
+	}
+	// A scheduled look just before the last would spend its share on
+	// almost the same rounds.
+	out := slices.DeleteFunc(GateSchedule.Rounds(n), func(r int) bool { return float64(r) > 0.9*float64(n) })
+	return append(out, n)
+}
+
 // spend is the share of a rate spent at look k ≥ 1: 6/(π²k²) when
 // open-ended, 2k/(K(K+1)) over K planned looks.
 func (s Sequential) spend(k int) float64 {
 	if K := s.Looks; K > 0 {
 		if k > K {
 			return 0
+		}
+		if s.Even {
+			return 1 / float64(K)
 		}
 		return 2 * float64(k) / float64(K*(K+1))
 	}
@@ -204,9 +233,12 @@ func judgeFamily(vs []*Verdict, alpha, beta float64) {
 		if math.IsNaN(p) {
 			p = 1
 		}
-		if v.Ratio >= 1 {
+		switch {
+		case v.paired != nil || v.Rounds > 0:
+			up[i], down[i] = v.pUp, v.pDown
+		case v.Ratio >= 1:
 			up[i], down[i] = p, 1-p
-		} else {
+		default:
 			up[i], down[i] = 1-p, p
 		}
 	}
@@ -232,6 +264,10 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 	t := v.Threshold
 	short := tailShort(q, v.BaseEvents, v.CandEvents)
+	if v.paired != nil || v.Rounds > 0 {
+		decidePaired(v, q, upRejected, downRejected, beta, short)
+		return
+	}
 	if v.BaseEvents == 0 || v.CandEvents == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) || math.IsNaN(v.SE) {
 		v.Kind = Inconclusive
 		return
@@ -239,6 +275,9 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	logR := math.Log(v.Ratio)
 	excess := 2 * v.ExcessSD * v.ExcessSD
 	within := v.SE*v.SE - excess
+	if v.Level > 0 {
+		v.Detectable = math.Max(math.Expm1(tQuantile(v.Level, v.DF)*v.SE), t)
+	}
 	eqCrit := tQuantile(beta, v.DF)
 	equivalent := v.Ratio*math.Exp(eqCrit*v.SE) < 1+t && v.Ratio*math.Exp(-eqCrit*v.SE) > 1-t
 	switch {
@@ -271,6 +310,79 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 		}
 		v.TrialsToSettle = trialsToSettle(room, within, excess, eqCrit, v.BaseTrials, v.CandTrials)
 	}
+}
+
+// decidePaired sets the kind of a paired verdict (see paired.go): a
+// regression when Holm rejected "no shift" on the exact signed-rank
+// p-value and the ratio is past the threshold; "no change" when both
+// one-sided 1−beta bounds of the shift lie inside ±threshold.
+func decidePaired(v *Verdict, q float64, upRejected, downRejected bool, beta float64, short bool) {
+	t := v.Threshold
+	p := v.paired
+	if p == nil || v.Rounds == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) {
+		v.Kind = Inconclusive
+		return
+	}
+	c := math.Log(v.Ratio)
+	lo := p.lower(v.Level)
+	if v.Ratio < 1 {
+		lo = -p.upper(v.Level)
+		c = -c
+	}
+	if hw := c - lo; v.Level > 0 && !math.IsInf(hw, 0) {
+		v.Detectable = math.Max(math.Expm1(hw), t)
+	}
+	eqLo, eqHi := p.lower(beta), p.upper(beta)
+	equivalent := math.Exp(eqHi) < 1+t && math.Exp(eqLo) > 1-t
+	switch {
+	case v.Ratio > 1+t && upRejected, v.Ratio < 1-t && downRejected:
+		switch {
+		case short:
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(q, v)
+		case v.Ratio > 1:
+			v.Kind = Regression
+		default:
+			v.Kind = Improvement
+		}
+	case equivalent:
+		if short {
+			v.Kind = Inconclusive
+			v.TrialsToSettle = trialsForTail(q, v)
+		} else {
+			v.Kind = NoChange
+		}
+	case v.Ratio > 1+t || v.Ratio < 1-t:
+		v.Kind = Inconclusive
+		v.TrialsToSettle = roundsToSettle(v.Rounds, c, c-lo, v.Level)
+	default:
+		v.Kind = Inconclusive
+		room := math.Log1p(t) - math.Log(v.Ratio)
+		if t < 1 {
+			room = math.Min(room, math.Log(v.Ratio)-math.Log1p(-t))
+		}
+		half := math.Max(eqHi-math.Log(v.Ratio), math.Log(v.Ratio)-eqLo)
+		v.TrialsToSettle = roundsToSettle(v.Rounds, room, half, beta)
+	}
+}
+
+// roundsToSettle estimates the rounds at which an interval half as wide
+// as half (now, at n rounds) would fit in distance: the half-width
+// shrinks as 1/√n. At least the rounds the level needs at all. 0 when no
+// count would do.
+func roundsToSettle(n int, distance, half, level float64) int {
+	if distance <= 0 || math.IsNaN(distance) || math.IsNaN(half) {
+		return 0
+	}
+	floor := max(minRoundsFor(level), n+1)
+	if math.IsInf(half, 0) {
+		return min(floor, maxTrialsToSettle)
+	}
+	need := float64(n) * (half / distance) * (half / distance) * 1.1
+	if need >= maxTrialsToSettle {
+		return maxTrialsToSettle
+	}
+	return min(max(int(math.Ceil(need)), floor), maxTrialsToSettle)
 }
 
 // holm runs Holm's step-down procedure at level alpha over p-values p: the

@@ -68,6 +68,12 @@ type Estimate struct {
 	// and CandTrials the trials.
 	BaseEvents, CandEvents uint64
 	BaseTrials, CandTrials int
+	// Rounds, for a paired estimate (trials paired by round, see
+	// paired.go), is the number of rounds behind it, 0 otherwise. PUp and
+	// PDown are then its exact one-sided p-values of "no shift" against a
+	// shift up and down.
+	Rounds     int
+	PUp, PDown float64
 }
 
 // side is one side of a comparison (baseline or candidate) prepared for
@@ -292,6 +298,12 @@ func pooledVariance(baseVar, candVar float64, baseTrials, candTrials int) float6
 // t = log(Ratio)/SE against Student's t with DF degrees of freedom. NaN
 // when there is no SE.
 func (e Estimate) P() float64 {
+	if e.Rounds > 0 {
+		if e.Ratio >= 1 {
+			return e.PUp
+		}
+		return e.PDown
+	}
 	if math.IsNaN(e.SE) {
 		return math.NaN()
 	}

@@ -64,6 +64,19 @@ type Verdict struct {
 	// BaseEvents and CandEvents the events.
 	BaseTrials, CandTrials int
 	BaseEvents, CandEvents uint64
+	// Rounds is the number of paired rounds behind a verdict of a same-job
+	// gate (see paired.go); 0 for trials compared as two samples.
+	Rounds int
+	// Detectable is the smallest shift, as a fraction, that this
+	// comparison could have called at the level it was judged at: the
+	// distance from its estimate to its lower bound there, and never below
+	// the threshold (a regression must pass it too). NaN when unknown.
+	Detectable float64
+
+	// paired holds a paired verdict's Walsh averages; pUp and pDown its
+	// exact one-sided p-values.
+	paired     *pairedData
+	pUp, pDown float64
 }
 
 // ScenarioReport is the comparison of one scenario.
@@ -127,6 +140,9 @@ type Options struct {
 	// Alpha and Beta. Looks is Sequential.Looks: the most looks planned,
 	// 0 for open-ended.
 	Look, Looks int
+	// EvenSpending spends the rates evenly over the Looks planned (see
+	// Sequential.Even).
+	EvenSpending bool
 	// Stored says the baseline is a stored run from another job, not
 	// measured beside the candidate: between-run spread is not in its
 	// trials. Calibration, when set, is that spread, and widens every
@@ -141,7 +157,7 @@ type Options struct {
 }
 
 func (o Options) sequential() Sequential {
-	return Sequential{Alpha: o.Alpha, Beta: o.Beta, Looks: o.Looks}
+	return Sequential{Alpha: o.Alpha, Beta: o.Beta, Looks: o.Looks, Even: o.EvenSpending}
 }
 
 // ErrParamsDiffer reports scenarios run with different parameters: their
@@ -317,7 +333,12 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 				return sd
 			}
 		}
-		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(base.Metrics[name]), trialsOf(cand.Metrics[name]), th, excess, opt)...)
+		bm, cm := base.Metrics[name], cand.Metrics[name]
+		if !opt.Stored && Paired(bm, cm) {
+			sr.Verdicts = append(sr.Verdicts, comparePairedMetric(name, bm, cm, th)...)
+			continue
+		}
+		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(bm), trialsOf(cm), th, excess, opt)...)
 	}
 	return sr, nil
 }
@@ -390,6 +411,21 @@ func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 	return out
 }
 
+// comparePairedMetric estimates every percentile of a metric whose trials
+// pair by round (a same-job gate's).
+func comparePairedMetric(metric string, base, cand *result.Metric, threshold func(Percentile) (float64, bool)) []Verdict {
+	var out []Verdict
+	for _, p := range Percentiles {
+		t, gated := threshold(p)
+		d, _ := pairedRounds(base, cand, p.Q)
+		e, pd := pairedEstimate(base, cand, d, p.Q)
+		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))
+		v.Rounds, v.paired, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
+		out = append(out, v)
+	}
+	return out
+}
+
 // newVerdict is a verdict's numbers before its family judges it.
 func newVerdict(metric string, p Percentile, e Estimate, threshold float64, gated bool, baseTrials, candTrials int) Verdict {
 	v := Verdict{
@@ -399,6 +435,7 @@ func newVerdict(metric string, p Percentile, e Estimate, threshold float64, gate
 		Threshold: threshold, Gated: gated, Kind: NotGated,
 		BaseTrials: baseTrials, CandTrials: candTrials,
 		BaseEvents: e.BaseEvents, CandEvents: e.CandEvents,
+		Detectable: math.NaN(),
 	}
 	if !gated {
 		v.Threshold = 0

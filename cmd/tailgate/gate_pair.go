@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"io"
 	"strings"
 	"time"
@@ -12,26 +15,27 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-// The same-job gate: base and head run in alternating rounds on this
-// machine, and after rounds on a fixed schedule the comparison looks at
-// what it has. It stops as soon as every gated test is decided (a
-// regression, or no change: the interval inside ±threshold), or when the
-// budget or the round cap is spent; what is still open is inconclusive.
-// Each look spends part of the false-alarm budget (report.Sequential), so
-// looking early and often keeps the family-wise rate at its level.
+// The same-job gate: base and head run in rounds on this machine, one
+// trial each per round in an order drawn at random, and the comparison
+// pairs them by round (report/paired.go): the random order makes its
+// signed-rank test exact under "nothing changed", whatever the noise.
+// After the first rounds the gate knows what a round costs and plans its
+// looks within the budget (report.PlanLooks); each look spends an even
+// share of the false-alarm rate. It stops as soon as every gated test is
+// decided (a regression, or no change: the interval inside ±threshold),
+// or a regression is confirmed, or the planned looks or the budget are
+// spent; what is still open is inconclusive.
 
-// Gate defaults, chosen by measurement (BENCHMARKS.md, "Time to a
-// verdict").
+// Gate defaults, chosen by measurement (BENCHMARKS.md, "Gate runs").
 const (
 	// DefaultBudget is the wall time a same-job gate may spend on rounds.
 	DefaultBudget = 3 * time.Minute
 	// maxGateRounds caps the rounds of a same-job gate.
 	maxGateRounds = 200
+	// planAfter is the round after which the looks are planned from the
+	// time the rounds since the first took.
+	planAfter = 3
 )
-
-// gateLooks is the same-job gate's stopping rule: looks after rounds 6,
-// 9, 12, 17, 24, ... (report.Sequential has why).
-var gateLooks = report.Sequential{Growth: report.GateLookGrowth}
 
 // pairEnv is what a same-job gate touches outside itself; tests replace it.
 type pairEnv = matrixEnv
@@ -42,8 +46,37 @@ type gateOptions struct {
 	retries int
 }
 
-// gatePair runs base and head in alternating rounds and gates head
-// against base.
+// lookPlan is a paired gate's looks: the rounds after which it compares
+// what it has, fixed before the first.
+type lookPlan struct {
+	rounds []int // look k after rounds[k-1]
+}
+
+// lookAt returns the look due after round r (1-based), or 0.
+func (p *lookPlan) lookAt(r int) int {
+	if p == nil {
+		return 0
+	}
+	for k, at := range p.rounds {
+		if at == r {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// planRounds is the most rounds that fit the budget when the rounds after
+// the first took per each (the first one loads what later ones reuse).
+func planRounds(done int, elapsed, per, budget time.Duration) int {
+	if per <= 0 {
+		return maxGateRounds
+	}
+	left := budget - elapsed
+	n := done + int(left/per)
+	return min(max(n, done), maxGateRounds)
+}
+
+// gatePair runs base and head in rounds and gates head against base.
 func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env pairEnv, stdout, stderr io.Writer) error {
 	ss, err := lookupScenarios(names)
 	if err != nil {
@@ -76,44 +109,94 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		return usagef("--budget must be positive, got %s", opt.budget)
 	}
 	rounds := maxGateRounds
+	var plan *lookPlan
 	if rf.trials > 0 {
 		rounds = rf.trials
+		plan = &lookPlan{rounds: report.PlanLooks(rounds)}
 	}
-	looks := gateLooks.Rounds(rounds)
+	// The order's seed is logged, not chosen: a reader can see which
+	// order ran (each trial's slot is in the Results too).
+	seed := env.orderSeed
+	if seed == 0 {
+		var b [8]byte
+		if _, err := crand.Read(b[:]); err != nil {
+			return infra(fmt.Errorf("random order: %w", err))
+		}
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7461696c67617465))
+	order := func(int) []int {
+		if rng.IntN(2) == 0 {
+			return []int{0, 1}
+		}
+		return []int{1, 0}
+	}
+	options := func(k int) report.Options {
+		o := f.options()
+		o.Look, o.EvenSpending = k, true
+		o.Looks = 1
+		if plan != nil {
+			o.Looks = len(plan.rounds)
+		}
+		return o
+	}
 	var last *report.Report
 	var lastLook, lastRound int
+	var firstDone time.Time
+	start := time.Now()
+	plannedOut := false
 	look := func(r int, res []*result.Result) (bool, error) {
-		k := gateLooks.LookAt(r)
+		if r == 1 {
+			firstDone = time.Now()
+		}
+		if plan == nil && r >= min(planAfter, rounds) {
+			per := time.Duration(0)
+			if r > 1 {
+				per = time.Since(firstDone) / time.Duration(r-1)
+			}
+			plan = &lookPlan{rounds: report.PlanLooks(min(planRounds(r, time.Since(start), per, opt.budget), rounds))}
+			fmt.Fprintf(stderr, "gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate\n",
+				per.Round(10*time.Millisecond), joinInts(plan.rounds), len(plan.rounds))
+		}
+		k := plan.lookAt(r)
 		if k == 0 || res[0] == nil || res[1] == nil {
 			return false, nil
 		}
-		o := f.options()
-		o.Look = k
-		rep, err := report.Compare(res[0], res[1], o)
+		rep, err := report.Compare(res[0], res[1], options(k))
 		if err != nil {
 			return false, &usageError{err}
 		}
 		last, lastLook, lastRound = rep, k, r
 		st := rep.Stopping(false)
-		fmt.Fprintf(stderr, "look %d after round %d: %s\n", k, r, stoppingCounts(st))
+		fmt.Fprintf(stderr, "look %d/%d after round %d: %s\n", k, len(plan.rounds), r, stoppingCounts(st))
+		if k == len(plan.rounds) && !st.Stop {
+			plannedOut = true
+			return true, nil
+		}
 		return st.Stop, nil
 	}
-	plan := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look}
-	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), alternating rounds, up to %d rounds or %s; looks after rounds %s\n",
-		targets[0].name, targets[1].name, rounds, opt.budget, joinInts(looks))
-	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, plan, env, stderr)
+	rp := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look, order: order}
+	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s\n",
+		targets[0].name, targets[1].name, seed, rounds, opt.budget)
+	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, rp, env, stderr)
+	if plannedOut {
+		ran.Why = "looks"
+	}
 	if err := writeTargetResults(rf.output, targets, results, runErr, stderr); err != nil {
 		return err
 	}
 	if results[0] == nil || results[1] == nil {
 		return infra(fmt.Errorf("no round finished on both targets"))
 	}
-	// The budget or the cap ended the run between looks: the data since the
-	// last look get a look of their own.
+	// The budget ended the run between looks: the rounds since the last
+	// look get the next planned look (its place depends on time, not on
+	// any round's outcome).
 	if last == nil || lastRound != ran.Rounds {
-		o := f.options()
-		o.Look = lastLook + 1
-		if last, err = report.Compare(results[0], results[1], o); err != nil {
+		k := lastLook + 1
+		if plan != nil && k > len(plan.rounds) {
+			k = len(plan.rounds)
+		}
+		if last, err = report.Compare(results[0], results[1], options(k)); err != nil {
 			return &usageError{err}
 		}
 	}
@@ -137,6 +220,8 @@ func stopReason(ran roundsRun, st report.Stopping, budget time.Duration) string 
 	switch ran.Why {
 	case "decided":
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): every gated test decided", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second))
+	case "looks":
+		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the looks planned for the %s budget are spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, stoppingCounts(st))
 	case "budget":
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, stoppingCounts(st))
 	}

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 func runGateWith(env matrixEnv, args ...string) (code int, stdout, stderr string) {
@@ -18,27 +21,66 @@ func runGateWith(env matrixEnv, args ...string) (code int, stdout, stderr string
 	return code, o.String(), e.String()
 }
 
-// A same-job gate runs base and head in alternating rounds: A B, B A, ...
-func TestGatePairAlternatesRounds(t *testing.T) {
+// A same-job gate runs base and head once each per round, in an order
+// drawn at random per round, and records on every trial its round and its
+// place: what pairs the two sides and makes the sign-flip test exact.
+func TestGatePairRandomOrder(t *testing.T) {
 	f := &fakeExec{}
-	code, _, stderr := runGateWith(f.env(fakeSysctls(t)), "syscall-read", "--variant", "A", "--variant", "B", "--trials", "4")
+	out := filepath.Join(t.TempDir(), "r.json")
+	const rounds = 12 // one look, at the end
+	env := f.env(fakeSysctls(t))
+	env.orderSeed = 3
+	code, _, stderr := runGateWith(env, "syscall-read", "--variant", "A", "--variant", "B", "--trials", fmt.Sprint(rounds), "-o", out)
 	if code != exitPass {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := []string{
-		"A:syscall-read", "B:syscall-read", "B:syscall-read", "A:syscall-read",
-		"A:syscall-read", "B:syscall-read", "B:syscall-read", "A:syscall-read",
+	if len(f.calls) != 2*rounds {
+		t.Fatalf("%d trials, want %d", len(f.calls), 2*rounds)
 	}
-	if diff := cmp.Diff(want, f.calls); diff != "" {
-		t.Errorf("run order (-want +got):\n%s", diff)
+	aFirst := 0
+	for r := 0; r < len(f.calls); r += 2 {
+		pair := f.calls[r] + " " + f.calls[r+1]
+		switch pair {
+		case "A:syscall-read B:syscall-read":
+			aFirst++
+		case "B:syscall-read A:syscall-read":
+		default:
+			t.Fatalf("round %d ran %s, want A and B once each", r/2+1, pair)
+		}
 	}
-	if !strings.Contains(stderr, "stopped after 4 rounds") {
+	// The seed fixes the draws; this one has both orders.
+	if aFirst == 0 || aFirst == rounds {
+		t.Errorf("A ran first in %d of %d rounds: the order is not drawn", aFirst, rounds)
+	}
+	slots := map[string][]int{}
+	for _, name := range []string{"A", "B"} {
+		r, err := result.Load(filepath.Join(filepath.Dir(out), "r-"+name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tr := range r.Find("syscall-read").Metrics["syscall.read"].Trials {
+			if tr.Round != i+1 {
+				t.Fatalf("%s trial %d: round %d, want %d", name, i, tr.Round, i+1)
+			}
+			slots[name] = append(slots[name], tr.Slot)
+		}
+	}
+	for r := 0; r < rounds; r++ {
+		wantA := 1
+		if f.calls[2*r] == "A:syscall-read" {
+			wantA = 0
+		}
+		if slots["A"][r] != wantA || slots["B"][r] != 1-wantA {
+			t.Errorf("round %d: slots A %d B %d, want A %d", r+1, slots["A"][r], slots["B"][r], wantA)
+		}
+	}
+	if !strings.Contains(stderr, "stopped after 12 rounds") {
 		t.Errorf("stderr does not say how many rounds ran and why it stopped:\n%s", stderr)
 	}
 }
 
-// Identical targets are decided "no change" at the first look, and the
-// gate stops there instead of running to its cap.
+// Identical targets are decided "no change" at the first look (round 12),
+// and the gate stops there instead of running to its cap.
 func TestGatePairStopsWhenDecided(t *testing.T) {
 	f := &fakeExec{}
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -46,10 +88,10 @@ func TestGatePairStopsWhenDecided(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
 	}
-	if len(f.calls) != 12 || !strings.Contains(stderr, "stopped after 6 rounds") || !strings.Contains(stderr, "every gated test decided") {
-		t.Errorf("%d trials run; want 6 rounds of 2, stopped at the first look:\n%s", len(f.calls), stderr)
+	if len(f.calls) != 24 || !strings.Contains(stderr, "stopped after 12 rounds") || !strings.Contains(stderr, "every gated test decided") {
+		t.Errorf("%d trials run; want 12 rounds of 2, stopped at the first look:\n%s", len(f.calls), stderr)
 	}
-	if !strings.Contains(stdout, "run:       6 rounds in") || !strings.Contains(stdout, "every gated test is decided") {
+	if !strings.Contains(stdout, "run:       12 rounds in") || !strings.Contains(stdout, "every gated test is decided") {
 		t.Errorf("the report does not say how the run went:\n%s", stdout)
 	}
 	for _, name := range []string{"r-A.json", "r-B.json"} {
@@ -57,8 +99,8 @@ func TestGatePairStopsWhenDecided(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := r.Find("syscall-read"); s == nil || s.Trials != 6 {
-			t.Errorf("%s: want 6 trials of syscall-read, got %+v", name, s)
+		if s := r.Find("syscall-read"); s == nil || s.Trials != 12 {
+			t.Errorf("%s: want 12 trials of syscall-read, got %+v", name, s)
 		}
 	}
 }
@@ -70,8 +112,8 @@ func TestGatePairCatchesSlowdown(t *testing.T) {
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1: %s\n%s", code, stdout, stderr)
 	}
-	if len(f.calls) != 12 {
-		t.Errorf("%d trials run, want 12: the regression is confirmed at the first look\n%s", len(f.calls), stderr)
+	if len(f.calls) != 24 {
+		t.Errorf("%d trials run, want 24: the regression is confirmed at the first look\n%s", len(f.calls), stderr)
 	}
 	if !strings.Contains(stdout, "REGRESSION") && !strings.Contains(stdout, "regression") {
 		t.Errorf("report does not name the regression:\n%s", stdout)
@@ -115,12 +157,32 @@ func TestGatePairBadUsage(t *testing.T) {
 }
 
 func TestLookRounds(t *testing.T) {
-	got := gateLooks.Rounds(200)
-	want := []int{6, 9, 12, 17, 24, 33, 46, 64, 89, 124, 174}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("looks (-want +got):\n%s", diff)
+	for _, c := range []struct {
+		name   string
+		rounds int
+		want   []int
+	}{
+		{"the default budget's rounds", 105, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 105}},
+		{"a look close before the last is dropped", 40, []int{12, 15, 19, 24, 30, 40}},
+		{"fewer rounds than the first scheduled look", 5, []int{5}},
+		{"the cap", maxGateRounds, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 112, 140, 175, 200}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, report.PlanLooks(c.rounds)); diff != "" {
+				t.Errorf("looks (-want +got):\n%s", diff)
+			}
+		})
 	}
-	if got := gateLooks.Rounds(5); len(got) != 0 {
-		t.Errorf("a run capped at 5 rounds looks at %v, want never (the final look is the budget's)", got)
+}
+
+func TestPlanRounds(t *testing.T) {
+	if got := planRounds(3, 5*time.Second, 1700*time.Millisecond, 3*time.Minute); got != 3+102 {
+		t.Errorf("3 rounds in 5s, 1.7s a round, 3m budget: %d rounds planned, want 105", got)
+	}
+	if got := planRounds(3, 5*time.Second, time.Millisecond, 3*time.Minute); got != maxGateRounds {
+		t.Errorf("fast rounds: %d planned, want the cap %d", got, maxGateRounds)
+	}
+	if got := planRounds(3, 4*time.Minute, time.Second, 3*time.Minute); got != 3 {
+		t.Errorf("budget already spent: %d planned, want the 3 done", got)
 	}
 }

@@ -63,6 +63,9 @@ type matrixEnv struct {
 	exec func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error)
 	// sysctlRoot is /proc/sys.
 	sysctlRoot string
+	// orderSeed, when non-zero, seeds a same-job gate's random order
+	// within rounds (tests); otherwise the system's random source does.
+	orderSeed uint64
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {

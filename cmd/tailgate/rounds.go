@@ -24,6 +24,9 @@ type roundPlan struct {
 	// look, when set, is called after every round with each target's
 	// rounds so far merged; it returns true to stop.
 	look func(round int, results []*result.Result) (bool, error)
+	// order, when set, gives the order of the targets in round r (a
+	// permutation of their indexes); roundOrder otherwise.
+	order func(r int) []int
 }
 
 // roundsRun says how a run of rounds went: how many ran and why it ended.
@@ -100,7 +103,11 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 				round = append(round, s)
 			}
 		}
-		for k, ti := range roundOrder(r, len(targets)) {
+		order := roundOrder(r, len(targets))
+		if plan.order != nil {
+			order = plan.order(r)
+		}
+		for k, ti := range order {
 			t := targets[ti]
 			done := (r-1)*len(targets) + k
 			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.name)
@@ -127,6 +134,7 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 				res, err = runTrial(ctx, t, tf, req, p, env)
 			}
 			if err == nil && res != nil && len(res.Scenarios) > 0 {
+				stampRound(res, r, k)
 				inputs[ti] = append(inputs[ti], result.Input{Path: fmt.Sprintf("%s round %d", t.name, r), Result: res})
 			}
 			if err == nil && ctx.Err() != nil {
@@ -164,6 +172,21 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 	out, err := merged()
 	ran.Elapsed = time.Since(start)
 	return out, ran, err
+}
+
+// stampRound records on every trial of res the round it ran in and its
+// place in the round's order: what pairs base's and head's trials.
+func stampRound(res *result.Result, round, slot int) {
+	for i := range res.Scenarios {
+		for _, m := range res.Scenarios[i].Metrics {
+			if m == nil {
+				continue
+			}
+			for j := range m.Trials {
+				m.Trials[j].Round, m.Trials[j].Slot = round, slot
+			}
+		}
+	}
 }
 
 // writeTargetResults writes each target's Result where -o path says
