@@ -5,8 +5,8 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"time"
 
