@@ -44,6 +44,29 @@ type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
 	URL  string `json:"html_url"`
+	User User   `json:"user"`
+}
+
+// User is the account that wrote a comment, or that a token acts as.
+type User struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
+	Type  string `json:"type"` // User or Bot
+}
+
+// ActionsBot is whom a workflow's GITHUB_TOKEN comments as. Its ID differs
+// between github.com and each GitHub Enterprise Server, so it is known by
+// its login alone; "[bot]" logins belong to GitHub Apps, which no user can
+// register.
+var ActionsBot = User{Login: "github-actions[bot]", Type: "Bot"}
+
+// wrote reports whether u is the author of c: by ID where u has one, else
+// by login.
+func (u User) wrote(c Comment) bool {
+	if u.ID != 0 {
+		return c.User.ID == u.ID
+	}
+	return u.Login != "" && strings.EqualFold(c.User.Login, u.Login)
 }
 
 // APIError is a response the API answered with a non-2xx status.
@@ -165,9 +188,32 @@ func (c *Client) nextPage(link string) (string, error) {
 	return "", nil
 }
 
+// Self returns the account the token acts as. A user's token (a personal
+// access token) answers GET /user; an installation token such as a
+// workflow's GITHUB_TOKEN is refused there with 403, and comments as
+// ActionsBot.
+func (c *Client) Self(ctx context.Context) (User, error) {
+	var u User
+	_, err := c.do(ctx, http.MethodGet, c.BaseURL+"/user", nil, &u)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusForbidden {
+		return ActionsBot, nil
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("whom the token acts as: %w", err)
+	}
+	if u.ID == 0 && u.Login == "" {
+		return User{}, fmt.Errorf("whom the token acts as: GET /user named nobody")
+	}
+	return u, nil
+}
+
 // Upsert makes body, marked with marker, the one marked comment of issue
-// or pull request n: the first comment carrying the marker is updated,
-// and one is created only when none does. It reports whether it created.
+// or pull request n: the first comment carrying the marker that the
+// token's own account wrote is updated, and one is created when there is
+// none. A marked comment by anyone else is left alone: the marker is
+// public, and anyone can write it into a comment of theirs. It reports
+// whether it created.
 func (c *Client) Upsert(ctx context.Context, n int, marker, body string) (Comment, bool, error) {
 	if marker == "" {
 		marker = DefaultMarker
@@ -181,8 +227,19 @@ func (c *Client) Upsert(ctx context.Context, n int, marker, body string) (Commen
 	}
 	payload := map[string]string{"body": body}
 	var out Comment
+	var self *User // asked for only when a marked comment is found
 	for _, cm := range cs {
-		if strings.Contains(cm.Body, marker) {
+		if !strings.Contains(cm.Body, marker) {
+			continue
+		}
+		if self == nil {
+			u, err := c.Self(ctx)
+			if err != nil {
+				return Comment{}, false, err
+			}
+			self = &u
+		}
+		if self.wrote(cm) {
 			u := fmt.Sprintf("%s/repos/%s/issues/comments/%d", c.BaseURL, c.Repo, cm.ID)
 			_, err := c.do(ctx, http.MethodPatch, u, payload, &out)
 			return out, false, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestUpsert(t *testing.T) {
 	}
 	var gets int
 	for _, r := range srv.Requests() {
-		if strings.HasPrefix(r, "GET ") {
+		if strings.HasPrefix(r, "GET /repos/o/r/issues/7/comments") {
 			gets++
 		}
 	}
@@ -51,6 +52,71 @@ func TestUpsert(t *testing.T) {
 	if cs := srv.Comments(8); len(cs) != 1 || cs[0].Body != "<!-- custom -->\nrun 2" {
 		t.Errorf("comments: %+v", cs)
 	}
+}
+
+// TestUpsertMarkerHijack: anyone can write the hidden marker into a
+// comment of theirs, first in the thread. The updater edits only what the
+// token's own account wrote, for a user's token (GET /user) and for a
+// workflow's GITHUB_TOKEN (refused at GET /user, writes as
+// github-actions[bot]), and otherwise creates its own comment.
+func TestUpsertMarkerHijack(t *testing.T) {
+	ctx := context.Background()
+	mallory := githubtest.User{Login: "mallory", ID: 666, Type: "User"}
+	for _, c := range []struct {
+		name, token string
+		self        githubtest.User
+	}{
+		{"personal access token", "ghp_tok", githubtest.Tester},
+		{"GITHUB_TOKEN", "ghs_tok", githubtest.ActionsBot},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := githubtest.New(t, "o/r", c.token)
+			planted := DefaultMarker + "\n✅ tailgate: no regressions"
+			srv.SeedBy(7, mallory, planted)
+			gh, err := New(srv.URL, "o/r", c.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []bool{true, false} {
+				_, created, err := gh.Upsert(ctx, 7, "", fmt.Sprintf("report %d", i))
+				if err != nil || created != want {
+					t.Fatalf("upsert %d: created %v (want %v), err %v", i, created, want, err)
+				}
+			}
+			cs := srv.Comments(7)
+			if len(cs) != 2 || cs[0].Body != planted || cs[0].User != mallory {
+				t.Fatalf("the planted comment was edited: %+v", cs)
+			}
+			if cs[1].User != c.self || cs[1].Body != DefaultMarker+"\nreport 1" {
+				t.Errorf("own comment: %+v", cs[1])
+			}
+			if !slices.Contains(srv.Requests(), "GET /user") {
+				t.Errorf("never asked whom the token acts as: %v", srv.Requests())
+			}
+		})
+	}
+	// Where the token has an ID, the ID decides, not the login.
+	t.Run("another account with the same login", func(t *testing.T) {
+		srv := githubtest.New(t, "o/r", "ghp_tok")
+		srv.SeedBy(7, githubtest.User{Login: githubtest.Tester.Login, ID: 999, Type: "User"}, DefaultMarker+"\nold")
+		gh, _ := New(srv.URL, "o/r", "ghp_tok")
+		if _, created, err := gh.Upsert(ctx, 7, "", "new"); err != nil || !created {
+			t.Errorf("created %v, err %v: matched an author by login where the ID differs", created, err)
+		}
+	})
+	t.Run("GET /user fails otherwise: no edit, an error", func(t *testing.T) {
+		srv := githubtest.New(t, "o/r", "ghp_tok")
+		srv.Seed(7, DefaultMarker+"\nold")
+		srv.Fail("GET", 500, "boom")
+		gh, _ := New(srv.URL, "o/r", "ghp_tok")
+		_, _, err := gh.Upsert(ctx, 7, "", "new")
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if cs := srv.Comments(7); len(cs) != 1 || cs[0].Body != DefaultMarker+"\nold" {
+			t.Errorf("comments: %+v", cs)
+		}
+	})
 }
 
 func TestErrors(t *testing.T) {

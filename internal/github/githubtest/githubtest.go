@@ -1,6 +1,6 @@
-// Package githubtest is a stand-in for the GitHub issues-comments API and
-// for release downloads on 127.0.0.1, for tests of the client, the command
-// and the action.
+// Package githubtest is a stand-in for the GitHub issues-comments API, the
+// token's own account (GET /user) and release downloads on 127.0.0.1, for
+// tests of the client, the command and the action.
 package githubtest
 
 import (
@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -22,6 +23,11 @@ type Server struct {
 	// PageSize caps comments per page whatever per_page asks, so that a
 	// test can make pagination happen with a few comments.
 	PageSize int
+	// Self is whom the token acts as: the author of the comments it
+	// creates and of those Seed adds. A token starting "ghs_" is an
+	// installation token, as a workflow's GITHUB_TOKEN is: GET /user
+	// refuses it (403) and Self is ActionsBot; any other is a user's.
+	Self User
 
 	mu       sync.Mutex
 	comments map[int][]Comment
@@ -36,7 +42,22 @@ type Comment struct {
 	ID   int64  `json:"id"`
 	Body string `json:"body"`
 	URL  string `json:"html_url"`
+	User User   `json:"user"`
 }
+
+// User is an account.
+type User struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
+	Type  string `json:"type"`
+}
+
+// ActionsBot is the account a workflow's GITHUB_TOKEN writes as, with its
+// github.com ID.
+var ActionsBot = User{Login: "github-actions[bot]", ID: 41898282, Type: "Bot"}
+
+// Tester is the account a user's token of New acts as.
+var Tester = User{Login: "tailgate-tester", ID: 5001, Type: "User"}
 
 type failure struct {
 	status int
@@ -52,20 +73,33 @@ var (
 // New starts a server for repo that accepts token; it stops when the test
 // ends.
 func New(t testing.TB, repo, token string) *Server {
-	s := &Server{Repo: repo, Token: token, PageSize: 100, comments: map[int][]Comment{}, nextID: 1000, fail: map[string]failure{}, assets: map[string][]byte{}}
+	s := &Server{Repo: repo, Token: token, PageSize: 100, Self: Tester, comments: map[int][]Comment{}, nextID: 1000, fail: map[string]failure{}, assets: map[string][]byte{}}
+	if s.installation() {
+		s.Self = ActionsBot
+	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Seed adds n comments with the given bodies to issue number.
+// Seed adds comments with the given bodies to issue number, written by
+// Self.
 func (s *Server) Seed(number int, bodies ...string) {
+	s.SeedBy(number, s.Self, bodies...)
+}
+
+// SeedBy adds comments with the given bodies to issue number, written by
+// author.
+func (s *Server) SeedBy(number int, author User, bodies ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range bodies {
-		s.add(number, b)
+		s.add(number, author, b)
 	}
 }
+
+// installation reports whether the token is an installation token.
+func (s *Server) installation() bool { return strings.HasPrefix(s.Token, "ghs_") }
 
 // Fail makes requests of method answer status with message.
 func (s *Server) Fail(method string, status int, message string) {
@@ -99,9 +133,9 @@ func (s *Server) Requests() []string {
 	return append([]string(nil), s.requests...)
 }
 
-func (s *Server) add(number int, body string) Comment {
+func (s *Server) add(number int, author User, body string) Comment {
 	s.nextID++
-	c := Comment{ID: s.nextID, Body: body, URL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", s.URL, s.Repo, number, s.nextID)}
+	c := Comment{ID: s.nextID, Body: body, URL: fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", s.URL, s.Repo, number, s.nextID), User: author}
 	s.comments[number] = append(s.comments[number], c)
 	return c
 }
@@ -134,6 +168,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply(f.status, map[string]string{"message": f.msg})
 		return
 	}
+	if r.URL.Path == "/user" && r.Method == http.MethodGet {
+		if s.installation() {
+			reply(http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+		} else {
+			reply(http.StatusOK, s.Self)
+		}
+		return
+	}
 	var body struct {
 		Body *string `json:"body"`
 	}
@@ -149,7 +191,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case http.MethodGet:
 			s.list(w, r, n)
 		case http.MethodPost:
-			reply(http.StatusCreated, s.add(n, *body.Body))
+			reply(http.StatusCreated, s.add(n, s.Self, *body.Body))
 		default:
 			reply(http.StatusMethodNotAllowed, map[string]string{"message": "method not allowed"})
 		}
