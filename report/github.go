@@ -16,7 +16,7 @@ func writeGitHub(w io.Writer, ps []pairing) error {
 	ew := &errWriter{w: w}
 	for _, p := range ps {
 		for _, warn := range p.r.Warnings {
-			workflowCommand(ew, "notice", "tailgate", p.warning(warn))
+			workflowCommand(ew, "notice", "tailgate", oneLine(p.warning(warn)))
 		}
 	}
 	for _, name := range scenarioNames(ps) {
@@ -33,7 +33,7 @@ func writeGitHub(w io.Writer, ps []pairing) error {
 		}
 	}
 	for _, p := range ps {
-		workflowCommand(ew, "notice", "tailgate", p.headline())
+		workflowCommand(ew, "notice", "tailgate", oneLine(p.headline()))
 	}
 	return ew.err
 }
@@ -55,15 +55,18 @@ func annotation(p pairing, scenario string, v Verdict) (cmd, title, msg string, 
 	if p.target != "" {
 		target = p.target + " "
 	}
-	title = fmt.Sprintf("tailgate: %s%s %s %s %s", target, scenario, v.Metric, v.Quantile, what)
+	// Names come from Result files: each stays on its line (oneLine), and
+	// only the warnings below start lines of their own.
+	title = oneLine(fmt.Sprintf("tailgate: %s%s %s %s %s", target, scenario, v.Metric, v.Quantile, what))
 	msg = fmt.Sprintf("%s%s %s %s: %s → %s (%s, 95%% CI %s, threshold %s)",
 		p.prefix(), scenario, v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
 		FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v))
 	if v.Kind == Inconclusive {
 		msg += ": " + verdictLabel(v)
 	}
+	msg = oneLine(msg)
 	for _, warn := range v.Warnings {
-		msg += "\n" + warn.String()
+		msg += "\n" + oneLine(warn.String())
 	}
 	return cmd, title, msg, true
 }

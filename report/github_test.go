@@ -23,7 +23,7 @@ func TestWriteGitHubEscapes(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	want := []string{
-		"::notice title=tailgate::the baseline run is partial (100%25 emulated%0Asecond line): trials are missing",
+		"::notice title=tailgate::the baseline run is partial (100%25 emulated\\nsecond line): trials are missing",
 		"::error title=tailgate%3A a%2Cb%3Ac syscall.read p99 regression::a,b:c syscall.read p99: 1.00µs → 2.00µs (+100.0%25, 95%25 CI [+80.0%25, +120.0%25], threshold ±10%25)%0Ascenario definition unreadable (::error::injected); p99 of every metric gated",
 		"::notice title=tailgate::1 regression in 1 gated percentile.",
 	}

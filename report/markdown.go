@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // writeMarkdown writes m as GitHub-flavoured Markdown for a job summary
@@ -57,12 +59,18 @@ func writeMarkdown(w io.Writer, m *Matrix) error {
 		}
 		for _, mm := range s.Metrics {
 			for _, row := range mm.Rows {
-				fmt.Fprintf(ew, "| `%s` | %s |\n", mm.Name, strings.Join(tableRow(mm.Name, row, mdVerdict)[1:], " | "))
+				cells := tableRow(mm.Name, row, mdVerdict)[1:]
+				cells[0] = mdEscape(cells[0]) // the percentile, as the Result names it
+				fmt.Fprintf(ew, "| %s | %s |\n", mdCode(mm.Name), strings.Join(cells, " | "))
 			}
 		}
 		empty, warns := m.scenarioNotes(s.Name)
 		if len(empty) > 0 {
-			fmt.Fprintf(ew, "\nNo events: `%s`\n", strings.Join(empty, "`, `"))
+			codes := make([]string, len(empty))
+			for i, e := range empty {
+				codes[i] = mdCode(e)
+			}
+			fmt.Fprintf(ew, "\nNo events: %s\n", strings.Join(codes, ", "))
 		}
 		if len(warns) > 0 {
 			fmt.Fprintf(ew, "\nWarnings:\n")
@@ -112,10 +120,67 @@ func hasEvidence(r *Report, scenario string) bool {
 	return false
 }
 
-var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`)
+// oneLine returns s with every character that would end its line or hide
+// text (control characters, Unicode line and paragraph separators,
+// bidirectional overrides) written out as a Go escape such as \n or
+// \u202e. Names, kernel releases and warnings come from Result files and
+// guests: each must stay one visible line of what it says, in a table
+// cell, a list item or an annotation.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, hides) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hides(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
-func mdEscape(s string) string { return mdReplacer.Replace(s) }
+func hides(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
+		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// mdReplacer escapes what Markdown, GitHub's tables and inline HTML would
+// read as markup: a pipe ends a cell, brackets make links and images,
+// backticks code, and < or & HTML.
+var mdReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`)
+
+// mdEscape is s as one line of literal Markdown text. Every field of a
+// Markdown report that comes from a Result file or a guest goes through
+// it (or mdCode, htmlEscape, which share oneLine).
+func mdEscape(s string) string { return mdReplacer.Replace(oneLine(s)) }
+
+// mdCode is s as a code span: fenced with one backtick more than its
+// longest run of them, so that none in s ends it, and with pipes escaped,
+// as GitHub's tables want even inside code.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(oneLine(s), "|", `\|`)
+	run, longest := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
 
 var htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-func htmlEscape(s string) string { return htmlReplacer.Replace(s) }
+// htmlEscape is s as one line of text inside an HTML element, where
+// Markdown escapes are not read.
+func htmlEscape(s string) string { return htmlReplacer.Replace(oneLine(s)) }
