@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -160,6 +162,11 @@ func (o Options) sequential() Sequential {
 	return Sequential{Alpha: o.Alpha, Beta: o.Beta, Looks: o.Looks, Even: o.EvenSpending}
 }
 
+// ErrCandidateIncomplete reports a candidate that lacks what the gate
+// policy gates: a metric, its events, its trials. A broken run, not a
+// pass: the caller exits as for an infrastructure failure.
+var ErrCandidateIncomplete = errors.New("candidate incomplete")
+
 // ErrParamsDiffer reports scenarios run with different parameters: their
 // numbers measure different things.
 var ErrParamsDiffer = errors.New("scenario parameters differ")
@@ -210,6 +217,9 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnScenarioOneSide, Side: Baseline, Scenario: bs.Name})
 		}
 	}
+	if len(cand.Scenarios) == 0 && len(base.Scenarios) > 0 {
+		return nil, fmt.Errorf("%w: it has no scenarios, the baseline has %d: the candidate's run is broken", ErrCandidateIncomplete, len(base.Scenarios))
+	}
 	if len(rep.Scenarios) == 0 {
 		return nil, fmt.Errorf("no scenario in common: nothing to compare")
 	}
@@ -253,8 +263,8 @@ func environmentWarnings(base, cand *result.Result) []Warning {
 }
 
 // CompareScenario compares the metrics present in both runs of a scenario,
-// its gated tests judged as a family of their own. The candidate's gate
-// policy (see GatePolicy) says what is gated.
+// its gated tests judged as a family of their own. The baseline's gate
+// policy (see GatePolicy) says what is gated, never the candidate's.
 func CompareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
 	sr, err := compareScenario(base, cand, opt)
 	if err != nil {
@@ -288,9 +298,16 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		sr.Warnings = append(sr.Warnings, Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
 	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
-	gate, warn := GatePolicy(cand)
+	// The judge comes from the base: a candidate (a pull request) must
+	// not loosen its own thresholds. Command-line thresholds still apply.
+	gate, warn := GatePolicy(base)
 	if warn != nil {
 		sr.Warnings = append(sr.Warnings, *warn)
+	}
+	candGate, _ := GatePolicy(cand)
+	sr.Warnings = append(sr.Warnings, gateDiffers(cand.Name, gate, candGate)...)
+	if err := checkCandidateGated(base, cand, gate, opt.Thresholds); err != nil {
+		return nil, err
 	}
 	var names []string
 	var oneSide []Warning
@@ -341,6 +358,83 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(bm), trialsOf(cm), th, excess, opt)...)
 	}
 	return sr, nil
+}
+
+// gateDiffers warns of every metric and percentile the two policies
+// threshold differently.
+func gateDiffers(scenario string, base, cand map[string]map[string]float64) []Warning {
+	var ws []Warning
+	keys := map[[2]string]bool{}
+	for _, g := range []map[string]map[string]float64{base, cand} {
+		for m, ps := range g {
+			for p := range ps {
+				keys[[2]string{m, p}] = true
+			}
+		}
+	}
+	fmtT := func(g map[string]map[string]float64, k [2]string) string {
+		v, ok := g[k[0]][k[1]]
+		if !ok {
+			return ""
+		}
+		return strconv.FormatFloat(math.Round(v*1e5)/1e3, 'f', -1, 64) + "%"
+	}
+	for k := range keys {
+		b, c := fmtT(base, k), fmtT(cand, k)
+		if b != c {
+			ws = append(ws, Warning{Kind: WarnGateDiffers, Scenario: scenario, Metric: k[0], Percentile: k[1], Base: b, Cand: c})
+		}
+	}
+	slices.SortFunc(ws, func(a, b Warning) int {
+		if a.Metric != b.Metric {
+			return compareStrings(a.Metric, b.Metric)
+		}
+		return compareStrings(a.Percentile, b.Percentile)
+	})
+	return ws
+}
+
+// checkCandidateGated returns ErrCandidateIncomplete, naming what is
+// missing, when the candidate lacks trials or events of a metric the
+// policy gates and the baseline has.
+func checkCandidateGated(base, cand *result.Scenario, gate map[string]map[string]float64, cli []Threshold) error {
+	var missing []string
+	if cand.Trials == 0 && base.Trials > 0 {
+		missing = append(missing, "every trial")
+	}
+	var names []string
+	for name := range base.Metrics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		bm := base.Metrics[name]
+		if bm == nil || bm.Merged().Count() == 0 {
+			continue
+		}
+		gated := false
+		for _, p := range Percentiles {
+			if _, ok := ResolveThreshold(name, p.Name, gate, cli); ok {
+				gated = true
+			}
+		}
+		if !gated {
+			continue
+		}
+		cm := cand.Metrics[name]
+		switch {
+		case cm == nil:
+			missing = append(missing, "metric "+name)
+		case len(cm.Trials) == 0:
+			missing = append(missing, "trials of "+name)
+		case cm.Merged().Count() == 0:
+			missing = append(missing, "events of "+name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: scenario %s: the candidate has no %s, which the baseline gates: the candidate's run is broken", ErrCandidateIncomplete, cand.Name, strings.Join(missing, ", no "))
+	}
+	return nil
 }
 
 func compareStrings(a, b string) int {

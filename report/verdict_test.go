@@ -289,16 +289,77 @@ func TestCompare(t *testing.T) {
 	t.Run("empty histogram", func(t *testing.T) {
 		c := synthResult(t, 2, "abc", "", 0, 5)
 		c.Scenarios[0].Metrics["syscall.getppid"] = &result.Metric{Trials: []result.Trial{{Histogram: hist.New()}}}
-		rep, err := Compare(base, c, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range rep.Scenarios[0].Verdicts {
-			if v.Gated && v.Kind != Inconclusive {
-				t.Errorf("%s: %s with no candidate events, want inconclusive", v.Quantile, v.Kind)
-			}
+		_, err := Compare(base, c, Options{})
+		if !errors.Is(err, ErrCandidateIncomplete) || !strings.Contains(err.Error(), "no events of syscall.getppid") {
+			t.Errorf("candidate without events of a gated metric: %v, want ErrCandidateIncomplete naming it", err)
 		}
 	})
+}
+
+// A candidate that lacks what the baseline gates is a broken run, not a
+// pass: no trials, no metrics, no gated metric, no scenarios.
+func TestCandidateMissingGatedMetricIsBroken(t *testing.T) {
+	base := synthResult(t, 1, "abc", "", 0, 5)
+	for _, c := range []struct {
+		name  string
+		strip func(r *result.Result)
+		want  string
+	}{
+		{"zero trials", func(r *result.Result) {
+			r.Scenarios[0].Trials = 0
+			r.Scenarios[0].Metrics["syscall.getppid"].Trials = nil
+		}, "no every trial, no trials of syscall.getppid"},
+		{"empty metrics", func(r *result.Result) { r.Scenarios[0].Metrics = map[string]*result.Metric{} }, "no metric syscall.getppid"},
+		{"a null metric", func(r *result.Result) { r.Scenarios[0].Metrics["syscall.getppid"] = nil }, "no metric syscall.getppid"},
+		{"another metric only", func(r *result.Result) {
+			m := r.Scenarios[0].Metrics["syscall.getppid"]
+			r.Scenarios[0].Metrics = map[string]*result.Metric{"sched.runq": m}
+		}, "no metric syscall.getppid"},
+		{"no scenarios", func(r *result.Result) { r.Scenarios = nil }, "it has no scenarios"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cand := synthResult(t, 2, "abc", "", 0, 5)
+			c.strip(cand)
+			_, err := Compare(base, cand, Options{})
+			if !errors.Is(err, ErrCandidateIncomplete) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want ErrCandidateIncomplete with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// The judge comes from the base: a candidate whose scenario loosens its
+// own gate block is judged by the baseline's, with a warning naming the
+// difference.
+func TestCandidateCannotLoosenItsJudge(t *testing.T) {
+	base := synthResult(t, 1, "abc", "", 0, 8)
+	cand := synthResult(t, 2, "abc", "", 0.7, 8)
+	cand.Scenarios[0].Gate = map[string]map[string]float64{"*": {"p50": 1000}, "syscall.getppid": {"p90": 1000}}
+	rep, err := Compare(base, cand, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Scenarios[0].Verdicts {
+		switch v.Quantile {
+		case "p50":
+			if v.Threshold != 0.5 {
+				t.Errorf("p50 gated at %g, want the baseline's 0.5", v.Threshold)
+			}
+		case "p90":
+			if v.Threshold != 0.07 || v.Kind != Regression {
+				t.Errorf("p90: threshold %g, %s; want the baseline's 0.07 and a regression", v.Threshold, v.Kind)
+			}
+		}
+	}
+	ws := strings.Join(warningStrings(rep.Scenarios[0].Warnings), "\n")
+	for _, want := range []string{
+		"the candidate's gate block differs at every metric p50 (the baseline gates it at 50%, the candidate gates it at 100000%): the baseline's policy is applied",
+		"differs at syscall.getppid p90 (the baseline gates it at 7%, the candidate gates it at 100000%)",
+	} {
+		if !strings.Contains(ws, want) {
+			t.Errorf("no warning %q in:\n%s", want, ws)
+		}
+	}
 }
 
 func TestEnvironmentWarningsNameTheTargetDifference(t *testing.T) {

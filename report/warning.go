@@ -25,6 +25,12 @@ const (
 	// WarnDefinitionUnreadable: Scenario's definition could not be read for
 	// its gate block (Detail); the default gate is used.
 	WarnDefinitionUnreadable WarningKind = "definition unreadable"
+	// WarnGateDiffers: the candidate's gate policy differs from the
+	// baseline's at Metric ("*" for every metric), Percentile: Base and
+	// Cand are the two thresholds ("" where one side does not gate it).
+	// The baseline's policy is applied: a candidate does not choose its
+	// own judge.
+	WarnGateDiffers WarningKind = "gate policy differs"
 	// WarnMetricOneSide: Metric is on Side only; not compared.
 	WarnMetricOneSide WarningKind = "metric on one side"
 	// WarnMetricNoEvents: Metric has no events on either side; not

@@ -57,6 +57,18 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
+	case WarnGateDiffers:
+		what := "every metric"
+		if w.Metric != "*" {
+			what = w.Metric
+		}
+		side := func(v string) string {
+			if v == "" {
+				return "does not gate it"
+			}
+			return "gates it at " + v
+		}
+		return fmt.Sprintf("the candidate's gate block differs at %s %s (the baseline %s, the candidate %s): the baseline's policy is applied", what, w.Percentile, side(w.Base), side(w.Cand))
 	case WarnMetricOneSide:
 		return fmt.Sprintf("metric %s is in the %s only; not compared", w.Metric, w.Side)
 	case WarnMetricNoEvents:

@@ -272,7 +272,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rep, err := report.Compare(base, cand, f.options())
 	if err != nil {
-		return &usageError{err}
+		return compareError(err)
 	}
 	m := rep.Matrix()
 	if err := writeReports(m, outs, stdout, stderr); err != nil {

@@ -147,7 +147,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 			return err
 		}
 		if rep, err = report.Compare(base, &cand, o); err != nil {
-			return &usageError{err}
+			return compareError(err)
 		}
 		if err := writeReports(rep.Matrix(), outs, stdout, stderr); err != nil {
 			return err

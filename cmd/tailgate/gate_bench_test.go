@@ -37,6 +37,11 @@ import (
 //	                          stored: against a baseline from a separate earlier run
 //	TAILGATE_BENCH_SLOW       pair mode: work instructions attached to the traced
 //	                          tracepoints during the head's rounds (0: none, A/A)
+//	TAILGATE_BENCH_SLOW_BASE  pair mode: the same during the base's rounds (default 0).
+//	                          Any program costs its dispatch on every event: with
+//	                          base 1 and head 1+N, the head's extra cost is N
+//	                          instructions alone, a shift as small as wanted
+//	TAILGATE_BENCH_CONDITION  a label for the TSV lines (quiet, neighbour)
 //	TAILGATE_BENCH_CALIBRATE  stored mode: 0 skips the calibration of the baseline
 //	TAILGATE_BENCH_ARGS       more gate arguments, space separated
 //	TAILGATE_BENCH_OUT        append one line per gate run to this file (TSV)
@@ -45,6 +50,8 @@ func BenchmarkGateRuns(b *testing.B) {
 	runs, _ := strconv.Atoi(envOr("TAILGATE_BENCH_RUNS", "30"))
 	mode := envOr("TAILGATE_BENCH_MODE", "pair")
 	slow, _ := strconv.Atoi(envOr("TAILGATE_BENCH_SLOW", "0"))
+	slowBase, _ := strconv.Atoi(envOr("TAILGATE_BENCH_SLOW_BASE", "0"))
+	condition := envOr("TAILGATE_BENCH_CONDITION", "-")
 	extra := strings.Fields(os.Getenv("TAILGATE_BENCH_ARGS"))
 	var out io.Writer = io.Discard
 	if path := os.Getenv("TAILGATE_BENCH_OUT"); path != "" {
@@ -74,8 +81,8 @@ func BenchmarkGateRuns(b *testing.B) {
 				switch mode {
 				case "pair":
 					args = append([]string{sc, "--variant", "base", "--variant", "head"}, extra...)
-					if slow > 0 {
-						env.exec = slowHead(slow)
+					if slow > 0 || slowBase > 0 {
+						env.exec = slowSides(slowBase, slow)
 					}
 				case "stored":
 					args = append([]string{sc, "--baseline", base}, extra...)
@@ -94,7 +101,7 @@ func BenchmarkGateRuns(b *testing.B) {
 				}
 				r := stoppedAfter(stderr.String())
 				codes, secs, rounds = append(codes, code), append(secs, d), append(rounds, r)
-				fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slow, i+1, code, r, d, mode, gatedRatios(js))
+				fmt.Fprintf(out, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slowBase, slow, i+1, code, r, d, mode, condition, gatedRatios(js))
 			}
 			fails := 0
 			for _, c := range codes {
@@ -109,8 +116,19 @@ func BenchmarkGateRuns(b *testing.B) {
 
 // slowHead is execute with a slowdown attached for the head's rounds.
 func slowHead(insns int) func(context.Context, execTarget, *targetFlags, runner.Request, *progress.Reporter) (*result.Result, error) {
+	return slowSides(0, insns)
+}
+
+// slowSides is execute with a slowdown of base instructions attached for
+// the base's rounds and one of head instructions for the head's (none
+// for 0).
+func slowSides(base, head int) func(context.Context, execTarget, *targetFlags, runner.Request, *progress.Reporter) (*result.Result, error) {
 	return func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+		insns := base
 		if t.name == "head" {
+			insns = head
+		}
+		if insns > 0 {
 			s, err := attachSlowdown(insns)
 			if err != nil {
 				return nil, err

@@ -164,7 +164,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		}
 		rep, err := report.Compare(res[0], res[1], options(k))
 		if err != nil {
-			return false, &usageError{err}
+			return false, compareError(err)
 		}
 		last, lastLook, lastRound = rep, k, r
 		st := rep.Stopping(false)
@@ -197,7 +197,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 			k = len(plan.rounds)
 		}
 		if last, err = report.Compare(results[0], results[1], options(k)); err != nil {
-			return &usageError{err}
+			return compareError(err)
 		}
 	}
 	last.Run = &report.RunInfo{Rounds: ran.Rounds, Seconds: ran.Elapsed.Seconds(), Stop: last.Stopping(ran.Why != "decided")}

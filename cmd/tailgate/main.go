@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -39,6 +40,16 @@ type infraError struct{ err error }
 
 func (e *infraError) Error() string { return e.err.Error() }
 func (e *infraError) Unwrap() error { return e.err }
+
+// compareError classifies an error of report.Compare: a candidate that
+// lacks what the gate policy gates is a broken run (exit 3), anything else
+// bad input (exit 2).
+func compareError(err error) error {
+	if errors.Is(err, report.ErrCandidateIncomplete) {
+		return infra(err)
+	}
+	return &usageError{err}
+}
 
 func infra(err error) error {
 	if err == nil {

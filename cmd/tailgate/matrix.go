@@ -142,7 +142,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	}
 	m, err := report.CompareMatrix(mts, rf.options())
 	if err != nil {
-		return &usageError{err}
+		return compareError(err)
 	}
 	if err := writeReports(m, outs, stdout, stderr); err != nil {
 		return err
