@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -43,37 +44,43 @@ func writeResult(path string, r *result.Result, stdout io.Writer) error {
 }
 
 // checkOutputPath checks, before any work, that a file can be written at
-// path: path is not a directory, and the directory it goes in (through
-// symlinks) exists and is writable. "" (none), "-" (standard output) and
-// existing files that are not regular files (/dev/null, a FIFO) pass. The
-// error is a usage error (exit 2) that names path as the user gave it.
+// path: what safefile.Write refuses is refused here (a symlink another
+// user planted in a sticky world-writable directory, a device other than
+// /dev/null, a FIFO, a directory), and the directory the file goes in
+// (through symlinks) exists and is writable. "" (none) and "-" (standard
+// output) pass. The error is a usage error (exit 2) that names path as the
+// user gave it.
 func checkOutputPath(path string) error {
 	if path == "" || path == stdoutPath {
 		return nil
 	}
-	dest, err := result.FollowLinks(path)
-	if errors.Is(err, syscall.ENOTDIR) {
-		// A file where a directory should be: named by the checks below.
-		dest, err = path, nil
-	}
-	if err != nil {
-		return usagef("cannot write %s: %v", path, unwrapPathError(err))
-	}
-	st, err := os.Stat(dest)
+	dest, st, err := safefile.Target(path, safefile.Options{})
+	var le *safefile.LinkError
 	switch {
-	case err == nil && st.IsDir():
+	case errors.As(err, &le):
+		return usagef("cannot write %s: %v", path, le)
+	case errors.Is(err, syscall.EISDIR):
 		return usagef("cannot write %s: it is a directory; name a file", path)
-	case err == nil && !st.Mode().IsRegular():
-		return nil // written in place
-	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, safefile.ErrFIFO):
+		// Its open(2) would wait for a reader after the run, for ever.
+		return usagef("cannot write %s: it is a FIFO; write to - and pipe standard output, or name a file", path)
+	case errors.Is(err, safefile.ErrDevice):
+		return usagef("cannot write %s: it is a device; name a file, /dev/null, or - for standard output", path)
+	case errors.Is(err, syscall.ENOTDIR):
+		// A file where a directory should be: named by the checks below.
+		dest, st = path, nil
+	case err != nil:
 		return usagef("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	if st != nil && !st.Mode().IsRegular() {
+		return nil // the null device or a socket: written in place
 	}
 	dir := filepath.Dir(dest)
-	st, err = os.Stat(dir)
+	dst, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return usagef("cannot write %s: directory %s does not exist", path, dir)
-	case errors.Is(err, syscall.ENOTDIR) || err == nil && !st.IsDir():
+	case errors.Is(err, syscall.ENOTDIR) || err == nil && !dst.IsDir():
 		return usagef("cannot write %s: %s is not a directory", path, dir)
 	case err != nil:
 		return usagef("cannot write %s: %v", path, unwrapPathError(err))
@@ -101,7 +108,7 @@ func unwrapPathError(err error) error {
 // exists, else its absolute path with symlinks followed. ok is false for
 // files that are not regular: two writes to /dev/null do not clash.
 func outputKey(path string) (key string, ok bool) {
-	dest, err := result.FollowLinks(path)
+	dest, err := safefile.Resolve(path)
 	if err != nil {
 		dest = path
 	}

@@ -3,8 +3,8 @@ package result
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // Write writes r to path with WriteFileAtomic.
@@ -24,141 +26,57 @@ func Write(path string, r *Result) error {
 	return WriteFileAtomic(path, b)
 }
 
-// WriteFileAtomic writes b to path so that a reader never sees half a file
-// and a failure leaves an existing file whole: a temporary file in the same
-// directory, synced, then renamed over the file.
-//
-// Only regular files are replaced. A symlink is followed, also when its
-// target does not exist yet: the target is replaced and the link stays a
-// link. A device, FIFO or socket is written in place (/dev/null, /dev/stdout,
-// a pipe read by another step): renaming over it would replace it with a
-// regular file. A directory is an error.
+// WriteFileAtomic writes b to path with safefile.Write: a regular file is
+// replaced atomically (a temporary in the same directory, synced, renamed
+// over it); a symlink is followed unless another user planted it in a
+// sticky world-writable directory; a device other than the null device, a
+// FIFO or a directory is refused.
 func WriteFileAtomic(path string, b []byte) error {
-	dest, err := FollowLinks(path)
-	if err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	st, err := os.Stat(dest)
-	switch {
-	case err == nil && st.IsDir():
-		return &fs.PathError{Op: "write", Path: path, Err: syscall.EISDIR}
-	case err == nil && !st.Mode().IsRegular():
-		return writeInPlace(dest, st.Mode(), b)
-	case err == nil:
-		mode = st.Mode().Perm() // a replaced file keeps its permissions
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-	dir := filepath.Dir(dest)
-	// CreateTemp opens with O_EXCL: a planted file or symlink of the
-	// temporary's name is never written through.
-	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(dest)))
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, mode); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return safefile.Write(path, b, safefile.Options{})
 }
 
-// writeInPlace writes b to a file that is not a regular file.
-func writeInPlace(path string, mode fs.FileMode, b []byte) error {
-	if mode&fs.ModeSocket != 0 {
-		// open(2) refuses sockets; a listening one is written by
-		// connecting to it.
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			return fmt.Errorf("write to socket %s: %w", path, err)
-		}
-		if _, err := c.Write(b); err != nil {
-			c.Close()
-			return fmt.Errorf("write to socket %s: %w", path, err)
-		}
-		return c.Close()
+// LoadNoFollow is Load for a file that must not be a symlink, as a stored
+// baseline: a link is refused (safefile.ErrSymlink), as is anything but a
+// regular file, and the file is opened with O_NOFOLLOW so that a link
+// swapped in after a check is not read either.
+func LoadNoFollow(path string) (*Result, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s %w; a stored Result must be a file: remove the link", path, safefile.ErrSymlink)
 	}
-	// No O_CREATE: the file exists, and if it vanished meanwhile this is
-	// an error, not a new regular file. O_TRUNC means nothing here.
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	return f.Close()
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%v)", path, ErrCorrupt, st.Mode().Type())
+	}
+	// As Load reads (result.go), from the file opened here.
+	if st.Size() > MaxSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d (256 MiB)", path, ErrTooLarge, st.Size(), MaxSize)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("%s: %w: more than %d bytes (256 MiB)", path, ErrTooLarge, MaxSize)
+	}
+	r, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
-// maxLinks is how many symlinks FollowLinks follows, as the kernel does
-// (MAXSYMLINKS).
-const maxLinks = 40
-
-// FollowLinks returns the path a write to path lands on: path with its
-// symlinks followed, including a last one whose target does not exist yet.
-// A path that does not exist is returned as it is; a symlink loop is
-// ELOOP.
-func FollowLinks(path string) (string, error) {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p, nil
-	}
-	p := path
-	for range maxLinks {
-		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			return p, nil
-		}
-		to, err := os.Readlink(p)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(to) {
-			// Relative to the link's directory as the kernel resolves it,
-			// not as the path spells it ("dir/.." through a linked dir).
-			dir := filepath.Dir(p)
-			if d, err := filepath.EvalSymlinks(dir); err == nil {
-				dir = d
-			}
-			to = filepath.Join(dir, to)
-		}
-		p = to
-	}
-	return "", &fs.PathError{Op: "follow symlinks", Path: path, Err: syscall.ELOOP}
-}
-
-// Temporaries of WriteFileAtomic are named ".NAME.tmp-PID-RANDOM": hidden,
-// and carrying the writer's pid so that a later run can tell one whose
-// writer was killed from one being written. Older tailgates named them
-// ".NAME.tmpRANDOM".
+// Temporaries of WriteFileAtomic are named ".NAME.tmp-PID-RANDOM"
+// (safefile.TempPrefix). Older tailgates named them ".NAME.tmpRANDOM".
 func tempPattern(base string) string {
-	return "." + base + ".tmp-" + strconv.Itoa(os.Getpid()) + "-*"
+	return safefile.TempPrefix(base) + "*"
 }
 
 // parseTemp reports whether name is a temporary of WriteFileAtomic, and the
