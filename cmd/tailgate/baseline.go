@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -143,7 +144,8 @@ func savedBaselines(paths []string, err error, stderr io.Writer) error {
 	for _, p := range paths {
 		fmt.Fprintf(stderr, "baseline written to %s\n", p)
 	}
-	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, result.ErrTooLarge) || errors.Is(err, baseline.ErrRefused) || errors.Is(err, baseline.ErrNotStore) {
+	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, result.ErrTooLarge) || errors.Is(err, baseline.ErrRefused) || errors.Is(err, baseline.ErrNotStore) ||
+		errors.Is(err, baseline.ErrLink) || errors.Is(err, safefile.ErrPlantedLink) {
 		return &usageError{err}
 	}
 	if err != nil {

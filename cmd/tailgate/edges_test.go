@@ -273,3 +273,24 @@ func TestRefusedFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineSaveRefusesLockSymlink: a .tailgate.lock symlink in the
+// store is exit 2, in one line naming it, and root's file it points at
+// stays whole.
+func TestBaselineSaveRefusesLockSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "shadow")
+	os.WriteFile(victim, []byte("secret"), 0o600)
+	store := filepath.Join(dir, "store")
+	os.Mkdir(store, 0o755)
+	lock := filepath.Join(store, baseline.LockName)
+	os.Symlink(victim, lock)
+	r := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "r.json")
+	code, _, stderr := cli("baseline", "save", r, store)
+	if code != exitUsage || !strings.Contains(stderr, lock) || !strings.Contains(stderr, "symlink") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, want %d and one line naming %s:\n%s", code, exitUsage, lock, stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "secret" {
+		t.Errorf("the lock link's target now holds %.100q", b)
+	}
+}

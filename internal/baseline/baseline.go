@@ -8,6 +8,12 @@
 // into one store take turns, and the second is told it waits
 // (SaveOptions.Waiting). The lock file is removed when Save ends.
 //
+// A store is written as root often writes it, by a CI job, and may hold
+// what a pull request merged: a symlink in it is never followed. The lock
+// and the baselines are opened with O_NOFOLLOW (safefile), a stored
+// baseline that is a symlink is refused (ErrLink), and a planted symlink
+// on the way to the store (safefile.ErrPlantedLink) too.
+//
 // The temporaries of atomic writes (".NAME.tmp-PID-RANDOM", see
 // result.WriteFileAtomic) are never read as baselines; Save and Load remove
 // the ones whose writer is gone.
@@ -24,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // Errors a caller can test for.
@@ -37,6 +44,9 @@ var (
 	// ErrEmpty reports a baseline scenario without measurements: no
 	// trials, or no metrics. Every comparison with it would pass.
 	ErrEmpty = errors.New("no measurements")
+	// ErrLink reports a stored baseline, or the store's lock, that is a
+	// symlink or not a regular file: never followed, read or replaced.
+	ErrLink = errors.New("not a regular file")
 	// ErrNotStore reports a baseline directory that cannot be one: a file,
 	// a path under a file, a symlink loop.
 	ErrNotStore = errors.New("not a baseline directory")
@@ -136,6 +146,9 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if err := Check(r); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
+	if _, err := safefile.Resolve(dir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotStore, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		var why error
 		switch st, serr := os.Stat(dir); {
@@ -168,8 +181,11 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 		if slices.ContainsFunc(jobs, func(j job) bool { return j.path == path }) {
 			return nil, fmt.Errorf("%w: two scenarios map to the file %s; rename one", ErrRefused, path)
 		}
-		if _, err := os.Stat(path); err == nil {
-			if _, err := result.Load(path); err != nil && !opt.ReplaceUnreadable {
+		if st, err := os.Lstat(path); err == nil {
+			if err := storedFile(path, st); err != nil {
+				return nil, err
+			}
+			if _, err := result.LoadNoFollow(path); err != nil && !opt.ReplaceUnreadable {
 				return nil, fmt.Errorf("refusing to replace unreadable baseline: %w; move it away, or replace it deliberately (tailgate baseline save --replace-unreadable)", err)
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -179,7 +195,13 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	}
 	var written []string
 	for _, j := range jobs {
-		if err := result.Write(j.path, j.r); err != nil {
+		b, err := result.Marshal(j.r)
+		if err == nil {
+			// NoFollow: a link put there after the check above is
+			// replaced, not written through.
+			err = safefile.Write(j.path, b, safefile.Options{NoFollow: true})
+		}
+		if err != nil {
 			return written, fmt.Errorf("write baseline %s: %w", j.path, err)
 		}
 		written = append(written, j.path)
@@ -194,6 +216,11 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 // error naming it (wrapping result.ErrCorrupt or result.ErrFutureSchema),
 // and no baseline at all is ErrNotFound.
 func Load(path, scenario, target, kernel string) (*Entry, error) {
+	// The path the user named: their own links are followed, a planted one
+	// is not.
+	if _, err := safefile.Resolve(path); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w for %s on %s: %s does not exist", ErrNotFound, scenario, target, path)
@@ -224,7 +251,10 @@ func Load(path, scenario, target, kernel string) (*Entry, error) {
 			continue
 		}
 		p := filepath.Join(path, d.Name())
-		r, err := result.Load(p)
+		if err := storedEntry(p, d); err != nil {
+			return nil, err
+		}
+		r, err := result.LoadNoFollow(p)
 		if err != nil {
 			return nil, err
 		}
@@ -276,6 +306,7 @@ func List(path string) ([]Entry, error) {
 		return nil, err
 	}
 	files := []string{path}
+	var errs []error
 	if st.IsDir() {
 		files = nil
 		names, err := os.ReadDir(path)
@@ -285,14 +316,22 @@ func List(path string) ([]Entry, error) {
 		for _, d := range names {
 			// Dot files are temporaries of writes and the lock.
 			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") && !strings.HasPrefix(d.Name(), ".") && !result.IsTemp(d.Name()) {
-				files = append(files, filepath.Join(path, d.Name()))
+				p := filepath.Join(path, d.Name())
+				if err := storedEntry(p, d); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				files = append(files, p)
 			}
 		}
 	}
 	var entries []Entry
-	var errs []error
 	for _, f := range files {
-		r, err := result.Load(f)
+		load := result.LoadNoFollow
+		if f == path {
+			load = result.Load // the file the user named
+		}
+		r, err := load(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -319,4 +358,31 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// storedEntry refuses the directory entry d at path when it is not a
+// regular file: a symlink merged into a committed store would make a
+// reader read, and a refresh job replace, whatever it points at.
+func storedEntry(path string, d fs.DirEntry) error {
+	if d.Type().IsRegular() {
+		return nil
+	}
+	st, err := d.Info()
+	if err != nil {
+		return err
+	}
+	return storedFile(path, st)
+}
+
+// storedFile refuses a stored file of status st that is not a regular
+// file, naming path and what to do.
+func storedFile(path string, st fs.FileInfo) error {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symlink; a stored baseline must be a file: remove the link, or copy the file it points to in its place", ErrLink, path)
+	default:
+		return fmt.Errorf("%w: %s is a %v; a stored baseline must be a file: remove it", ErrLink, path, m.Type())
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 func sample(target, kernel string, finished time.Time, scenarios ...string) *result.Result {
@@ -378,5 +379,126 @@ func TestStaleTemporariesInStore(t *testing.T) {
 				t.Errorf("List: %d entries, %v; temporaries are not baselines", len(entries), err)
 			}
 		})
+	}
+}
+
+// secretFile returns a root file of mode 0600 holding "secret".
+func secretFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "shadow")
+	if err := os.WriteFile(p, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func checkSecret(t *testing.T, path string) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || string(b) != "secret" {
+		t.Errorf("%s now holds %.100q, %v; want it untouched", path, b, err)
+	}
+}
+
+// TestSaveRefusesLockSymlink: a .tailgate.lock symlink in the store is not
+// opened, so root creates or truncates nothing through it.
+func TestSaveRefusesLockSymlink(t *testing.T) {
+	victim := secretFile(t)
+	dangling := filepath.Join(t.TempDir(), "made-by-root")
+	for _, c := range []struct{ name, to string }{{"to a file", victim}, {"dangling", dangling}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lock := filepath.Join(dir, LockName)
+			if err := os.Symlink(c.to, lock); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Save(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"))
+			if !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), lock) {
+				t.Errorf("Save with a lock symlink = %v, want ErrLink naming %s", err, lock)
+			}
+			if _, err := os.Stat(filepath.Join(dir, FileName("pipe", "host", "6.1.0"))); err == nil {
+				t.Error("a baseline was written without the lock")
+			}
+		})
+	}
+	checkSecret(t, victim)
+	if _, err := os.Lstat(dangling); err == nil {
+		t.Errorf("%s was created through the lock link", dangling)
+	}
+}
+
+// TestSaveRefusesStoredSymlink: a baseline that is a symlink (merged into
+// a committed store) is not replaced, nor its target written.
+func TestSaveRefusesStoredSymlink(t *testing.T) {
+	victim := secretFile(t)
+	dir := t.TempDir()
+	link := filepath.Join(dir, FileName("pipe", "host", "6.1.0"))
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []SaveOptions{{}, {ReplaceUnreadable: true}} {
+		_, err := SaveWith(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), opt)
+		if !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), link) {
+			t.Errorf("SaveWith(%+v) over a symlink = %v, want ErrLink naming %s", opt, err, link)
+		}
+	}
+	checkSecret(t, victim)
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+}
+
+// TestLoadRefusesStoredSymlink: a stored baseline that is a symlink, even
+// to a good Result, is not read as one: a pull request cannot make the
+// gate compare with a file of its choosing.
+func TestLoadRefusesStoredSymlink(t *testing.T) {
+	elsewhere := t.TempDir()
+	good, err := Save(elsewhere, sample("host", "6.1.0", time.Unix(100, 0), "pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, FileName("pipe", "host", "6.1.0"))
+	if err := os.Symlink(good[0], link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir, "pipe", "host", "6.1.0"); !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), link) {
+		t.Errorf("Load = %v, want ErrLink naming %s", err, link)
+	}
+	if entries, err := List(dir); len(entries) != 0 || !errors.Is(err, ErrLink) {
+		t.Errorf("List = %d entries, %v; want none and ErrLink", len(entries), err)
+	}
+	// The user's own link to a store or a file is theirs to follow.
+	own := filepath.Join(t.TempDir(), "store")
+	os.Symlink(elsewhere, own)
+	if _, err := Load(own, "pipe", "host", "6.1.0"); err != nil {
+		t.Errorf("Load through the user's link to a store = %v", err)
+	}
+}
+
+// TestSaveRefusesPlantedStoreLink: a store path through a symlink another
+// user planted in a sticky world-writable directory is refused, as
+// fs.protected_symlinks would refuse it.
+func TestSaveRefusesPlantedStoreLink(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	os.Mkdir(tmp, 0o755)
+	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	target := t.TempDir()
+	link := filepath.Join(tmp, "baselines")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Save(link, sample("host", "6.1.0", time.Unix(100, 0), "pipe")); !errors.Is(err, safefile.ErrPlantedLink) {
+		t.Errorf("Save through a planted link = %v, want safefile.ErrPlantedLink", err)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("written through the planted link: %v", ents)
+	}
+	if _, err := Load(link, "pipe", "host", "6.1.0"); !errors.Is(err, safefile.ErrPlantedLink) {
+		t.Errorf("Load through a planted link = %v, want safefile.ErrPlantedLink", err)
 	}
 }

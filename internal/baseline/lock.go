@@ -2,12 +2,16 @@ package baseline
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // LockName is the name of the store's lock file.
@@ -19,7 +23,16 @@ const LockName = ".tailgate.lock"
 func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
 	path := filepath.Join(dir, LockName)
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		// Never through a symlink: a planted .tailgate.lock would make
+		// root create or truncate whatever it points at.
+		f, err := safefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if errors.Is(err, safefile.ErrSymlink) || errors.Is(err, safefile.ErrFIFO) || errors.Is(err, safefile.ErrDevice) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%w: %s %w; remove it", ErrLink, path, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +53,7 @@ func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
 		// after we opened it, our lock is on a file no one else will
 		// open. Start over on the path's file.
 		held, err1 := f.Stat()
-		now, err2 := os.Stat(path)
+		now, err2 := os.Lstat(path)
 		if err1 != nil || err2 != nil || !os.SameFile(held, now) {
 			f.Close()
 			continue
