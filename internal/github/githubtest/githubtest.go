@@ -1,14 +1,18 @@
 // Package githubtest is a stand-in for the GitHub issues-comments API, the
-// token's own account (GET /user) and release downloads on 127.0.0.1, for
-// tests of the client, the command and the action.
+// token's own account (GET /user), the workflow runs, artifacts and pull
+// requests that the example workflows look up, and release downloads, on
+// 127.0.0.1, for tests of the client, the command, the action and the
+// workflows' scripts.
 package githubtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +39,90 @@ type Server struct {
 	requests []string
 	fail     map[string]failure
 	assets   map[string][]byte // "OWNER/NAME/TAG/FILE" → content
+	runs     []Run
+	pulls    []PullRequest
+}
+
+// Repository is a repository as runs, artifacts and pull requests name it.
+type Repository struct {
+	ID       int64  `json:"id"`
+	FullName string `json:"full_name"`
+	Owner    struct {
+		Login string `json:"login"`
+	} `json:"owner"`
+}
+
+// Repo returns the repository fullName with id.
+func Repo(id int64, fullName string) Repository {
+	r := Repository{ID: id, FullName: fullName}
+	r.Owner.Login, _, _ = strings.Cut(fullName, "/")
+	return r
+}
+
+// Run is a workflow run. Workflow is its file's name, e.g. latency-gate.yml.
+type Run struct {
+	ID             int64      `json:"id"`
+	Workflow       string     `json:"-"`
+	Event          string     `json:"event"`
+	HeadBranch     string     `json:"head_branch"`
+	HeadSHA        string     `json:"head_sha"`
+	Conclusion     string     `json:"conclusion"`
+	Repository     Repository `json:"repository"`
+	HeadRepository Repository `json:"head_repository"`
+	Artifacts      []Artifact `json:"-"`
+}
+
+// Artifact is an artifact of a run; its WorkflowRun is filled in from the
+// run unless set.
+type Artifact struct {
+	ID          int64       `json:"id"`
+	Name        string      `json:"name"`
+	Expired     bool        `json:"expired"`
+	WorkflowRun ArtifactRun `json:"workflow_run"`
+}
+
+// ArtifactRun is the run that made an artifact, as the artifacts API says.
+type ArtifactRun struct {
+	ID               int64  `json:"id"`
+	RepositoryID     int64  `json:"repository_id"`
+	HeadRepositoryID int64  `json:"head_repository_id"`
+	HeadBranch       string `json:"head_branch"`
+	HeadSHA          string `json:"head_sha"`
+}
+
+// PullRequest is a pull request.
+type PullRequest struct {
+	Number int    `json:"number"`
+	State  string `json:"state"`
+	Head   Branch `json:"head"`
+	Base   Branch `json:"base"`
+}
+
+// Branch is one side of a pull request.
+type Branch struct {
+	Ref  string      `json:"ref"`
+	SHA  string      `json:"sha"`
+	Repo *Repository `json:"repo"`
+}
+
+// AddRun adds a workflow run; runs are listed newest (highest ID) first.
+func (s *Server) AddRun(r Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range r.Artifacts {
+		if r.Artifacts[i].WorkflowRun == (ArtifactRun{}) {
+			r.Artifacts[i].WorkflowRun = ArtifactRun{ID: r.ID, RepositoryID: r.Repository.ID, HeadRepositoryID: r.HeadRepository.ID, HeadBranch: r.HeadBranch, HeadSHA: r.HeadSHA}
+		}
+	}
+	s.runs = append(s.runs, r)
+	slices.SortFunc(s.runs, func(a, b Run) int { return cmp.Compare(b.ID, a.ID) })
+}
+
+// AddPull adds a pull request.
+func (s *Server) AddPull(p PullRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pulls = append(s.pulls, p)
 }
 
 // Comment is a stored comment.
@@ -68,6 +156,9 @@ var (
 	assetPath = regexp.MustCompile(`^/([^/]+/[^/]+)/releases/download/([^/]+)/([^/]+)$`)
 	listPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$`)
 	patchPath = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$`)
+	runsPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
+	artsPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts$`)
+	pullsPath = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/pulls$`)
 )
 
 // New starts a server for repo that accepts token; it stops when the test
@@ -176,6 +267,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if r.Method == http.MethodGet {
+		if s.serveActions(r, reply) {
+			return
+		}
+	}
 	var body struct {
 		Body *string `json:"body"`
 	}
@@ -211,6 +307,62 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply(http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+// serveActions answers the GETs of runs, artifacts and pull requests,
+// filtered by the query parameters GitHub honours, and reports whether
+// the path was one of them.
+func (s *Server) serveActions(r *http.Request, reply func(int, any)) bool {
+	q := r.URL.Query()
+	per := 30
+	if v, err := strconv.Atoi(q.Get("per_page")); err == nil && v > 0 {
+		per = min(v, 100)
+	}
+	match := func(param, v string) bool { return q.Get(param) == "" || q.Get(param) == v }
+	if m := runsPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo {
+		runs := []Run{}
+		for _, run := range s.runs {
+			if run.Workflow == m[2] && match("branch", run.HeadBranch) && match("event", run.Event) && match("status", run.Conclusion) && len(runs) < per {
+				runs = append(runs, run)
+			}
+		}
+		reply(http.StatusOK, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+		return true
+	}
+	if m := artsPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo {
+		id, _ := strconv.ParseInt(m[2], 10, 64)
+		arts := []Artifact{}
+		for _, run := range s.runs {
+			if run.ID != id {
+				continue
+			}
+			for _, a := range run.Artifacts {
+				if match("name", a.Name) {
+					arts = append(arts, a)
+				}
+			}
+		}
+		reply(http.StatusOK, map[string]any{"total_count": len(arts), "artifacts": arts})
+		return true
+	}
+	if m := pullsPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo {
+		state := q.Get("state")
+		if state == "" {
+			state = "open"
+		}
+		prs := []PullRequest{}
+		for _, p := range s.pulls {
+			// head=OWNER:BRANCH, as GitHub filters it.
+			owner, branch, _ := strings.Cut(q.Get("head"), ":")
+			if (state != "all" && p.State != state) || (q.Get("head") != "" && (p.Head.Repo == nil || p.Head.Repo.Owner.Login != owner || p.Head.Ref != branch)) {
+				continue
+			}
+			prs = append(prs, p)
+		}
+		reply(http.StatusOK, prs)
+		return true
+	}
+	return false
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, n int) {
