@@ -84,6 +84,12 @@ func (a *attachFlags) target() (scenarios.Attach, string, error) {
 		if err != nil {
 			return scenarios.Attach{}, "", usagef("--pid %d: %v; give a running process (ps -e lists them)", a.pid, err)
 		}
+		// The tracers follow the process's tree, and tailgate's trial
+		// workers are in the tree of each of its ancestors: pid 1, the
+		// shell that started it.
+		if ancestorOfSelf(a.pid) {
+			return scenarios.Attach{}, "", usagef("--pid %d (%s) is an ancestor of this tailgate: its process tree holds tailgate's own trial workers, which would be measured; give a process tailgate does not descend from", a.pid, comm)
+		}
 		return scenarios.Attach{PID: a.pid}, fmt.Sprintf("process %d (%s)", a.pid, comm), nil
 	}
 	g, err := cgroup.Open(a.cgroup)
@@ -99,7 +105,44 @@ func (a *attachFlags) target() (scenarios.Attach, string, error) {
 			return scenarios.Attach{}, "", usagef("--cgroup %s is a group tailgate makes for its own runs and removes; give another", a.cgroup)
 		}
 	}
+	// The group's tasks include those of the groups below it: one that
+	// holds tailgate holds its trial workers, started in its group.
+	if own, err := cgroup.PathOf(os.Getpid()); err == nil && (own == g.Path || strings.HasPrefix(own, strings.TrimSuffix(g.Path, "/")+"/")) {
+		return scenarios.Attach{}, "", usagef("--cgroup %s holds this tailgate (in %s): tailgate's own trial workers would be measured; give a group tailgate is not in", a.cgroup, own)
+	}
 	return scenarios.Attach{Cgroup: g.Path}, "cgroup " + g.Path, nil
+}
+
+// ancestorOfSelf reports whether pid is the parent of this process, or
+// its parent's parent, and so on up to pid 1.
+func ancestorOfSelf(pid int) bool {
+	for p, hops := os.Getppid(), 0; p > 0 && hops < 4096; hops++ {
+		if p == pid {
+			return true
+		}
+		next, ok := parentOf(p)
+		if !ok || next == p {
+			return false
+		}
+		p = next
+	}
+	return false
+}
+
+// parentOf returns the parent pid of process pid (field 4 of
+// /proc/PID/stat).
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
 }
 
 // processName returns the command name of a live process.

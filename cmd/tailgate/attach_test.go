@@ -247,6 +247,12 @@ func TestRunAttachBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Remove()
+	// A live process outside tailgate's ancestry (pid 1 is refused).
+	sleeper := exec.Command("sleep", "600")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
 	tests := []struct {
 		name string
 		args []string
@@ -260,7 +266,7 @@ func TestRunAttachBadInput(t *testing.T) {
 		{"tailgate's own group", []string{"--cgroup", own.Path}, "is a group tailgate makes for its own runs"},
 		{"both", []string{"--pid", "1", "--cgroup", "/"}, "--pid and --cgroup both given"},
 		{"in a VM", []string{"--pid", "1", "--vm"}, "--pid measures what runs on this machine; drop --kernel, --target and --vm"},
-		{"nothing to trace", []string{noTracers, "--pid", "1"}, "scenario t has no tracers"},
+		{"nothing to trace", []string{noTracers, "--pid", strconv.Itoa(sleeper.Process.Pid)}, "scenario t has no tracers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,6 +283,63 @@ func TestRunAttachBadInput(t *testing.T) {
 			}
 			if stdout != "" {
 				t.Errorf("stdout %q", stdout)
+			}
+		})
+	}
+}
+
+// TestAttachRefusesOwnTree: --pid of an ancestor of tailgate (pid 1, the
+// shell that started it) or --cgroup of a group tailgate is in would
+// measure tailgate's own trial workers: exit 2 in one line, before any
+// run.
+func TestAttachRefusesOwnTree(t *testing.T) {
+	calls := stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result())
+	own, err := cgroup.PathOf(os.Getpid())
+	if err != nil {
+		t.Fatalf("needs cgroup v2: %v", err)
+	}
+	mount, _ := cgroup.Mount()
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"pid 1", []string{"--pid", "1"}, "is an ancestor of this tailgate"},
+		{"parent shell", []string{"--pid", strconv.Itoa(os.Getppid())}, "is an ancestor of this tailgate"},
+		{"cgroup root", []string{"--cgroup", "/"}, "holds this tailgate"},
+		{"cgroup root by its mount", []string{"--cgroup", mount}, "holds this tailgate"},
+		{"own cgroup", []string{"--cgroup", own}, "holds this tailgate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			*calls = 0
+			code, _, stderr := cli(append([]string{"run", "syscall-read", "--trials", "1", "--duration", "100ms"}, c.args...)...)
+			if code != exitUsage || *calls != 0 || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d after %d runs, want %d before any and one line saying %q:\n%s", code, *calls, exitUsage, c.msg, stderr)
+			}
+		})
+	}
+}
+
+// TestEmptyFlagsRefused: -o '' and --cgroup '' (an unset variable) are
+// exit 2, not taken as "no file" and "no group".
+func TestEmptyFlagsRefused(t *testing.T) {
+	calls := stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result())
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"run -o", []string{"run", "syscall-read", "-o", ""}, "-o is empty"},
+		{"run -o=", []string{"run", "syscall-read", "-o="}, "-o is empty"},
+		{"run --cgroup", []string{"run", "syscall-read", "--cgroup", ""}, "--cgroup is empty"},
+		{"gate -o", []string{"gate", "syscall-read", "--baseline", t.TempDir(), "-o", ""}, "-o is empty"},
+		{"merge -o", []string{"merge", "x.json", "-o", ""}, "-o is empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			*calls = 0
+			code, _, stderr := cli(c.args...)
+			if code != exitUsage || *calls != 0 || !strings.Contains(stderr, c.msg) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d after %d runs, want %d before any and one line saying %q:\n%s", code, *calls, exitUsage, c.msg, stderr)
 			}
 		})
 	}

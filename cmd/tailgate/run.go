@@ -158,14 +158,39 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, checkEmptyFlags(fs)
 		}
 		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, args[1:]...), checkEmptyFlags(fs)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// emptyRefused are the flags, of any command, whose empty value is what
+// "not given" is: given explicitly empty (-o "$UNSET"), they would be
+// ignored without a word, writing no file or measuring tailgate's own
+// workloads in place of a group. The hint says what to give.
+var emptyRefused = map[string]string{
+	"o":      "give a FILE, or - for standard output",
+	"output": "give a FILE, or - for standard output",
+	"cgroup": "give a group of the cgroup v2 hierarchy, e.g. /system.slice/ssh.service (see /proc/PID/cgroup)",
+}
+
+// checkEmptyFlags refuses a flag of emptyRefused given as "".
+func checkEmptyFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if hint, ok := emptyRefused[f.Name]; ok && err == nil && f.Value.String() == "" {
+			dash := "--"
+			if len(f.Name) == 1 {
+				dash = "-"
+			}
+			err = usagef("%s%s is empty; %s", dash, f.Name, hint)
+		}
+	})
+	return err
 }
 
 // lookupScenarios resolves names or paths; none means every built-in.

@@ -81,6 +81,25 @@ func Mount() (string, error) {
 	return "", ErrNoCgroup2
 }
 
+// PathOf returns the directory of the cgroup v2 group process pid is in,
+// from the "0::" line of /proc/PID/cgroup, under the hierarchy's mount.
+func PathOf(pid int) (string, error) {
+	mount, err := Mount()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("cgroup of process %d: %w", pid, err)
+	}
+	for _, ln := range strings.Split(string(b), "\n") {
+		if rel, ok := strings.CutPrefix(ln, "0::"); ok {
+			return filepath.Join(mount, rel), nil
+		}
+	}
+	return "", fmt.Errorf("cgroup of process %d: %w", pid, ErrNoCgroup2)
+}
+
 // unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
 func unescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
