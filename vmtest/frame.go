@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // The guest sends its answer to the host as one frame on the results port:
@@ -23,7 +25,7 @@ import (
 const (
 	frameMagic   = "TGF1"
 	frameHdrLen  = 4 + 4 + 8 + sha256.Size
-	frameMaxBody = 1 << 30
+	frameMaxBody = result.MaxSize // a Result as large as result.Load reads
 )
 
 // Frame kinds.

@@ -152,11 +152,12 @@ func keepKallsyms(k *Kernel, path string) {
 	if dst == "" {
 		return
 	}
-	if _, err := tracing.ReadSystemMap(path); err != nil {
+	// The guest wrote the file: it is read only within its limit.
+	b, err := readCapped(path, maxKallsyms)
+	if err != nil {
 		return
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := tracing.ReadSystemMap(path); err != nil {
 		return
 	}
 	result.WriteFileAtomic(dst, b)

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -261,6 +261,8 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		return vmError(&VMError{Err: err, Lines: scan.bad, Tail: scan.tail()})
 	}
 	switch {
+	case b.overflow != "":
+		return nil, fail(fmt.Errorf("vm %s: %w: %s; QEMU was killed", vm.Name, ErrBadReply, b.overflow))
 	case len(scan.bad) > 0:
 		return nil, fail(ErrGuestPanic)
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
@@ -269,7 +271,10 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		// Interrupted by the user: the console is not news.
 		return nil, fmt.Errorf("vm %s: %w", vm.Name, context.Cause(ctx))
 	}
-	raw, err := os.ReadFile(resultsPath)
+	raw, err := readReply(resultsPath)
+	if errors.Is(err, ErrBadReply) {
+		return nil, fail(fmt.Errorf("vm %s: %w", vm.Name, err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
 	}
@@ -279,25 +284,17 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		}
 		return nil, fail(ErrNoResult)
 	}
-	kind, payload, err := decodeFrame(raw)
+	res, failure, err := parseReply(raw)
 	if err != nil {
-		return nil, fail(err)
+		return nil, fail(fmt.Errorf("vm %s: %w", vm.Name, err))
 	}
-	if kind == frameError {
-		var gf guestFailure
-		if err := json.Unmarshal(payload, &gf); err != nil {
-			return nil, fail(fmt.Errorf("%w: error frame: %v", ErrBadFrame, err))
+	if failure != "" {
+		if res != nil {
+			res.Target = target
+			res.Partial = true
+			nameGuestFrames(res, smap)
 		}
-		if gf.Result != nil {
-			gf.Result.Target = target
-			gf.Result.Partial = true
-			nameGuestFrames(gf.Result, smap)
-		}
-		return gf.Result, fail(&GuestError{Msg: gf.Error})
-	}
-	res, err := result.Parse(payload)
-	if err != nil {
-		return nil, fail(err)
+		return res, fail(&GuestError{Msg: failure})
 	}
 	res.Target = target
 	nameGuestFrames(res, smap)
@@ -346,6 +343,35 @@ type boot struct {
 	// stalled: under KVM, the kernel printed nothing before QEMU exited or
 	// kernelStartTimeout passed.
 	stalled bool
+	// overflow says which file the guest wrote past its limit, when
+	// watchSizes killed QEMU for it; "" otherwise.
+	overflow string
+}
+
+// watchSizes kills QEMU (kill) when a file the guest writes through grows
+// past what the host reads of it: QEMU's file chardev has no limit, and a
+// guest could fill the host's disk. It returns when done is closed.
+func (b *boot) watchSizes(done <-chan struct{}, kill func()) {
+	limits := map[string]int64{b.results: maxReply}
+	if b.kallsyms != "" {
+		limits[b.kallsyms] = maxKallsyms
+	}
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		for path, limit := range limits {
+			if st, err := os.Stat(path); err == nil && st.Size() > limit {
+				b.overflow = fmt.Sprintf("%s grew past %d bytes", filepath.Base(path), limit)
+				kill()
+				return
+			}
+		}
+	}
 }
 
 func (b *boot) stallReason() string {
@@ -401,9 +427,15 @@ func (b *boot) run(ctx context.Context) error {
 			}
 		}()
 	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		b.watchSizes(done, cancel)
+	}()
 	b.scan.run(stdout) // returns when QEMU exits or is killed
 	b.waitErr = cmd.Wait()
 	close(done)
+	<-watched
 	b.elapsed = time.Since(t0)
 	if b.accel == "kvm" && !b.scan.hasStarted() && ctx.Err() == nil || b.scan.timedOut.Load() {
 		b.stalled = true
@@ -482,24 +514,54 @@ type consoleScanner struct {
 	timedOut atomic.Bool   // the kernel did not start in time
 	last     []string      // ring of the last tailLines lines
 	next     int
+	logged   int  // bytes written to log
+	logCut   bool // log reached maxConsoleLog
 }
 
 // badMarkers are what the kernel prints when it is no longer fit to
 // measure anything.
 var badMarkers = []string{"Kernel panic", "Oops", "BUG:", "general protection fault"}
 
+// Limits of the console, which the guest writes: a line is scanned up to
+// maxConsoleLine bytes (the rest is only logged), and the log keeps the
+// first maxConsoleLog bytes.
+const (
+	maxConsoleLine = 64 << 10
+	maxConsoleLog  = 64 << 20
+)
+
 func (s *consoleScanner) run(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, maxConsoleLine)
 	for {
-		line, err := br.ReadString('\n')
+		line, err := br.ReadSlice('\n')
+		s.logBytes(line)
+		text := strings.TrimRight(string(line), "\r\n")
+		for errors.Is(err, bufio.ErrBufferFull) {
+			var more []byte
+			more, err = br.ReadSlice('\n')
+			s.logBytes(more)
+		}
 		if len(line) > 0 {
-			io.WriteString(s.log, line)
-			s.line(strings.TrimRight(line, "\r\n"))
+			s.line(text)
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// logBytes writes b to the console log, up to maxConsoleLog bytes in all.
+func (s *consoleScanner) logBytes(b []byte) {
+	if s.logCut {
+		return
+	}
+	if s.logged+len(b) > maxConsoleLog {
+		s.logCut = true
+		fmt.Fprintf(s.log, "\n[tailgate: the console log stops here, at its limit of %d bytes]\n", maxConsoleLog)
+		return
+	}
+	s.logged += len(b)
+	s.log.Write(b)
 }
 
 func (s *consoleScanner) hasStarted() bool {
