@@ -320,7 +320,7 @@ func TestAttachRefusesOwnTree(t *testing.T) {
 	}
 }
 
-// TestEmptyFlagsRefused: -o '' and --cgroup '' (an unset variable) are
+// TestEmptyFlagsRefused: -o "" and --cgroup "" (an unset variable) are
 // exit 2, not taken as "no file" and "no group".
 func TestEmptyFlagsRefused(t *testing.T) {
 	calls := stubResult(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result())

@@ -241,3 +241,22 @@ func TestTimerCPUsNotThere(t *testing.T) {
 		}
 	}
 }
+
+// TestExecTeardownFailureIsExit3: a teardown that fails (the state it
+// should restore is not restored) fails the run with exit 3, naming it,
+// instead of exit 0.
+func TestExecTeardownFailureIsExit3(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "teardown.yaml")
+	src := "name: teardown-fails\nworkload:\n  kind: exec\n  command: [true]\n  teardown: [sh, -c, \"echo cannot restore >&2; exit 7\"]\n" +
+		"tracers:\n  syscall: {syscalls: [read]}\ntrials: 1\nwarmup: 0s\nduration: 1s\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runInProcess(t, "run", file)
+	if code != exitInfra || !strings.Contains(stderr, "teardown") || !strings.Contains(stderr, "exit status 7") {
+		t.Errorf("exit %d, want %d naming the teardown and its status:\n%s", code, exitInfra, stderr)
+	}
+}

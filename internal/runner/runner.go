@@ -255,9 +255,9 @@ type kernelBTF struct {
 	types *btf.Spec
 }
 
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event)) (*result.Scenario, error) {
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event)) (sr *result.Scenario, err error) {
 	emit := emitter(s, idx, count, progress)
-	sr, err := newScenarioResult(s)
+	sr, err = newScenarioResult(s)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,13 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 	if err != nil {
 		return sr, fmt.Errorf("workload: %w", err)
 	}
-	defer wl.Close()
+	defer func() {
+		// Close runs an exec workload's teardown: one that fails left the
+		// machine in a state no one checked, which fails the run (exit 3).
+		if cerr := wl.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("workload: %w", cerr))
+		}
+	}()
 
 	emit(Event{Phase: "attach"})
 	opts := traceOptions(wl, s.Workload, kb)
