@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,5 +92,29 @@ func TestDoctorOnThisMachine(t *testing.T) {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("doctor output lacks %q:\n%s", s, stdout)
 		}
+	}
+}
+
+// TestMergeRefusesCopiedResult: a byte-identical copy of a Result under
+// another name (which distinctFiles cannot tell from another run) would
+// count its trials twice: exit 2, in one line naming both files.
+func TestMergeRefusesCopiedResult(t *testing.T) {
+	dir := t.TempDir()
+	a := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, dir, "a.json")
+	b, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(dir, "copy.json")
+	if err := os.WriteFile(cp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.write(t, dir, "other.json")
+	code, _, stderr := cli("merge", a, other, cp, "-o", filepath.Join(dir, "m.json"))
+	if code != exitUsage || !strings.Contains(stderr, a) || !strings.Contains(stderr, cp) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, want %d and one line naming %s and %s:\n%s", code, exitUsage, a, cp, stderr)
+	}
+	if code, _, stderr := cli("merge", a, other, "-o", filepath.Join(dir, "m.json")); code != 0 {
+		t.Errorf("two runs: exit %d\n%s", code, stderr)
 	}
 }

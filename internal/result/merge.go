@@ -16,6 +16,33 @@ type Input struct {
 // ErrMismatch reports Results that cannot be merged.
 var ErrMismatch = errors.New("results do not match")
 
+// ErrDuplicateTrial reports a trial found in two inputs: a Result (or a
+// copy of it) given twice, or a merge of it given beside it. Merging would
+// count its trials twice.
+var ErrDuplicateTrial = errors.New("same trial in two results")
+
+// trialID identifies a trial across Results. A trial has no id of its
+// own, and the run's start time does not travel with it into a merge, so
+// it is named by where it was measured and what it measured: the boot
+// (boot_id) and the process (pid: the trial's worker, or the one process
+// of an in-process run) that ran it, and its counts, duration and
+// percentiles. A copy agrees in all of them; two real trials do not, even
+// when a pid is reused on one boot (after pid_max forks) or is shared by
+// the trials of an in-process run: they do not make the same number of
+// operations in the same nanoseconds with the same percentiles.
+type trialID struct {
+	scenario, metric string
+	bootID           string
+	pid              int
+	ops              uint64
+	duration         float64
+	summary          Summary
+}
+
+func idOf(scenario, metric string, t Trial) trialID {
+	return trialID{scenario, metric, t.BootID, t.PID, t.Ops, t.Duration, t.Summary}
+}
+
 // Merge combines Results of the same target and environment, e.g. the shards
 // of a CI matrix or repeated runs: scenarios are united and the trials of a
 // scenario present in several inputs concatenate. Inputs of different
@@ -92,6 +119,13 @@ func Merge(in []Input) (*Result, error) {
 			have.Trials += s.Trials
 		}
 	}
+	// After the checks above: inputs that do not match say that first.
+	seen := map[trialID]string{} // trial → file it came from
+	for _, x := range in {
+		if err := checkTrials(seen, x); err != nil {
+			return nil, err
+		}
+	}
 	slices.SortStableFunc(out.Scenarios, func(a, b Scenario) int {
 		switch {
 		case a.Name < b.Name:
@@ -102,6 +136,31 @@ func Merge(in []Input) (*Result, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// checkTrials refuses a trial of x that seen holds from another input,
+// and adds x's trials to seen.
+func checkTrials(seen map[trialID]string, x Input) error {
+	for _, s := range x.Result.Scenarios {
+		for _, name := range slices.Sorted(maps.Keys(s.Metrics)) {
+			for i, t := range s.Metrics[name].Trials {
+				id := idOf(s.Name, name, t)
+				if p, ok := seen[id]; ok && p != x.Path {
+					return fmt.Errorf("%w: scenario %s metric %s: trial %d of %s (boot %s, pid %d) is also in %s; each Result may be merged once, and a merged one holds its inputs",
+						ErrDuplicateTrial, s.Name, name, i+1, x.Path, orNone(t.BootID), t.PID, p)
+				}
+				seen[id] = x.Path
+			}
+		}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func cloneScenario(s Scenario) Scenario {

@@ -53,8 +53,21 @@ func TestMergeShardsRoundTrip(t *testing.T) {
 	}
 }
 
+// again returns r as another run of it: its trials measured by another
+// process.
+func again(r *Result, pid int) *Result {
+	for _, s := range r.Scenarios {
+		for _, m := range s.Metrics {
+			for i := range m.Trials {
+				m.Trials[i].PID = pid
+			}
+		}
+	}
+	return r
+}
+
 func TestMergeConcatenatesTrials(t *testing.T) {
-	got, err := Merge([]Input{{"1.json", sample("a")}, {"2.json", sample("a")}})
+	got, err := Merge([]Input{{"1.json", sample("a")}, {"2.json", again(sample("a"), 2)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +116,39 @@ func TestMergeRefusesCountOverflow(t *testing.T) {
 		r.Scenarios[0].Metrics["m"].Trials[0] = Trial{Histogram: h, Summary: Summarize(h)}
 		return r
 	}
-	_, err := Merge([]Input{{"x.json", big()}, {"y.json", big()}})
+	_, err := Merge([]Input{{"x.json", big()}, {"y.json", again(big(), 2)}})
 	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "2^64") {
 		t.Errorf("Merge = %v, want a refusal: the merged counts overflow", err)
+	}
+}
+
+// TestMergeRefusesCopiedResult: a Result given twice under two names (a
+// byte-identical copy), or beside a merge that holds it, would count its
+// trials twice.
+func TestMergeRefusesCopiedResult(t *testing.T) {
+	run := func() *Result { return again(sample("a", "b"), 4242) }
+	other := again(sample("a"), 77)
+	merged, err := Merge([]Input{{"run.json", run()}, {"other.json", other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   []Input
+	}{
+		{"copy", []Input{{"run.json", run()}, {"copy.json", run()}}},
+		{"merge beside an input", []Input{{"merged.json", merged}, {"run.json", run()}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Merge(c.in)
+			if !errors.Is(err, ErrDuplicateTrial) {
+				t.Fatalf("Merge = %v, want ErrDuplicateTrial", err)
+			}
+			for _, s := range []string{c.in[0].Path, c.in[1].Path, "pid 4242"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not name %q", err, s)
+				}
+			}
+		})
 	}
 }
