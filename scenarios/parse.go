@@ -1,12 +1,9 @@
 package scenarios
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,9 +22,9 @@ import (
 type ParseError = config.Error
 
 // Load reads and parses the scenario file at path. A file over
-// MaxInputSize is refused without reading it.
+// config.MaxInputSize is refused without reading it.
 func Load(path string) (*Scenario, error) {
-	b, err := ReadInput(path)
+	b, err := config.ReadInput(path)
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -38,174 +35,10 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, b)
 }
 
-// Limits of YAML input, scenario files and targets files alike: the YAML
-// parser's time and memory grow faster than the input's nesting (100 000
-// nested "[", 200 KB, took 22 s and 15 GB), so deep or large input is
-// refused before it is parsed. A scenario is a few hundred bytes, nested
-// four deep.
-const (
-	MaxInputSize  = 1 << 20 // bytes
-	MaxInputDepth = 64      // nested collections, block and flow
-	// MaxDescription is the longest description, in bytes: it is copied
-	// into every Result.
-	MaxDescription = 4 << 10
-)
-
-// ReadInput reads a YAML input file of at most MaxInputSize bytes; a larger
-// one is a *ParseError, found from its size before it is read (or after
-// MaxInputSize bytes of a pipe).
-func ReadInput(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxInputSize {
-		return nil, tooLarge(path, st.Size())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxInputSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxInputSize {
-		return nil, tooLarge(path, -1)
-	}
-	return b, nil
-}
-
-func tooLarge(source string, size int64) *ParseError {
-	what := "more than 1 MiB"
-	if size >= 0 {
-		what = fmt.Sprintf("%d bytes", size)
-	}
-	return &ParseError{Source: source, Line: 1, Column: 1, Msg: fmt.Sprintf("the file is %s; the limit is %d bytes (1 MiB)", what, MaxInputSize)}
-}
-
-// CheckInput checks YAML input against MaxInputSize and MaxInputDepth
-// before it is parsed and returns it without a UTF-8 byte order mark. An
-// error is a *ParseError at the line where the input gets too deep.
-func CheckInput(source string, b []byte) ([]byte, error) {
-	if len(b) > MaxInputSize {
-		return nil, tooLarge(source, int64(len(b)))
-	}
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	if line := tooDeep(b, MaxInputDepth); line > 0 {
-		return nil, &ParseError{Source: source, Line: line, Column: 1,
-			Msg: fmt.Sprintf("nested more than %d deep; the limit is %d levels of lists and mappings", MaxInputDepth, MaxInputDepth)}
-	}
-	return b, nil
-}
-
-// tooDeep returns the first line at which the collections of YAML input b
-// nest deeper than limit, or 0. It scans the bytes once, without parsing:
-// block collections by their indentation (and "- - x" compact sequences),
-// flow collections by their brackets, skipping quoted scalars, block
-// scalars and comments. What it cannot place counts as depth: a mistaken
-// refusal needs 64 levels of odd text, a mistaken pass would hand the
-// parser the input it chokes on.
-func tooDeep(b []byte, limit int) int {
-	var indents []int // columns of the open block collections
-	flow := 0         // open flow collections
-	var quote byte    // the quote of the scalar being read, or 0
-	literal := -1     // in a block scalar: the indentation its lines exceed
-	tokenStart := true
-	for n := 1; len(b) > 0; n++ {
-		var ln []byte
-		ln, b, _ = bytes.Cut(b, []byte("\n"))
-		ln = bytes.TrimSuffix(ln, []byte("\r"))
-		indent := 0
-		for indent < len(ln) && ln[indent] == ' ' {
-			indent++
-		}
-		blank := indent == len(ln)
-		if literal >= 0 {
-			if blank || indent > literal {
-				continue
-			}
-			literal = -1
-		}
-		i := 0
-		if quote == 0 && flow == 0 {
-			if blank || ln[indent] == '#' {
-				continue
-			}
-			for len(indents) > 0 && indents[len(indents)-1] >= indent {
-				indents = indents[:len(indents)-1]
-			}
-			indents = append(indents, indent)
-			i = indent
-			// "- - x" and "? x" open a collection each, on one line.
-			for i < len(ln) && (ln[i] == '-' || ln[i] == '?') && (i+1 == len(ln) || ln[i+1] == ' ') {
-				i++
-				for i < len(ln) && ln[i] == ' ' {
-					i++
-				}
-				indents = append(indents, i)
-			}
-			if len(indents) > limit {
-				return n
-			}
-			tokenStart = true
-		}
-	scan:
-		for ; i < len(ln); i++ {
-			c := ln[i]
-			if quote != 0 {
-				switch {
-				case quote == '"' && c == '\\':
-					i++
-				case quote == '\'' && c == '\'' && i+1 < len(ln) && ln[i+1] == '\'':
-					i++
-				case c == quote:
-					quote, tokenStart = 0, false
-				}
-				continue
-			}
-			next := byte(' ')
-			if i+1 < len(ln) {
-				next = ln[i+1]
-			}
-			switch {
-			case c == '#' && (i == 0 || ln[i-1] == ' ' || ln[i-1] == '\t'):
-				break scan
-			case c == ' ' || c == '\t':
-			case c == '[' || c == '{':
-				// Outside a flow collection a bracket only opens one at the
-				// start of a value; counting it elsewhere too errs on the
-				// side of depth but would refuse "a[0]" text repeated.
-				if tokenStart || flow > 0 {
-					flow++
-					tokenStart = true
-					if len(indents)+flow > limit {
-						return n
-					}
-				}
-			case (c == ']' || c == '}') && flow > 0:
-				flow--
-				tokenStart = false
-			case c == ',' && flow > 0:
-				tokenStart = true
-			case c == ':' && (next == ' ' || next == '\t' || flow > 0 && bytes.IndexByte([]byte(",[]{}"), next) >= 0):
-				tokenStart = true
-			case !tokenStart:
-			case c == '"' || c == '\'':
-				quote = c
-			case (c == '|' || c == '>') && flow == 0:
-				literal = indent
-				break scan
-			case (c == '-' || c == '?') && (next == ' ' || next == '\t'):
-			case c == '&' || c == '!':
-				// An anchor or tag: the value follows it.
-				for i+1 < len(ln) && ln[i+1] != ' ' {
-					i++
-				}
-			default:
-				tokenStart = false
-			}
-		}
-	}
-	return 0
-}
+// MaxDescription is the longest description, in bytes: it is copied into
+// every Result. The limits of the file itself are those of all YAML input
+// (config.CheckInput).
+const MaxDescription = 4 << 10
 
 var (
 	topKeys     = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "evidence", "gate"}
@@ -242,7 +75,7 @@ const (
 // without syscalls traces the syscall workload's syscall.
 func Parse(source string, b []byte) (s *Scenario, err error) {
 	p := &scenarioParser{source: source}
-	b, err = CheckInput(source, b)
+	b, err = config.CheckInput(source, b)
 	if err != nil {
 		return nil, err
 	}

@@ -10,9 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
-	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
 // Target is a named VM configuration from a targets file:
@@ -75,11 +74,11 @@ func DefaultTargets() *Targets {
 }
 
 // LoadTargets reads and parses a targets file. A file over
-// scenarios.MaxInputSize is refused without reading it.
+// config.MaxInputSize is refused without reading it.
 func LoadTargets(path string) (*Targets, error) {
-	b, err := scenarios.ReadInput(path)
+	b, err := config.ReadInput(path)
 	if err != nil {
-		var pe *scenarios.ParseError
+		var pe *config.Error
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%w: %w", ErrBadTargets, err)
 		}
@@ -93,25 +92,32 @@ var targetNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // ParseTargets parses a targets file's content strictly: unknown fields,
 // missing kernels, duplicate names and out-of-range numbers are errors that
 // say FILE:LINE. Defaults are filled in. Content over the limits of YAML
-// input (scenarios.CheckInput: size, nesting) is refused before the YAML
-// parser sees it; a UTF-8 byte order mark is dropped.
+// input (config.CheckInput: size, nesting, keys) is refused before the
+// YAML parser sees it, and anchors and aliases before the decoder could
+// expand them (config.ParseInput); a UTF-8 byte order mark is dropped.
 func ParseTargets(b []byte, source string) (*Targets, error) {
-	b, err := scenarios.CheckInput(source, b)
+	file, err := config.ParseInput(source, b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTargets, err)
+	}
+	if len(file.Docs) > 1 {
+		return nil, fmt.Errorf("%w: %s: more than one YAML document; a targets file is one 'targets:' list", ErrBadTargets, source)
 	}
 	var doc struct {
 		Targets []Target `yaml:"targets"`
 	}
-	if err := yaml.UnmarshalWithOptions(b, &doc, yaml.Strict()); err != nil {
+	var body ast.Node
+	if len(file.Docs) == 1 {
+		body = file.Docs[0].Body
+	}
+	if body == nil {
+		return nil, fmt.Errorf("%w: %s: no targets (want a 'targets:' list)", ErrBadTargets, source)
+	}
+	if err := yaml.NodeToValue(body, &doc, yaml.Strict()); err != nil {
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil {
 			return nil, fmt.Errorf("%w: %s:%d: %s", ErrBadTargets, source, ye.GetToken().Position.Line, ye.GetMessage())
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadTargets, source, err)
-	}
-	file, err := parser.ParseBytes(b, 0)
-	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadTargets, source, err)
 	}
 	// at returns FILE:LINE of a field of target i (or of the target).

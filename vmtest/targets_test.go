@@ -2,6 +2,7 @@ package vmtest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
 func TestParseTargets(t *testing.T) {
@@ -117,7 +118,7 @@ func TestLoadTargetsLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
 	}{
-		{"oversized", "targets:\n  - name: a\n    kernel: k\n" + strings.Repeat("# padding to past the limit\n", scenarios.MaxInputSize/27+1),
+		{"oversized", "targets:\n  - name: a\n    kernel: k\n" + strings.Repeat("# padding to past the limit\n", config.MaxInputSize/27+1),
 			":1:1: the file is "},
 		{"deep flow", "targets:\n  - name: a\n    kernel: k\n    cmdline: " + strings.Repeat("[", 100000) + "\n",
 			":4:1: nested more than 64 deep"},
@@ -136,15 +137,15 @@ func TestLoadTargetsLimits(t *testing.T) {
 			if d := time.Since(t0); d > time.Second {
 				t.Errorf("LoadTargets took %v", d)
 			}
-			var pe *scenarios.ParseError
+			var pe *config.Error
 			if !errors.Is(err, ErrBadTargets) || !errors.As(err, &pe) {
-				t.Fatalf("err = %v, want ErrBadTargets and a *scenarios.ParseError", err)
+				t.Fatalf("err = %v, want ErrBadTargets and a *config.Error", err)
 			}
 			if !strings.Contains(err.Error(), p+tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %q, want one line with %q", err, p+tc.want)
 			}
 			if _, err := ParseTargets([]byte(tc.content), "t.yaml"); !errors.Is(err, ErrBadTargets) || !errors.As(err, &pe) {
-				t.Errorf("ParseTargets: %v, want ErrBadTargets and a *scenarios.ParseError", err)
+				t.Errorf("ParseTargets: %v, want ErrBadTargets and a *config.Error", err)
 			}
 		})
 	}
@@ -158,5 +159,41 @@ func TestLoadTargetsLimits(t *testing.T) {
 	ts, err := LoadTargets(p)
 	if err != nil || len(ts.Targets) != 1 || ts.Targets[0].Name != "a" {
 		t.Errorf("LoadTargets with a BOM = %+v, %v", ts, err)
+	}
+}
+
+// TestTargetsAliasBomb: a targets file of nested aliases (9^8 strings
+// from under 600 bytes, which once took 14 GiB to decode) is refused
+// before the decoder expands it.
+func TestTargetsAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("targets:\n  - name: t\n    kernel: k\n    cmdline: &a [x, x, x, x, x, x, x, x, x]\n")
+	prev := "a"
+	for i, n := range strings.Split("bcdefgh", "") {
+		fmt.Fprintf(&b, "  - name: t%d\n    kernel: k\n    cmdline: &%s [%s*%s]\n", i, n, strings.Repeat("*"+prev+", ", 8), prev)
+		prev = n
+	}
+	_, err := ParseTargets([]byte(b.String()), "bomb.yaml")
+	var pe *config.Error
+	if !errors.Is(err, ErrBadTargets) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "bomb.yaml:4:") || !strings.Contains(err.Error(), "aliases") {
+		t.Fatalf("ParseTargets = %v; want ErrBadTargets at bomb.yaml:4 refusing aliases", err)
+	}
+}
+
+// TestTargetsManyKeys: a 1 MB targets file of 100 000 keys (34 s and
+// 427 MB in the parser) is refused at once, in one line.
+func TestTargetsManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("targets:\n  - name: t\n    kernel: k\n")
+	for i := range 100000 {
+		fmt.Fprintf(&b, "k%d: 1\n", i)
+	}
+	start := time.Now()
+	_, err := ParseTargets([]byte(b.String()), "keys.yaml")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refused after %v", d)
+	}
+	if !errors.Is(err, ErrBadTargets) || !strings.Contains(err.Error(), "keys.yaml:2048:1: more than 2048 keys") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("ParseTargets = %v; want one line at keys.yaml:2048", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/runner"
@@ -219,18 +220,18 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 	return out, nil
 }
 
-// checkTargetsFile refuses a targets file over the size and nesting limits
-// of YAML input before the YAML parser gets it; other faults are for
-// loading it to report.
+// checkTargetsFile refuses a targets file over the limits of YAML input
+// (config.CheckInput: size, nesting, keys) before the YAML parser gets it;
+// other faults are for loading it to report.
 func checkTargetsFile(path string) error {
 	if path == "" {
 		return nil
 	}
-	b, err := scenarios.ReadInput(path)
+	b, err := config.ReadInput(path)
 	if err == nil {
-		_, err = scenarios.CheckInput(path, b)
+		_, err = config.CheckInput(path, b)
 	}
-	var pe *scenarios.ParseError
+	var pe *config.Error
 	if errors.As(err, &pe) {
 		return &usageError{err}
 	}
