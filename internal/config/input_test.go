@@ -42,7 +42,7 @@ func TestCheckInputLimits(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, in, want string
-		line          int
+		line           int
 	}{
 		{"100 000 nested [", "a: " + strings.Repeat("[", 100000) + "\n", "nested more than 64 deep", 1},
 		{"nested {a:", "a: " + strings.Repeat("{a: ", 1000) + "\n", "nested more than 64 deep", 1},
