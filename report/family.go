@@ -525,3 +525,32 @@ type RunInfo struct {
 	Seconds float64
 	Stop    Stopping
 }
+
+// Detection is what a gated test could have caught: the smallest shift,
+// as a fraction, it would have called at the level it was judged at
+// (Verdict.Detectable), beside its threshold.
+type Detection struct {
+	Scenario, Metric, Percentile string
+	Detectable, Threshold        float64
+	// Rounds (paired) or Trials (the fewer of the two sides) behind it.
+	Rounds, Trials int
+}
+
+// Blunt reports whether the test could not have caught a shift of its
+// own threshold: what it would call is larger.
+func (d Detection) Blunt() bool { return d.Detectable > d.Threshold*1.0001 }
+
+// Detections lists every gated test's Detection, in report order; tests
+// without one (no level, no interval) are left out.
+func (r *Report) Detections() []Detection {
+	var out []Detection
+	for _, s := range r.Scenarios {
+		for _, v := range s.Verdicts {
+			if !v.Gated || math.IsNaN(v.Detectable) || v.Detectable <= 0 {
+				continue
+			}
+			out = append(out, Detection{Scenario: s.Name, Metric: v.Metric, Percentile: v.Quantile, Detectable: v.Detectable, Threshold: v.Threshold, Rounds: v.Rounds, Trials: min(v.BaseTrials, v.CandTrials)})
+		}
+	}
+	return out
+}

@@ -74,8 +74,8 @@ func FuzzCompare(f *testing.F) {
 		}
 		cand, err := result.Merge(in)
 		if err != nil {
-			if !errors.Is(err, result.ErrMismatch) {
-				t.Fatalf("merge: %v is not ErrMismatch", err)
+			if !errors.Is(err, result.ErrMismatch) && !errors.Is(err, result.ErrDuplicateTrial) {
+				t.Fatalf("merge: %v is not ErrMismatch or ErrDuplicateTrial", err)
 			}
 			return
 		}

@@ -79,6 +79,11 @@ type JSONVerdict struct {
 	SE       *float64 `json:"se_log_ratio,omitempty"`
 	DF       *float64 `json:"df,omitempty"`
 	ExcessSD *float64 `json:"excess_sd,omitempty"`
+	// Rounds is the number of paired rounds of a same-job gate's verdict
+	// (0: two samples of trials). Detectable is the smallest shift, as a
+	// fraction, the gated test could have called at its level.
+	Rounds     int      `json:"rounds,omitempty"`
+	Detectable *float64 `json:"detectable,omitempty"`
 }
 
 func num(f float64) *float64 {
@@ -137,6 +142,10 @@ func (r *Report) JSON() JSONReport {
 				jv.P, jv.Level = num(v.P), num(v.Level)
 			}
 			jv.SE, jv.DF, jv.ExcessSD = positive(v.SE), positive(v.DF), positive(v.ExcessSD)
+			jv.Rounds = v.Rounds
+			if v.Gated {
+				jv.Detectable = positive(v.Detectable)
+			}
 			js.Verdicts = append(js.Verdicts, jv)
 		}
 		out.Scenarios = append(out.Scenarios, js)

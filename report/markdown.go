@@ -21,6 +21,9 @@ func writeMarkdown(w io.Writer, m *Matrix) error {
 		if p.r.Run != nil {
 			fmt.Fprintf(ew, "%sBase and head in one job: %s.\n\n", mdEscape(p.prefix()), mdEscape(p.r.Run.String()))
 		}
+		if line := detectionLine(p.r.Detections()); line != "" {
+			fmt.Fprintf(ew, "%s%s.\n\n", mdEscape(p.prefix()), mdEscape(line))
+		}
 	}
 	var sides []string
 	for i := range m.Targets {

@@ -17,6 +17,9 @@ func writeText(w io.Writer, m *Matrix) error {
 		if p.r.Run != nil {
 			fmt.Fprintf(ew, "%-10s %s%s\n", "run:", p.prefix(), p.r.Run)
 		}
+		if line := detectionLine(p.r.Detections()); line != "" {
+			fmt.Fprintf(ew, "%-10s %s%s\n", "detects:", p.prefix(), line)
+		}
 	}
 	for i := range m.Targets {
 		fmt.Fprintf(ew, "%-10s %s\n", m.role(i)+":", m.describe(i))

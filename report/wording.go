@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -147,4 +149,49 @@ func (s Stopping) String() string {
 // 3 (12 trials per side): every gated test is decided".
 func (ri RunInfo) String() string {
 	return fmt.Sprintf("%d %s in %.0fs; %s", ri.Rounds, plural(ri.Rounds, "round", "rounds"), ri.Seconds, ri.Stop.String())
+}
+
+// String words a Detection: "syscall.read p99 +12% (threshold ±10%)".
+func (d Detection) String() string {
+	return fmt.Sprintf("%s %s %s (threshold ±%s)", d.Metric, d.Percentile, signedPct(d.Detectable), pct(d.Threshold))
+}
+
+// detectionLine words what a comparison's gated tests could catch, in one
+// line ("smallest shift it could catch: syscall.read p99 +12% (threshold
+// ±10%)"), and says what would sharpen those that could not catch a shift
+// of their own threshold. "" when there is nothing to say.
+func detectionLine(ds []Detection) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	same := true
+	for _, d := range ds {
+		same = same && d.Threshold == ds[0].Threshold
+	}
+	parts := make([]string, len(ds))
+	blunt := 0
+	for i, d := range ds {
+		if same {
+			parts[i] = fmt.Sprintf("%s %s %s", d.Metric, d.Percentile, signedPct(d.Detectable))
+		} else {
+			parts[i] = d.String()
+		}
+		if d.Blunt() {
+			blunt++
+		}
+	}
+	line := "smallest shift it could catch: " + strings.Join(parts, ", ")
+	if same {
+		line += fmt.Sprintf(" (threshold ±%s)", pct(ds[0].Threshold))
+	}
+	if blunt > 0 {
+		line += fmt.Sprintf("; above the threshold for %d of %d: more --budget, longer --duration or a quieter CPU lowers it", blunt, len(ds))
+	}
+	return line
+}
+
+func signedPct(f float64) string { return "+" + pct(f) }
+
+func pct(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
 }
