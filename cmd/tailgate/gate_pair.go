@@ -239,9 +239,15 @@ func joinInts(xs []int) string {
 	return b.String()
 }
 
-// checkVariantKeys refuses, before anything runs, a sysctl key this kernel
-// lacks: a typo until proven otherwise.
+// checkVariantKeys puts back, before anything runs, the sysctls a run
+// that died left changed (recoverSysctls), then refuses a key this kernel
+// lacks (a typo until proven otherwise), is read-only or will not take
+// the variant's value (probeVariants): found here, not after the base's
+// trials.
 func checkVariantKeys(targets []matrixTarget, root string) error {
+	if err := recoverSysctls(root); err != nil {
+		return err
+	}
 	for _, t := range targets {
 		for _, s := range t.sysctls {
 			if _, err := sysctl.Read(root, s.Key); err != nil {
@@ -249,5 +255,5 @@ func checkVariantKeys(targets []matrixTarget, root string) error {
 			}
 		}
 	}
-	return nil
+	return probeVariants(targets, root)
 }

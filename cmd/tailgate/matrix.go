@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -170,6 +171,38 @@ func runTrial(ctx context.Context, t matrixTarget, tf *targetFlags, req runner.R
 		}()
 	}
 	return env.exec(ctx, t.execTarget, tf, req, p)
+}
+
+// recoverSysctls restores the sysctls under root that a tailgate run
+// which died (SIGKILL) left changed, from its journal (sysctl.Recover),
+// saying so; what it cannot put back is a restoreFailure naming the
+// command that does.
+func recoverSysctls(root string) error {
+	restored, err := sysctl.Recover(root)
+	for _, s := range restored {
+		// No writer reaches here: the line goes straight to standard error.
+		fmt.Fprintf(os.Stderr, "tailgate: restored sysctl %s, left changed by a tailgate run that died\n", s)
+	}
+	if err != nil {
+		return &restoreFailure{err}
+	}
+	return nil
+}
+
+// probeVariants writes each variant's sysctls and restores them at once
+// (sysctl.Probe): a read-only key or a value the kernel rejects is exit 2
+// before any trial, in one line naming the key and the value.
+func probeVariants(targets []matrixTarget, root string) error {
+	for _, t := range targets {
+		if err := sysctl.Probe(root, t.sysctls); err != nil {
+			var pe *sysctl.ProbeError
+			if errors.As(err, &pe) {
+				return usagef("variant %s: %v; drop it or give it a value this kernel takes", t.name, err)
+			}
+			return &restoreFailure{err}
+		}
+	}
+	return nil
 }
 
 // retryable reports whether a round that failed with err may run again:

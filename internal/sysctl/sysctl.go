@@ -114,35 +114,91 @@ func write(root, key, value string) error {
 
 // Applied is a set of settings in force, with the values they replaced.
 type Applied struct {
-	root  string
-	saved []Setting // previous values, in the order applied
+	root    string
+	saved   []Setting // previous values, in the order applied
+	journal *journal  // the saved values on disk while any is changed
 }
 
-// Apply saves the current value of each setting, then writes the new
-// ones in order, each checked by reading it back. If any read or write
-// fails, the settings already written are restored before Apply returns
-// the error (joined with a *RestoreError if restoring failed too).
+// Apply saves the current value of each setting, in memory and in a
+// journal file (see Recover), then writes the new ones in order, each
+// checked by reading it back. If any read or write fails, the settings
+// already written are restored before Apply returns the error (joined with
+// a *RestoreError if restoring failed too). Nothing is written unless the
+// journal is on disk first.
 func Apply(root string, settings []Setting) (*Applied, error) {
 	a := &Applied{root: root}
 	for _, s := range settings {
 		old, err := Read(root, s.Key)
 		if err != nil {
-			return nil, errors.Join(err, a.Restore())
+			return nil, err
 		}
-		// Saved before the write: a write that fails part way may still
-		// have changed the value.
 		a.saved = append(a.saved, Setting{Key: s.Key, Value: old})
+	}
+	j, err := writeJournal(JournalDir(root), root, a.saved)
+	if err != nil {
+		return nil, err
+	}
+	a.journal = j
+	for i, s := range settings {
 		if err := write(root, s.Key, s.Value); err != nil {
+			// Restore puts back only what may have changed: this key (a
+			// write that fails part way may still have changed it) and
+			// those before it.
+			a.saved = a.saved[:i+1]
 			return nil, errors.Join(err, a.Restore())
 		}
 	}
 	return a, nil
 }
 
+// Probe writes each setting and restores it at once, so that a key the
+// kernel will not let be written (read-only, or a value it rejects) is
+// found before any measurement rather than after the first. Its error for
+// such a key is a *ProbeError; a *RestoreError if putting a value back
+// failed.
+func Probe(root string, settings []Setting) error {
+	for _, s := range settings {
+		a, err := Apply(root, []Setting{s})
+		if err != nil {
+			var re *RestoreError
+			if errors.As(err, &re) {
+				return err
+			}
+			return &ProbeError{Setting: s, Err: err}
+		}
+		if err := a.Restore(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProbeError is a setting the kernel would not take.
+type ProbeError struct {
+	Setting Setting
+	Err     error
+}
+
+func (e *ProbeError) Error() string {
+	return fmt.Sprintf("sysctl %s cannot be set on this kernel: %v", e.Setting, unwrapSysctl(e.Err))
+}
+
+func (e *ProbeError) Unwrap() error { return e.Err }
+
+// unwrapSysctl drops the "sysctl KEY=VALUE: " context the error of write
+// repeats, for a message that names the setting once.
+func unwrapSysctl(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Restore writes the saved values back, last applied first, and reads
-// each back. It tries every key whatever fails; the error is a
-// *RestoreError naming each key left wrong. Restore is idempotent: a
-// second call does nothing.
+// each back; a key that already reads its saved value is not written. It tries every key whatever fails; the error is a
+// *RestoreError naming each key left wrong, and then the journal stays
+// for the next Recover. Restore is idempotent: a second call does nothing.
 func (a *Applied) Restore() error {
 	if a == nil {
 		return nil
@@ -150,11 +206,22 @@ func (a *Applied) Restore() error {
 	var re RestoreError
 	for i := len(a.saved) - 1; i >= 0; i-- {
 		s := a.saved[i]
+		if cur, err := Read(a.root, s.Key); err == nil && cur == normalize(s.Value) {
+			continue // never changed: a read-only key stays restorable
+		}
 		if err := write(a.root, s.Key, s.Value); err != nil {
 			re.Failed = append(re.Failed, Failure{Setting: s, Err: err})
 		}
 	}
 	a.saved = nil
+	if a.journal != nil {
+		if len(re.Failed) == 0 {
+			a.journal.remove()
+		} else {
+			a.journal.release()
+		}
+		a.journal = nil
+	}
 	if len(re.Failed) > 0 {
 		return &re
 	}
