@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strconv"
 )
 
 // DefaultAlpha is the family-wise false-alarm rate of one invocation:
@@ -234,7 +235,7 @@ func judgeFamily(vs []*Verdict, alpha, beta float64) {
 			p = 1
 		}
 		switch {
-		case v.paired != nil || v.Rounds > 0:
+		case v.ranks != nil || v.Rounds > 0:
 			up[i], down[i] = v.pUp, v.pDown
 		case v.Ratio >= 1:
 			up[i], down[i] = p, 1-p
@@ -264,8 +265,8 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 	t := v.Threshold
 	short := tailShort(q, v.BaseEvents, v.CandEvents)
-	if v.paired != nil || v.Rounds > 0 {
-		decidePaired(v, q, upRejected, downRejected, beta, short)
+	if v.ranks != nil || v.Rounds > 0 {
+		decideRanks(v, q, upRejected, downRejected, beta, short)
 		return
 	}
 	if v.BaseEvents == 0 || v.CandEvents == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) || math.IsNaN(v.SE) {
@@ -312,16 +313,24 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 }
 
-// decidePaired sets the kind of a paired verdict (see paired.go): a
-// regression when Holm rejected "no shift" on the exact signed-rank
-// p-value and the ratio is past the threshold; "no change" when both
-// one-sided 1−beta bounds of the shift lie inside ±threshold.
-func decidePaired(v *Verdict, q float64, upRejected, downRejected bool, beta float64, short bool) {
+// decideRanks sets the kind of a rank-based verdict (paired.go): a regression when Holm rejected "no shift" on the exact
+// rank p-value and the ratio is past the threshold; "no change" when both
+// one-sided 1−beta bounds of the shift lie inside ±threshold. A gated
+// test with too few rounds or trials for its level to be reachable at all
+// says so, with the count that can.
+func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta float64, short bool) {
 	t := v.Threshold
-	p := v.paired
-	if p == nil || v.Rounds == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) {
+	p := v.ranks
+	if p == nil || len(p.values) == 0 || !(v.Ratio > 0) || math.IsInf(v.Ratio, 0) {
 		v.Kind = Inconclusive
 		return
+	}
+	n := v.Rounds
+	if n == 0 {
+		n = min(v.BaseTrials, v.CandTrials)
+	}
+	if need := p.need(v.Level); v.Level > 0 && need > n {
+		v.Warnings = append(v.Warnings, Warning{Kind: WarnLevelUnreachable, Percentile: v.Quantile, Side: Both, BaseCount: n, CandCount: need, Detail: strconv.FormatFloat(v.Level, 'g', 2, 64)})
 	}
 	c := math.Log(v.Ratio)
 	lo := p.lower(v.Level)
@@ -354,7 +363,7 @@ func decidePaired(v *Verdict, q float64, upRejected, downRejected bool, beta flo
 		}
 	case v.Ratio > 1+t || v.Ratio < 1-t:
 		v.Kind = Inconclusive
-		v.TrialsToSettle = roundsToSettle(v.Rounds, c, c-lo, v.Level)
+		v.TrialsToSettle = roundsToSettle(n, c, c-lo, p.need(v.Level))
 	default:
 		v.Kind = Inconclusive
 		room := math.Log1p(t) - math.Log(v.Ratio)
@@ -362,27 +371,27 @@ func decidePaired(v *Verdict, q float64, upRejected, downRejected bool, beta flo
 			room = math.Min(room, math.Log(v.Ratio)-math.Log1p(-t))
 		}
 		half := math.Max(eqHi-math.Log(v.Ratio), math.Log(v.Ratio)-eqLo)
-		v.TrialsToSettle = roundsToSettle(v.Rounds, room, half, beta)
+		v.TrialsToSettle = roundsToSettle(n, room, half, p.need(beta))
 	}
 }
 
-// roundsToSettle estimates the rounds at which an interval half as wide
-// as half (now, at n rounds) would fit in distance: the half-width
-// shrinks as 1/√n. At least the rounds the level needs at all. 0 when no
-// count would do.
-func roundsToSettle(n int, distance, half, level float64) int {
+// roundsToSettle estimates the rounds (or trials per side) at which an
+// interval half as wide as half (now, at n) would fit in distance: the
+// half-width shrinks as 1/√n. At least need, the count the level needs at
+// all. 0 when no count would do.
+func roundsToSettle(n int, distance, half float64, need int) int {
 	if distance <= 0 || math.IsNaN(distance) || math.IsNaN(half) {
 		return 0
 	}
-	floor := max(minRoundsFor(level), n+1)
+	floor := max(need, n+1)
 	if math.IsInf(half, 0) {
 		return min(floor, maxTrialsToSettle)
 	}
-	need := float64(n) * (half / distance) * (half / distance) * 1.1
-	if need >= maxTrialsToSettle {
+	want := float64(n) * (half / distance) * (half / distance) * 1.1
+	if want >= maxTrialsToSettle {
 		return maxTrialsToSettle
 	}
-	return min(max(int(math.Ceil(need)), floor), maxTrialsToSettle)
+	return min(max(int(math.Ceil(want)), floor), maxTrialsToSettle)
 }
 
 // holm runs Holm's step-down procedure at level alpha over p-values p: the

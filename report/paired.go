@@ -32,11 +32,15 @@ import (
 // assume in addition that a change shifts every round's d alike; they
 // decide "no change" and are what the reports show.
 
-// pairedData is what a paired verdict keeps to find its bounds at any
-// level: the sorted Walsh averages of its rounds' log ratios.
-type pairedData struct {
-	rounds int
-	walsh  []float64 // sorted
+// rankData is what a rank-based verdict keeps to find its bounds at any
+// level: the sorted values whose order statistics the bounds are (a
+// paired verdict's Walsh averages) and the null distribution of its rank statistic, tail[w] = P(W ≥ w).
+type rankData struct {
+	values []float64 // sorted
+	tail   []float64
+	// need returns the fewest rounds at which the test can reach level a
+	// at all.
+	need func(a float64) int
 }
 
 // pairedRounds returns, for each round both metrics have a trial of with
@@ -191,7 +195,7 @@ func signedRankTail(n int) []float64 {
 var tailCache sync.Map // int → []float64
 
 // newPaired prepares the Walsh averages of d.
-func newPaired(d []float64) *pairedData {
+func newPaired(d []float64) *rankData {
 	n := len(d)
 	w := make([]float64, 0, n*(n+1)/2)
 	for i := range d {
@@ -200,26 +204,25 @@ func newPaired(d []float64) *pairedData {
 		}
 	}
 	slices.Sort(w)
-	return &pairedData{rounds: n, walsh: w}
+	return &rankData{values: w, tail: signedRankTail(n), need: minRoundsFor}
 }
 
-// centre is the Hodges-Lehmann estimate: the median of the Walsh
-// averages.
-func (p *pairedData) centre() float64 {
-	m := len(p.walsh)
+// centre is the Hodges-Lehmann estimate: the median of the values.
+func (p *rankData) centre() float64 {
+	m := len(p.values)
 	if m == 0 {
 		return math.NaN()
 	}
 	if m%2 == 1 {
-		return p.walsh[m/2]
+		return p.values[m/2]
 	}
-	return (p.walsh[m/2-1] + p.walsh[m/2]) / 2
+	return (p.values[m/2-1] + p.values[m/2]) / 2
 }
 
-// critical returns the smallest c with P(W ≥ c) ≤ a for the rounds, or
-// M+1 (no c reaches the level) where M is the number of Walsh averages.
-func (p *pairedData) critical(a float64) int {
-	tail := signedRankTail(p.rounds)
+// critical returns the smallest c with P(W ≥ c) ≤ a, or M+1 (no c
+// reaches the level) where M is the number of values.
+func (p *rankData) critical(a float64) int {
+	tail := p.tail
 	m := len(tail) - 1
 	// tail is decreasing in w: search for the first w with tail[w] ≤ a.
 	lo, hi := 0, m+1
@@ -237,23 +240,23 @@ func (p *pairedData) critical(a float64) int {
 // lower is the one-sided lower confidence bound of the log shift at level
 // a (a chance a of lying above the true shift): −Inf when so few rounds
 // cannot reach the level.
-func (p *pairedData) lower(a float64) float64 {
-	m := len(p.walsh)
+func (p *rankData) lower(a float64) float64 {
+	m := len(p.values)
 	c := p.critical(a)
 	if c > m || c < 1 {
 		return math.Inf(-1)
 	}
-	return p.walsh[m-c]
+	return p.values[m-c]
 }
 
 // upper mirrors lower.
-func (p *pairedData) upper(a float64) float64 {
-	m := len(p.walsh)
+func (p *rankData) upper(a float64) float64 {
+	m := len(p.values)
 	c := p.critical(a)
 	if c > m || c < 1 {
 		return math.Inf(1)
 	}
-	return p.walsh[c-1]
+	return p.values[c-1]
 }
 
 // minRoundsFor is the fewest rounds at which a signed-rank test can reach
@@ -270,14 +273,14 @@ func minRoundsFor(a float64) int {
 // the one-sided p-value in the estimate's direction. Base and Cand are
 // the medians of the two sides' trial quantiles, for the table (the ratio
 // is the rounds', not Cand/Base).
-func pairedEstimate(base, cand *result.Metric, d []float64, q float64) (Estimate, *pairedData) {
+func pairedEstimate(base, cand *result.Metric, d []float64, q float64) (Estimate, *rankData) {
 	bm, cm := base.Merged(), cand.Merged()
 	e := Estimate{
 		BaseEvents: bm.Count(), CandEvents: cm.Count(),
 		BaseTrials: len(base.Trials), CandTrials: len(cand.Trials),
 		BaseVar: math.NaN(), CandVar: math.NaN(),
 		SE: math.NaN(), DF: math.NaN(), Lo: math.NaN(), Hi: math.NaN(),
-		Ratio: math.NaN(), Rounds: len(d),
+		Ratio: math.NaN(), Rounds: len(d), Ranked: true,
 	}
 	e.Base = medianTrialQuantile(base, q)
 	e.Cand = medianTrialQuantile(cand, q)

@@ -74,6 +74,9 @@ type Estimate struct {
 	// shift up and down.
 	Rounds     int
 	PUp, PDown float64
+	// Ranked says the estimate is rank-based (paired rounds), its
+	// p-values PUp and PDown.
+	Ranked bool
 }
 
 // side is one side of a comparison (baseline or candidate) prepared for
@@ -298,7 +301,7 @@ func pooledVariance(baseVar, candVar float64, baseTrials, candTrials int) float6
 // t = log(Ratio)/SE against Student's t with DF degrees of freedom. NaN
 // when there is no SE.
 func (e Estimate) P() float64 {
-	if e.Rounds > 0 {
+	if e.Ranked || e.Rounds > 0 {
 		if e.Ratio >= 1 {
 			return e.PUp
 		}

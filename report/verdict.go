@@ -75,9 +75,10 @@ type Verdict struct {
 	// the threshold (a regression must pass it too). NaN when unknown.
 	Detectable float64
 
-	// paired holds a paired verdict's Walsh averages; pUp and pDown its
+	// ranks holds a rank-based verdict's order statistics (paired rounds'
+	// Walsh averages); pUp and pDown its
 	// exact one-sided p-values.
-	paired     *pairedData
+	ranks      *rankData
 	pUp, pDown float64
 }
 
@@ -514,7 +515,7 @@ func comparePairedMetric(metric string, base, cand *result.Metric, threshold fun
 		d, _ := pairedRounds(base, cand, p.Q)
 		e, pd := pairedEstimate(base, cand, d, p.Q)
 		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))
-		v.Rounds, v.paired, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
+		v.Rounds, v.ranks, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
 		out = append(out, v)
 	}
 	return out

@@ -59,6 +59,8 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
+	case WarnLevelUnreachable:
+		return fmt.Sprintf("%s: %d rounds or trials a side are too few for an exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
 	case WarnGateDiffers:
 		what := "every metric"
 		if w.Metric != "*" {
