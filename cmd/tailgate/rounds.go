@@ -134,7 +134,11 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 				res, err = runTrial(ctx, t, tf, req, p, env)
 			}
 			if err == nil && res != nil && len(res.Scenarios) > 0 {
-				stampRound(res, r, k)
+				if plan.order != nil {
+					// Only a random order within rounds makes a round's
+					// trials a pair the sign-flip test may rely on.
+					stampRound(res, r, k)
+				}
 				inputs[ti] = append(inputs[ti], result.Input{Path: fmt.Sprintf("%s round %d", t.name, r), Result: res})
 			}
 			if err == nil && ctx.Err() != nil {

@@ -125,10 +125,10 @@ type Trial struct {
 	PID    int    `json:"pid,omitempty"`
 	BootID string `json:"boot_id,omitempty"`
 	CPUs   []int  `json:"cpus,omitempty"`
-	// Round is the round of a same-job gate (or matrix) the trial ran in,
-	// 1-based, and Slot its place in the round's order (0 first): base's
+	// Round is the round of a same-job gate the trial ran in, 1-based,
+	// and Slot its place in the round's random order (0 first): base's
 	// and head's trials of one round are a pair. 0 for a trial of a plain
-	// run.
+	// run or a matrix (whose rounds alternate, not drawn at random).
 	Round int `json:"round,omitempty"`
 	Slot  int `json:"slot,omitempty"`
 	// Device is the block device of the workload's own it wrote to; nil
