@@ -58,9 +58,9 @@ type Sequential struct {
 	// looks after it; 0 means DefaultFirstLook and DefaultLookEvery.
 	First, Every int
 	// Growth, when above 1, spaces the looks geometrically instead: after
-	// rounds ⌈First·Growth^j⌉ (with GateLookGrowth: 6, 9, 12, 17, 24, 33,
-	// …), Every unused. Look k spends 6/(π²k²) of the rates, so a long run
-	// that looked every other round would have almost nothing left to
+	// rounds ⌈First·Growth^j⌉ (GateSchedule: 12, 15, 19, 24, …), Every
+	// unused. Open-ended, look k spends 6/(π²k²) of the rates, so a long
+	// run that looked every other round would have almost nothing left to
 	// spend by its later looks, where a noisy metric's decision falls.
 	Growth float64
 	// Looks, when positive, is the most looks the run will make, fixed
@@ -78,11 +78,10 @@ type Sequential struct {
 }
 
 // The default look schedule: the first look after 6 rounds, then one
-// every 2. GateLookGrowth is the geometric spacing tailgate gate uses.
+// every 2.
 const (
 	DefaultFirstLook = 6
 	DefaultLookEvery = 2
-	GateLookGrowth   = 1.4
 )
 
 // GateSchedule is where a paired same-job gate may look: after rounds 12,

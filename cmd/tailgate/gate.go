@@ -38,11 +38,13 @@ const gateUsage = `usage: tailgate gate [SCENARIO...] BASE HEAD [--budget D] [--
 Runs the scenarios (none: every built-in) and gates the head against the base.
 
 BASE HEAD (the same job, what CI should call): two targets, base first,
-run in alternating rounds (base head, head base, ...) on this machine, so
-that drift and the machine fall on both alike. After rounds 6, 9, 12, 17,
-24, 33, 46, 64, ... the comparison looks at the data and stops once every
-gated test is decided (a regression, or no change) or a regression is
-confirmed, or when --budget is spent; what is still open is inconclusive. Targets, as matrix takes them:
+run once each per round in an order drawn at random, so that drift and the
+machine fall on both alike and each round is a pair. After three rounds
+the looks are planned within --budget (rounds 12, 15, 19, 24, 30, ...);
+each compares the rounds' per-trial quantiles by an exact signed-rank test
+and the gate stops once every gated test is decided (a regression, or no
+change), a regression is confirmed, or the looks or --budget are spent;
+what is still open is inconclusive. Targets, as matrix takes them:
   --kernel 'SPEC [CMDLINE]'   a VM booting SPEC, CMDLINE appended to its command line
   --target NAME               a VM target from the targets file
   --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
@@ -55,10 +57,11 @@ confirmed, or when --budget is spent; what is still open is inconclusive. Target
 its interval is widened by the between-run spread 'tailgate calibrate' stored.
 --candidate: gate a Result made earlier (merged CI shards) instead of running.
 
-What is gated: the scenario's gate block, else p99 of its primary metrics
-(tailgate list); everything else is reported. The family-wise false-alarm
-rate over every gated test of the invocation is held at 1% (Holm), across
-the looks too.
+What is gated: the base's gate block (never the head's: a difference is
+warned of), else p99 of its primary metrics (tailgate list); everything
+else is reported. A head lacking a gated metric is a broken run (exit 3).
+The family-wise false-alarm rate over every gated test of the invocation
+is held at 1% (Holm), across the looks too.
 
 exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure
 

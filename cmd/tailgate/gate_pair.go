@@ -175,7 +175,10 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 		}
 		return st.Stop, nil
 	}
-	rp := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look, order: order}
+	// Both trials of a round start their pinning at the same CPU, drawn
+	// per round: a CPU that is slower than the other falls on both.
+	cpuOffset := func(int) int { return rng.IntN(1 << 16) }
+	rp := roundPlan{rounds: rounds, budget: opt.budget, retries: opt.retries, look: look, order: order, cpuOffset: cpuOffset}
 	fmt.Fprintf(stderr, "gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s\n",
 		targets[0].name, targets[1].name, seed, rounds, opt.budget)
 	results, ran, runErr := runRounds(ctx, targets, ss, rf, tf, rp, env, stderr)

@@ -27,6 +27,9 @@ type roundPlan struct {
 	// order, when set, gives the order of the targets in round r (a
 	// permutation of their indexes); roundOrder otherwise.
 	order func(r int) []int
+	// cpuOffset, when set, gives the CPU offset every target's host
+	// trials of round r are pinned from (runner.Request.CPUOffset).
+	cpuOffset func(r int) int
 }
 
 // roundsRun says how a run of rounds went: how many ran and why it ended.
@@ -107,13 +110,19 @@ func runRounds(ctx context.Context, targets []matrixTarget, ss []*scenarios.Scen
 		if plan.order != nil {
 			order = plan.order(r)
 		}
+		var offset *int
+		if plan.cpuOffset != nil {
+			o := plan.cpuOffset(r)
+			offset = &o
+		}
 		for k, ti := range order {
 			t := targets[ti]
 			done := (r-1)*len(targets) + k
 			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.name)
 			req := runner.Request{
 				Scenarios: round, Trials: 1, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet,
-				Target: result.Target{Name: t.name, Kind: "host"},
+				Target:    result.Target{Name: t.name, Kind: "host"},
+				CPUOffset: offset,
 				Progress: func(e runner.Event) {
 					switch {
 					case e.Phase == "attach" || e.Phase == "warmup":

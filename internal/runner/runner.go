@@ -54,6 +54,11 @@ type Request struct {
 	// Exe is the program to start as a trial worker; "" means this
 	// program (os.Executable).
 	Exe string
+	// CPUOffset, when set, is where every worker's thread pinning starts
+	// (the CPUs rotate by it) instead of an offset drawn per trial: a
+	// same-job gate gives base and head of one round the same CPUs, so
+	// that a difference between CPUs is not a difference between them.
+	CPUOffset *int `json:"-"`
 	// Progress receives progress events; nil means none.
 	Progress func(Event)
 }
@@ -188,7 +193,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if req.InProcess {
 			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress)
 		} else {
-			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.Progress)
+			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.CPUOffset, req.Progress)
 		}
 		if why := unsupported(err); req.SkipUnsupported && why != "" && (sr == nil || sr.Trials == 0) {
 			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: why})
@@ -394,7 +399,7 @@ func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
 
 // runScenarioWorkers runs each trial of s in a fresh worker process and
 // collects the trials into one scenario result.
-func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, idx, count int, progress func(Event)) (*result.Scenario, error) {
+func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, idx, count int, offset *int, progress func(Event)) (*result.Scenario, error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
@@ -402,7 +407,11 @@ func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, 
 	}
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: "trial", Trial: trial})
-		w, err := runWorkerTrial(ctx, exe, s, cpuOffset())
+		off := cpuOffset()
+		if offset != nil {
+			off = *offset
+		}
+		w, err := runWorkerTrial(ctx, exe, s, off)
 		if err != nil {
 			return sr, err // the cut trial is not kept
 		}
