@@ -83,7 +83,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
 	var candPath string
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
-	fs.Func("variant", "a host target `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)", func(string) error { return nil })
+	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)")
 	var gopt gateOptions
 	fs.DurationVar(&gopt.budget, "budget", DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
@@ -96,14 +96,14 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	if err != nil {
 		return err
 	}
-	if n := len(targetFlagOrder(args)); n >= 2 || (n == 1 && basePath == "") {
+	if n := len(tf.order); n >= 2 || (n == 1 && basePath == "") {
 		if basePath != "" || candPath != "" || save {
 			return usagef("two targets gate the head against the base in this job; --baseline, --candidate and --save-baseline are for stored baselines: give one or the other")
 		}
 		if n == 1 {
 			return usagef("one target given: a gate in one job needs two, base then head (e.g. --variant base --variant tuned:KEY=VALUE), or --baseline DIR")
 		}
-		return gatePair(ctx, args, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
+		return gatePair(ctx, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
 	}
 	var pairOnly []string
 	fs.Visit(func(fl *flag.Flag) {

@@ -77,7 +77,7 @@ func planRounds(done int, elapsed, per, budget time.Duration) int {
 }
 
 // gatePair runs base and head in rounds and gates head against base.
-func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env pairEnv, stdout, stderr io.Writer) error {
+func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env pairEnv, stdout, stderr io.Writer) error {
 	ss, err := lookupScenarios(names)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func gatePair(ctx context.Context, args, names []string, rf *runFlags, tf *targe
 	if err != nil {
 		return err
 	}
-	targets, err := matrixTargets(args, tf)
+	targets, err := matrixTargets(tf)
 	if err != nil {
 		return err
 	}

@@ -81,11 +81,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	tf.register(fs)
 	var rf reportFlags
 	rf.register(fs)
-	var variants []string
-	fs.Func("variant", "a host variant `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)", func(s string) error {
-		variants = append(variants, s)
-		return nil
-	})
+	tf.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)")
 	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
 	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
 	setUsage(fs, stdout, matrixUsage)
@@ -108,7 +104,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	targets, err := matrixTargets(args, &tf)
+	targets, err := matrixTargets(&tf)
 	if err != nil {
 		return err
 	}
@@ -272,7 +268,7 @@ func parseVariant(s string) (matrixTarget, error) {
 
 // matrixTargets builds the targets in the order their flags were given:
 // the first is the reference.
-func matrixTargets(args []string, tf *targetFlags) ([]matrixTarget, error) {
+func matrixTargets(tf *targetFlags) ([]matrixTarget, error) {
 	if err := tf.check(); err != nil {
 		return nil, err
 	}
@@ -288,7 +284,7 @@ func matrixTargets(args []string, tf *targetFlags) ([]matrixTarget, error) {
 	} else if tf.file != "" {
 		return nil, usagef("--targets names a file but no --target NAME picks from it")
 	}
-	for _, fl := range targetFlagOrder(args) {
+	for _, fl := range tf.order {
 		switch fl.name {
 		case "kernel":
 			out = append(out, kernelTarget(tf, fl.value))
@@ -355,51 +351,3 @@ func describeVM(t *vmtest.Target) string {
 	return d
 }
 
-type flagUse struct{ name, value string }
-
-// targetFlagOrder returns the target flags in args in command-line order,
-// which flag.FlagSet does not keep across different flags.
-func targetFlagOrder(args []string) []flagUse {
-	var out []flagUse
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "vm":
-			if !hasValue || value == "true" {
-				out = append(out, flagUse{name: "vm"})
-			}
-		case "kernel", "target", "variant":
-			if !hasValue {
-				if i+1 >= len(args) {
-					continue
-				}
-				i++
-				value = args[i]
-			}
-			out = append(out, flagUse{name, value})
-		default:
-			// Skip the value of a flag that takes one, so that a value
-			// is never read as a flag.
-			if !hasValue && takesValue(name) && i+1 < len(args) {
-				i++
-			}
-		}
-	}
-	return out
-}
-
-// takesValue lists the matrix flags that are not booleans.
-func takesValue(name string) bool {
-	switch name {
-	case "vm", "strict", "force", "h", "help":
-		return false
-	}
-	return true
-}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"flag"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -41,5 +45,54 @@ func TestLengthenVMTrials(t *testing.T) {
 	}
 	if short.Duration != 500*time.Millisecond || got[1] != long {
 		t.Error("the scenarios given were changed, or an unchanged one copied")
+	}
+}
+
+// The target flags keep their command-line order whatever flags stand
+// between them: the first is a gate's base. A boolean such as
+// --save-baseline never swallows the flag after it.
+func TestTargetFlagOrder(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want []flagUse
+	}{
+		{"kernels", []string{"--kernel", "A", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
+		{"save-baseline before", []string{"--save-baseline", "--kernel", "A", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
+		{"save-baseline between", []string{"--kernel", "A", "--save-baseline", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
+		{"save-baseline after", []string{"--kernel", "A", "--kernel", "B", "--save-baseline"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
+		{"mixed kinds", []string{"--variant", "v:vm.swappiness=10", "--strict", "--target", "t", "--vm", "--kernel=K"},
+			[]flagUse{{"variant", "v:vm.swappiness=10"}, {"target", "t"}, {"vm", ""}, {"kernel", "K"}}},
+		{"values that look like flags", []string{"--trials", "3", "--kernel", "--odd", "--duration", "1s", "--variant", "b"},
+			[]flagUse{{"kernel", "--odd"}, {"variant", "b"}}},
+		{"--vm=false takes it back", []string{"--vm", "--variant", "a", "--vm=false"}, []flagUse{{"variant", "a"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var tf targetFlags
+			tf.register(fs)
+			tf.registerVariant(fs, "")
+			fs.Bool("save-baseline", false, "")
+			fs.Bool("strict", false, "")
+			fs.Int("trials", 0, "")
+			fs.Duration("duration", 0, "")
+			if err := fs.Parse(c.args); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, tf.order, cmp.AllowUnexported(flagUse{})); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// gate --save-baseline before two targets is the same-job gate's usage
+// error (two targets with a stored-baseline flag), not "one target given".
+func TestGateSaveBaselineBeforeTargets(t *testing.T) {
+	f := &fakeExec{}
+	err := runGate(t.Context(), []string{"--save-baseline", "--variant", "A", "--variant", "B", "syscall-read"}, io.Discard, io.Discard, f.env(fakeSysctls(t)))
+	if code := exitCode(err); code != exitUsage || !strings.Contains(err.Error(), "two targets gate the head against the base in this job") {
+		t.Errorf("exit %d: %v", code, err)
 	}
 }

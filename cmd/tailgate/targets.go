@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,20 +36,62 @@ type targetFlags struct {
 	deadline time.Duration
 	cache    string
 	fs       *flag.FlagSet // where they were registered: which were set
+	// order is every target flag (--kernel, --target, --vm, --variant)
+	// in command-line order, as the flags' own Set methods saw them: the
+	// first is the base of a gate, the reference of a matrix.
+	order []flagUse
+}
+
+// flagUse is one target flag as given: its name and value.
+type flagUse struct{ name, value string }
+
+// vmFlag is --vm: a boolean that also records where it was given.
+type vmFlag struct{ f *targetFlags }
+
+func (v vmFlag) String() string {
+	if v.f == nil {
+		return "false"
+	}
+	return strconv.FormatBool(v.f.vm)
+}
+
+func (v vmFlag) IsBoolFlag() bool { return true }
+
+func (v vmFlag) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	v.f.vm = b
+	v.f.order = slices.DeleteFunc(v.f.order, func(u flagUse) bool { return u.name == "vm" })
+	if b {
+		v.f.order = append(v.f.order, flagUse{name: "vm"})
+	}
+	return nil
+}
+
+// registerVariant adds --variant to fs, recorded in the targets' order.
+func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
+	fs.Func("variant", usage, func(s string) error {
+		f.order = append(f.order, flagUse{"variant", s})
+		return nil
+	})
 }
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
 	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", func(s string) error {
 		f.kernels = append(f.kernels, s)
+		f.order = append(f.order, flagUse{"kernel", s})
 		return nil
 	})
 	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", func(s string) error {
 		f.names = append(f.names, s)
+		f.order = append(f.order, flagUse{"target", s})
 		return nil
 	})
 	fs.StringVar(&f.file, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
-	fs.BoolVar(&f.vm, "vm", false, "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")")
+	fs.Var(vmFlag{f}, "vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")")
 	fs.StringVar(&f.cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
 	fs.IntVar(&f.vcpus, "vcpus", 2, "guest vCPUs for --kernel/--vm")
 	fs.IntVar(&f.memMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
