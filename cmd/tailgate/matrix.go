@@ -350,4 +350,3 @@ func describeVM(t *vmtest.Target) string {
 	}
 	return d
 }
-
