@@ -234,7 +234,7 @@ func judgeFamily(vs []*Verdict, alpha, beta float64) {
 			p = 1
 		}
 		switch {
-		case v.ranks != nil || v.Rounds > 0:
+		case v.ranks != nil:
 			up[i], down[i] = v.pUp, v.pDown
 		case v.Ratio >= 1:
 			up[i], down[i] = p, 1-p
@@ -264,7 +264,7 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 	t := v.Threshold
 	short := tailShort(q, v.BaseEvents, v.CandEvents)
-	if v.ranks != nil || v.Rounds > 0 {
+	if v.ranks != nil {
 		decideRanks(v, q, upRejected, downRejected, beta, short)
 		return
 	}
@@ -312,11 +312,11 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 }
 
-// decideRanks sets the kind of a rank-based verdict (paired.go): a regression when Holm rejected "no shift" on the exact
+// decideRanks sets the kind of a paired verdict (paired.go): a regression when Holm rejected "no shift" on the exact
 // rank p-value and the ratio is past the threshold; "no change" when both
 // one-sided 1−beta bounds of the shift lie inside ±threshold. A gated
-// test with too few rounds or trials for its level to be reachable at all
-// says so, with the count that can.
+// test with too few rounds for its level to be reachable at all says so,
+// with the count that can.
 func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta float64, short bool) {
 	t := v.Threshold
 	p := v.ranks
@@ -325,10 +325,7 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 		return
 	}
 	n := v.Rounds
-	if n == 0 {
-		n = min(v.BaseTrials, v.CandTrials)
-	}
-	if need := p.need(v.Level); v.Level > 0 && need > n {
+	if need := minRoundsFor(v.Level); v.Level > 0 && need > n {
 		v.Warnings = append(v.Warnings, Warning{Kind: WarnLevelUnreachable, Percentile: v.Quantile, Side: Both, BaseCount: n, CandCount: need, Detail: strconv.FormatFloat(v.Level, 'g', 2, 64)})
 	}
 	c := math.Log(v.Ratio)
@@ -362,7 +359,7 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 		}
 	case v.Ratio > 1+t || v.Ratio < 1-t:
 		v.Kind = Inconclusive
-		v.TrialsToSettle = roundsToSettle(n, c, c-lo, p.need(v.Level))
+		v.TrialsToSettle = roundsToSettle(n, c, c-lo, minRoundsFor(v.Level))
 	default:
 		v.Kind = Inconclusive
 		room := math.Log1p(t) - math.Log(v.Ratio)
@@ -370,12 +367,12 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 			room = math.Min(room, math.Log(v.Ratio)-math.Log1p(-t))
 		}
 		half := math.Max(eqHi-math.Log(v.Ratio), math.Log(v.Ratio)-eqLo)
-		v.TrialsToSettle = roundsToSettle(n, room, half, p.need(beta))
+		v.TrialsToSettle = roundsToSettle(n, room, half, minRoundsFor(beta))
 	}
 }
 
-// roundsToSettle estimates the rounds (or trials per side) at which an
-// interval half as wide as half (now, at n) would fit in distance: the
+// roundsToSettle estimates the rounds at which an interval half as wide
+// as half (now, at n) would fit in distance: the
 // half-width shrinks as 1/√n. At least need, the count the level needs at
 // all. 0 when no count would do.
 func roundsToSettle(n int, distance, half float64, need int) int {

@@ -38,16 +38,16 @@ import (
 type rankData struct {
 	values []float64 // sorted
 	tail   []float64
-	// need returns the fewest rounds at which the test can reach level a
-	// at all.
-	need func(a float64) int
 }
 
-// pairedRounds returns, for each round both metrics have a trial of with
-// events (result.Trial.Round), the log ratio of the candidate's trial
-// q-quantile to the base's, in round order. ok is false unless every trial
-// of both sides carries a round: trials of separate runs are not pairs.
-func pairedRounds(base, cand *result.Metric, q float64) (d []float64, ok bool) {
+// roundPair is one round's trials of a metric, base's and candidate's.
+type roundPair struct{ base, cand *hist.Histogram }
+
+// pairRounds returns, in round order, the rounds both metrics have a
+// trial of (result.Trial.Round). ok is false unless every trial of both
+// sides carries a round, once, and they share one: trials of separate
+// runs are not pairs.
+func pairRounds(base, cand *result.Metric) (pairs []roundPair, ok bool) {
 	byRound := func(m *result.Metric) (map[int]*hist.Histogram, bool) {
 		out := make(map[int]*hist.Histogram, len(m.Trials))
 		for _, t := range m.Trials {
@@ -72,29 +72,28 @@ func pairedRounds(base, cand *result.Metric, q float64) (d []float64, ok bool) {
 			rounds = append(rounds, r)
 		}
 	}
-	if len(rounds) == 0 {
-		return nil, false
-	}
 	slices.Sort(rounds)
 	for _, r := range rounds {
-		hb, hc := b[r], c[r]
-		if hb == nil || hc == nil || hb.Count() == 0 || hc.Count() == 0 {
+		pairs = append(pairs, roundPair{b[r], c[r]})
+	}
+	return pairs, len(pairs) > 0
+}
+
+// logRatios returns each pair's log ratio of the candidate's trial
+// q-quantile to the base's, leaving out pairs where either has no events.
+func logRatios(pairs []roundPair, q float64) []float64 {
+	var d []float64
+	for _, p := range pairs {
+		if p.base == nil || p.cand == nil || p.base.Count() == 0 || p.cand.Count() == 0 {
 			continue
 		}
-		qb, qc := hb.Quantile(q), hc.Quantile(q)
+		qb, qc := p.base.Quantile(q), p.cand.Quantile(q)
 		if !(qb > 0) || !(qc > 0) {
 			continue
 		}
 		d = append(d, math.Log(qc)-math.Log(qb))
 	}
-	return d, true
-}
-
-// Paired reports whether the two metrics' trials pair by round: every
-// trial of both carries a round number and they share at least one.
-func Paired(base, cand *result.Metric) bool {
-	_, ok := pairedRounds(base, cand, 0.5)
-	return ok
+	return d
 }
 
 // signFlipP returns the exact one-sided p-values of the signed-rank
@@ -204,7 +203,7 @@ func newPaired(d []float64) *rankData {
 		}
 	}
 	slices.Sort(w)
-	return &rankData{values: w, tail: signedRankTail(n), need: minRoundsFor}
+	return &rankData{values: w, tail: signedRankTail(n)}
 }
 
 // centre is the Hodges-Lehmann estimate: the median of the values.

@@ -301,7 +301,7 @@ func pooledVariance(baseVar, candVar float64, baseTrials, candTrials int) float6
 // t = log(Ratio)/SE against Student's t with DF degrees of freedom. NaN
 // when there is no SE.
 func (e Estimate) P() float64 {
-	if e.Ranked || e.Rounds > 0 {
+	if e.Ranked {
 		if e.Ratio >= 1 {
 			return e.PUp
 		}

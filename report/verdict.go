@@ -352,8 +352,8 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 			}
 		}
 		bm, cm := base.Metrics[name], cand.Metrics[name]
-		if !opt.Stored && Paired(bm, cm) {
-			sr.Verdicts = append(sr.Verdicts, comparePairedMetric(name, bm, cm, th)...)
+		if pairs, ok := pairRounds(bm, cm); ok && !opt.Stored {
+			sr.Verdicts = append(sr.Verdicts, comparePairedMetric(name, bm, cm, pairs, th)...)
 			continue
 		}
 		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(bm), trialsOf(cm), th, excess, opt)...)
@@ -508,12 +508,11 @@ func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 
 // comparePairedMetric estimates every percentile of a metric whose trials
 // pair by round (a same-job gate's).
-func comparePairedMetric(metric string, base, cand *result.Metric, threshold func(Percentile) (float64, bool)) []Verdict {
+func comparePairedMetric(metric string, base, cand *result.Metric, pairs []roundPair, threshold func(Percentile) (float64, bool)) []Verdict {
 	var out []Verdict
 	for _, p := range Percentiles {
 		t, gated := threshold(p)
-		d, _ := pairedRounds(base, cand, p.Q)
-		e, pd := pairedEstimate(base, cand, d, p.Q)
+		e, pd := pairedEstimate(base, cand, logRatios(pairs, p.Q), p.Q)
 		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))
 		v.Rounds, v.ranks, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
 		out = append(out, v)

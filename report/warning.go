@@ -31,9 +31,9 @@ const (
 	// The baseline's policy is applied: a candidate does not choose its
 	// own judge.
 	WarnGateDiffers WarningKind = "gate policy differs"
-	// WarnLevelUnreachable: at Percentile, BaseCount rounds (or trials per
-	// side) are too few for the exact test to reach its level (Detail) at
-	// all, whatever the data; CandCount is the count that can.
+	// WarnLevelUnreachable: at Percentile, BaseCount paired rounds are too
+	// few for the exact test to reach its level (Detail) at all, whatever
+	// the data; CandCount is the count that can.
 	WarnLevelUnreachable WarningKind = "level unreachable"
 	// WarnMetricOneSide: Metric is on Side only; not compared.
 	WarnMetricOneSide WarningKind = "metric on one side"

@@ -60,7 +60,7 @@ func (w Warning) text(base, cand string) string {
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
 	case WarnLevelUnreachable:
-		return fmt.Sprintf("%s: %d rounds or trials a side are too few for an exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
+		return fmt.Sprintf("%s: %d rounds are too few for the exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
 	case WarnGateDiffers:
 		what := "every metric"
 		if w.Metric != "*" {

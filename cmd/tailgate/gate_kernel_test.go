@@ -71,10 +71,12 @@ func TestGateSameScenarioTwicePasses(t *testing.T) {
 
 // TestCompareNoiseIsRegression measures futex ping-pong alone, then with a
 // CPU hog per CPU competing for the run queues: sched.runq's tail must be
-// called a regression, exit 1, and the Markdown must name it. Ten trials a
-// side, not five: at five, one quiet trial caught in a burst of the
-// machine's own work held the interval open (a p99 of ×3.8 with the
-// interval [−15%, ×17]) in 1 of 3 runs; its rate at ten is in
+// called a regression, exit 1, and the Markdown must name it. The hogs
+// take a time slice from a wakeup now and then, not from one in a hundred:
+// p99 of the two runs' trials overlapped (p99 +176%, interval [+19%,
+// ×5.4], inconclusive in 1 of 4 runs at ten trials a side, 1 of 3 at
+// five), while p99.9 moved ×45 with the interval [×32, ×62]. So this test
+// gates p99.9, where the noise really lands; its rerun rate is in
 // BENCHMARKS.md.
 func TestCompareNoiseIsRegression(t *testing.T) {
 	dir := t.TempDir()
@@ -92,7 +94,7 @@ warmup: 200ms
 duration: 500ms
 gate:
   sched.runq:
-    p99: 10%%
+    p99.9: 10%%
 `
 	if err := os.WriteFile(quiet, []byte(fmt.Sprintf(body, "  noise: 0")), 0o644); err != nil {
 		t.Fatal(err)
