@@ -280,40 +280,58 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 	}
 	eqCrit := tQuantile(beta, v.DF)
 	equivalent := v.Ratio*math.Exp(eqCrit*v.SE) < 1+t && v.Ratio*math.Exp(-eqCrit*v.SE) > 1-t
+	called := v.Ratio > 1+t && upRejected || v.Ratio < 1-t && downRejected
+	setKind(v, q, called, equivalent, short,
+		func() int {
+			return trialsToSettle(math.Abs(logR), within, excess, tQuantile(v.Level, v.DF), v.BaseTrials, v.CandTrials)
+		},
+		func() int {
+			return trialsToSettle(roomInside(logR, t), within, excess, eqCrit, v.BaseTrials, v.CandTrials)
+		})
+}
+
+// setKind sets v's kind from what its tests found: called, a regression
+// or improvement confirmed past the threshold; equivalent, both bounds
+// inside it. Too few events past the quantile (short) hold either back.
+// What stays inconclusive gets the trials (or rounds) likely to settle
+// it: beyond when the estimate is past the threshold, near when it is
+// inside.
+func setKind(v *Verdict, q float64, called, equivalent, short bool, beyond, near func() int) {
+	t := v.Threshold
 	switch {
-	case v.Ratio > 1+t && upRejected, v.Ratio < 1-t && downRejected:
-		if short {
-			// The interval cannot be trusted on a handful of events past
-			// the quantile: a gate says "regression" only when it knows.
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(q, v)
-		} else if v.Ratio > 1 {
-			v.Kind = Regression
-		} else {
-			v.Kind = Improvement
-		}
+	case (called || equivalent) && short:
+		// The interval cannot be trusted on a handful of events past the
+		// quantile: a gate says "regression" only when it knows.
+		v.Kind = Inconclusive
+		v.TrialsToSettle = trialsForTail(q, v)
+	case called && v.Ratio > 1:
+		v.Kind = Regression
+	case called:
+		v.Kind = Improvement
 	case equivalent:
-		if short {
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(q, v)
-		} else {
-			v.Kind = NoChange
-		}
+		v.Kind = NoChange
 	case v.Ratio > 1+t || v.Ratio < 1-t:
 		v.Kind = Inconclusive
-		v.TrialsToSettle = trialsToSettle(math.Abs(logR), within, excess, tQuantile(v.Level, v.DF), v.BaseTrials, v.CandTrials)
+		v.TrialsToSettle = beyond()
 	default:
 		v.Kind = Inconclusive
-		room := math.Log1p(t) - logR
-		if t < 1 {
-			room = math.Min(room, logR-math.Log1p(-t))
-		}
-		v.TrialsToSettle = trialsToSettle(room, within, excess, eqCrit, v.BaseTrials, v.CandTrials)
+		v.TrialsToSettle = near()
 	}
 }
 
-// decideRanks sets the kind of a paired verdict (paired.go): a regression when Holm rejected "no shift" on the exact
-// rank p-value and the ratio is past the threshold; "no change" when both
+// roomInside is the distance, on the log scale, from logR to the nearer
+// end of ±t.
+func roomInside(logR, t float64) float64 {
+	room := math.Log1p(t) - logR
+	if t < 1 {
+		room = math.Min(room, logR-math.Log1p(-t))
+	}
+	return room
+}
+
+// decideRanks sets the kind of a paired verdict (paired.go): a
+// regression when Holm rejected "no shift" on the exact signed-rank
+// p-value and the ratio is past the threshold; "no change" when both
 // one-sided 1−beta bounds of the shift lie inside ±threshold. A gated
 // test with too few rounds for its level to be reachable at all says so,
 // with the count that can.
@@ -339,36 +357,14 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 	}
 	eqLo, eqHi := p.lower(beta), p.upper(beta)
 	equivalent := math.Exp(eqHi) < 1+t && math.Exp(eqLo) > 1-t
-	switch {
-	case v.Ratio > 1+t && upRejected, v.Ratio < 1-t && downRejected:
-		switch {
-		case short:
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(q, v)
-		case v.Ratio > 1:
-			v.Kind = Regression
-		default:
-			v.Kind = Improvement
-		}
-	case equivalent:
-		if short {
-			v.Kind = Inconclusive
-			v.TrialsToSettle = trialsForTail(q, v)
-		} else {
-			v.Kind = NoChange
-		}
-	case v.Ratio > 1+t || v.Ratio < 1-t:
-		v.Kind = Inconclusive
-		v.TrialsToSettle = roundsToSettle(n, c, c-lo, minRoundsFor(v.Level))
-	default:
-		v.Kind = Inconclusive
-		room := math.Log1p(t) - math.Log(v.Ratio)
-		if t < 1 {
-			room = math.Min(room, math.Log(v.Ratio)-math.Log1p(-t))
-		}
-		half := math.Max(eqHi-math.Log(v.Ratio), math.Log(v.Ratio)-eqLo)
-		v.TrialsToSettle = roundsToSettle(n, room, half, minRoundsFor(beta))
-	}
+	called := v.Ratio > 1+t && upRejected || v.Ratio < 1-t && downRejected
+	logR := math.Log(v.Ratio)
+	setKind(v, q, called, equivalent, short,
+		func() int { return roundsToSettle(n, c, c-lo, minRoundsFor(v.Level)) },
+		func() int {
+			half := math.Max(eqHi-logR, logR-eqLo)
+			return roundsToSettle(n, roomInside(logR, t), half, minRoundsFor(beta))
+		})
 }
 
 // roundsToSettle estimates the rounds at which an interval half as wide
