@@ -3,7 +3,6 @@ package result
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,22 +54,7 @@ func LoadNoFollow(path string) (*Result, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w: not a regular file (%v)", path, ErrCorrupt, st.Mode().Type())
 	}
-	// As Load reads (result.go), from the file opened here.
-	if st.Size() > MaxSize {
-		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d (256 MiB)", path, ErrTooLarge, st.Size(), MaxSize)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("%s: %w: more than %d bytes (256 MiB)", path, ErrTooLarge, MaxSize)
-	}
-	r, err := Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	return read(f, path)
 }
 
 // Temporaries of WriteFileAtomic are named ".NAME.tmp-PID-RANDOM"

@@ -334,6 +334,12 @@ func Load(path string) (*Result, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return read(f, path)
+}
+
+// read reads and parses the Result in f, opened from path: at most
+// MaxSize bytes, refused from its size first when f is a regular file.
+func read(f *os.File, path string) (*Result, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxSize {
 		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d (256 MiB)", path, ErrTooLarge, st.Size(), MaxSize)
 	}
