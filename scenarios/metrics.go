@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"maps"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -19,7 +19,7 @@ var SyscallNumbers = sysnum.Numbers
 const MetricTimerLateness = "timer.lateness"
 
 // Metrics returns the names of the metrics s produces, in a fixed order:
-// each attached tracer's, in the order of the registry (internal/tracers)
+// each attached tracer's, in the order of the registry (bpf/tracers)
 // and as its config orders them (syscall.<name> in the order written),
 // then the workload's own (timer.lateness).
 func Metrics(s *Scenario) []string {

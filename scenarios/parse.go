@@ -14,8 +14,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 )
 
 // ParseError is a bad scenario file: where and what.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 )
 
 // wantParseError checks that err is a *ParseError at line:col whose

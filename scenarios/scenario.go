@@ -16,7 +16,7 @@
 //	  # timer: interval (1ms), priority (SCHED_FIFO 1-99; 0 = SCHED_OTHER)
 //	  # syscall, pingpong, timer: cpus (a CPU list) pins the measured threads
 //	  # fork: mode (fork, thread)
-//	tracers:                      # see tailgate list; internal/tracers
+//	tracers:                      # see tailgate list; bpf/tracers
 //	  syscall: {syscalls: [read]} # names: tailgate list syscalls
 //	  sched: {}
 //	trials: 20
@@ -36,7 +36,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -62,7 +62,7 @@ type Scenario struct {
 }
 
 // Tracers configures the tracers a scenario attaches, by tracer name (the
-// names of internal/tracers); a tracer not named is not attached. Each
+// names of bpf/tracers); a tracer not named is not attached. Each
 // config is the type its tracer's Parse returns, e.g. *syscalls.Config.
 type Tracers map[string]tracing.Config
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tailgate-ci/tailgate/internal/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 )
 
 // HostOnly says why s cannot run in a VM guest (its workload kind or a

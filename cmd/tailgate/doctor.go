@@ -12,9 +12,9 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/runner"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/runner"
 )
 
 // stubRunner replaces the runner for one test: each call returns the next

@@ -11,8 +11,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )

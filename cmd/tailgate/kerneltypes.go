@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tailgate-ci/tailgate/internal/runner"
+	"github.com/tailgate-ci/tailgate/engine/runner"
 )
 
 // TestMain lets the test binary serve as its own trial worker: in-process

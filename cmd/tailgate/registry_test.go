@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tailgate-ci/tailgate/internal/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 )
 
 // TestRegistryBadInput checks that an unknown tracer, an unknown key of a

@@ -14,12 +14,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/internal/shard"
-	"github.com/tailgate-ci/tailgate/internal/tracers"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/runner"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )

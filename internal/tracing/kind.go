@@ -9,7 +9,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
-// Kind is a tracer as the registry (internal/tracers) knows it: its name,
+// Kind is a tracer as the registry (bpf/tracers) knows it: its name,
 // the config it takes under tracers.<name> in a scenario file, the metrics
 // that config produces and how to load it. Each tracer package under bpf/
 // declares one, as its Tracer variable; nothing outside the tracer package
