@@ -175,10 +175,7 @@ func nameGuestFrames(res *result.Result, m *tracing.SystemMap) {
 			for ti := range rm.Trials {
 				for ei := range rm.Trials[ti].Slowest {
 					e := &rm.Trials[ti].Slowest[ei]
-					for i, f := range e.KernelStack {
-						e.KernelStack[i] = m.Name(f)
-					}
-					e.KernelStack = tracing.TrimTracing(e.KernelStack)
+					e.KernelStack = m.NameStack(e.KernelStack)
 				}
 			}
 		}

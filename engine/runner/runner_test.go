@@ -170,7 +170,8 @@ func workersOf(t *testing.T, pid int) []int {
 }
 
 // TestTrialsCarryEvidence: each trial of a host run keeps its slowest
-// events, from the worker that ran it, symbolized there; none with
+// events, from the worker that ran it (its kernel frames named by the
+// parent, the rest there); none with
 // evidence: 0.
 func TestTrialsCarryEvidence(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
@@ -198,6 +199,14 @@ func TestTrialsCarryEvidence(t *testing.T) {
 		}
 		if len(e.KernelStack) == 0 || strings.HasPrefix(e.KernelStack[0], "bpf_prog_") {
 			t.Errorf("trial %d: kernel stack %v empty or starting in the tracer", i, e.KernelStack)
+		}
+		// The worker leaves the kernel's own frames as hex; the parent
+		// names them from the kallsyms it read once.
+		for _, f := range e.KernelStack {
+			if strings.HasPrefix(f, "0x") {
+				t.Errorf("trial %d: kernel frame %s left unnamed in %v", i, f, e.KernelStack)
+				break
+			}
 		}
 		// The interference log is loaded with evidence: every event
 		// has its CPU's, within its latency (20 µs for the clock reads).

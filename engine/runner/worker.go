@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,6 +45,10 @@ type workerRequest struct {
 	Scenario *scenarios.Scenario `json:"scenario"` // resolved; Trials is 1
 	// CPUOffset rotates the CPUs the workload's threads are pinned to.
 	CPUOffset int `json:"cpu_offset"`
+	// KernelText, when set, is the kernel's own text: the worker leaves
+	// its frames as hex for the parent to name (hostKernel), which reads
+	// kallsyms once for every trial instead of each worker once for its own.
+	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
 }
 
 // workerReply is what a worker writes on stdout.
@@ -104,7 +109,7 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		}
 	}
 	ctx = scenarios.WithCPUOffset(ctx, req.CPUOffset)
-	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, tracing.TextRange{}, 1, 1, nil)
+	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, req.KernelText, 1, 1, nil)
 	if err != nil {
 		return replyError(err)
 	}
@@ -154,7 +159,12 @@ const workerStopGrace = 5 * time.Second
 func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int) (*result.Scenario, error) {
 	one := *s
 	one.Trials = 1
-	in, err := json.Marshal(workerRequest{Scenario: &one, CPUOffset: cpuOffset})
+	kmap := hostKernel()
+	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset}
+	if kmap != nil {
+		wr.KernelText = kmap.Text()
+	}
+	in, err := json.Marshal(wr)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +198,30 @@ func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuO
 	if reply.Scenario == nil || reply.Scenario.Trials != 1 {
 		return nil, fmt.Errorf("trial worker (pid %d) returned no trial", pidOf(cmd))
 	}
+	if kmap != nil {
+		for _, m := range reply.Scenario.Metrics {
+			for ti := range m.Trials {
+				for ei := range m.Trials[ti].Slowest {
+					e := &m.Trials[ti].Slowest[ei]
+					e.KernelStack = kmap.NameStack(e.KernelStack)
+				}
+			}
+		}
+	}
 	return reply.Scenario, nil
 }
+
+// hostKernel is this kernel's symbol map, read from /proc/kallsyms once per
+// process (about 70 ms here, which each trial's worker paid for itself), or
+// nil where kallsyms hides its addresses: the workers then name their
+// frames themselves.
+var hostKernel = sync.OnceValue(func() *tracing.SystemMap {
+	m, err := tracing.ReadSystemMap("/proc/kallsyms")
+	if err != nil {
+		return nil
+	}
+	return m
+})
 
 func pidOf(cmd *exec.Cmd) int {
 	if cmd.Process == nil {

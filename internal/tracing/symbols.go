@@ -131,6 +131,15 @@ func (m *SystemMap) Name(frame string) string {
 	return m.sym.Kernel(addr)
 }
 
+// NameStack names the frames of a stack taken with LeaveCore, in place,
+// then drops the leading frames of the tracing machinery (TrimTracing).
+func (m *SystemMap) NameStack(frames []string) []string {
+	for i, f := range frames {
+		frames[i] = m.Name(f)
+	}
+	return TrimTracing(frames)
+}
+
 func (s *Symbolizer) loadKernel() {
 	b, err := os.ReadFile(s.kallsym)
 	if err != nil {
