@@ -223,9 +223,9 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 	return s, nil
 }
 
-// workload reads the workload block: kind, the keys the built-in kinds
-// share (fields of Workload), noise, and the kind's own keys, which its
-// WorkloadKind.Parse reads.
+// workload reads the workload block: kind, the placement keys (fields of
+// Workload), noise, and the kind's own keys, which its WorkloadKind.Parse
+// reads into Params.
 func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 	var w Workload
 	allKeys := []string{"kind"}
@@ -249,7 +249,8 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 			// Its Parse says what the kind is for, and that files do not
 			// name it.
 			w.Kind = name
-			return w, k.Parse(&w, wf.Value, fs)
+			w.Params, err = k.Parse(wf.Value, fs)
+			return w, err
 		}
 	}
 	if w.Kind, err = fs[i].OneOf("workload kind", kindNames()); err != nil {
@@ -257,85 +258,27 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 	}
 	kind, _ := lookupKind(w.Kind)
 	keys := append(slices.Clone(kind.Keys), "noise")
-	shared := w.sharedKeys()
+	placement := w.placementKeys()
 	var own []config.Field
-	var size *config.Field
-	for i, f := range fs {
+	for _, f := range fs {
 		if f.Key == "kind" {
 			continue
 		}
 		if !slices.Contains(keys, f.Key) {
 			return w, f.KeyAt.Errorf("%s does not apply to workload kind %s; %s takes: %s", f.Key, w.Kind, w.Kind, strings.Join(keys, ", "))
 		}
-		if _, ok := shared[f.Key]; !ok && f.Key != "noise" {
+		if _, ok := placement[f.Key]; !ok && f.Key != "noise" {
 			own = append(own, f)
 			continue
 		}
-		switch f.Key {
-		case "syscall":
-			w.Syscall, err = f.OneOf("syscall for the syscall workload", workloadSyscalls)
-		case "size":
-			size = &fs[i]
-			w.Size, err = f.Int(1, maxSize)
-		case "threads":
-			w.Threads, err = f.Int(1, maxThreads)
-		case "rate":
-			r, ok := f.Number()
-			if !ok || checkRate(r) != nil {
-				err = f.Value.Errorf("rate must be a number from 0 (closed loop) to %g operations per second per thread, got %q", maxRate, f.Value.Text())
-			}
-			w.Rate = r
-		case "channel":
-			w.Channel, err = f.OneOf("pingpong channel", pingpongChannels)
-		case "pairs":
-			w.Pairs, err = f.Int(1, maxPairs)
-		case "interval":
-			w.Interval, err = f.Duration(minInterval, maxInterval)
-		case "priority":
-			w.Priority, err = f.Int(0, maxPriority)
-		case "mode":
-			w.Mode, err = f.OneOf("fork mode", forkModes)
-		case "mlock":
-			b, ok := f.Value.AST().(*ast.BoolNode)
-			if !ok {
-				err = f.Value.Errorf("mlock must be true or false, got %s %q", f.Value.Describe(), f.Value.Text())
-				break
-			}
-			w.MLock = &b.Value
-		case "dma_latency":
-			var d int
-			d, err = f.Int(DMALatencyLeave, maxDMALatency)
-			w.DMALatency = &d
-			if err != nil {
-				err = f.Value.Errorf("dma_latency must be an integer from 0 to %d µs held in /dev/cpu_dma_latency, or -1 to leave it alone, got %q", maxDMALatency, f.Value.Text())
-			}
-		case "sleep":
-			w.Sleep, err = f.OneOf("timer sleep", timerSleeps)
-		case "cpus":
-			w.CPUs, err = ParseCPUList(f.Value.Text())
-			if err != nil {
-				err = f.Value.Errorf("cpus: %v", err)
-			}
-		case "noise":
-			if s, ok := f.Value.Name(); ok && s == "ncpu" {
-				w.Noise = NoiseNumCPU
-			} else if _, ok := f.Value.AST().(*ast.IntegerNode); !ok {
-				err = f.Value.Errorf(`noise must be "ncpu" or a number of hog threads from 0 to %d, got %q`, maxNoise, f.Value.Text())
-			} else {
-				w.Noise, err = f.Int(0, maxNoise)
-			}
-		}
-		if err != nil {
+		if err := w.readPlacement(f); err != nil {
 			return w, err
 		}
 	}
 	if kind.Parse != nil {
-		if err := kind.Parse(&w, wf.KeyAt, own); err != nil {
+		if w.Params, err = kind.Parse(wf.KeyAt, own); err != nil {
 			return w, err
 		}
-	}
-	if size != nil && w.Syscall == "getppid" {
-		return w, size.KeyAt.Errorf("size does not apply to syscall getppid; remove it")
 	}
 	w = w.withDefaults()
 	if err := w.check(); err != nil {
@@ -343,6 +286,29 @@ func (p *scenarioParser) workload(wf config.Field) (Workload, error) {
 		return w, wf.KeyAt.Errorf("%v", err)
 	}
 	return w, nil
+}
+
+// readPlacement reads a placement key or noise into w.
+func (w *Workload) readPlacement(f config.Field) (err error) {
+	switch f.Key {
+	case "threads":
+		w.Threads, err = f.Int(1, maxThreads)
+	case "pairs":
+		w.Pairs, err = f.Int(1, maxPairs)
+	case "cpus":
+		if w.CPUs, err = ParseCPUList(f.Value.Text()); err != nil {
+			err = f.Value.Errorf("cpus: %v", err)
+		}
+	case "noise":
+		if s, ok := f.Value.Name(); ok && s == "ncpu" {
+			w.Noise = NoiseNumCPU
+		} else if _, ok := f.Value.AST().(*ast.IntegerNode); !ok {
+			err = f.Value.Errorf(`noise must be "ncpu" or a number of hog threads from 0 to %d, got %q`, maxNoise, f.Value.Text())
+		} else {
+			w.Noise, err = f.Int(0, maxNoise)
+		}
+	}
+	return err
 }
 
 // tracers reads the tracers block: each key names a tracer of the

@@ -11,21 +11,10 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
-// parseExecKind is the exec kind's WorkloadKind.Parse: it reads the
-// kind's keys into w.Params.
-func parseExecKind(w *Workload, at config.Node, fs []config.Field) error {
-	e, err := parseExec(at, fs)
-	if err != nil {
-		return err
-	}
-	w.Params = e
-	return nil
-}
-
-// parseExec reads the exec kind's keys from fs; at is where an error about
-// a missing key points. A relative dir is taken relative to the directory
-// of the scenario file.
-func parseExec(at config.Node, fs []config.Field) (*Exec, error) {
+// parseExec is the exec kind's WorkloadKind.Parse: it reads the kind's
+// keys from fs; at is where an error about a missing key points. A
+// relative dir is taken relative to the directory of the scenario file.
+func parseExec(at config.Node, fs []config.Field) (any, error) {
 	e := &Exec{}
 	var haveCommand bool
 	for _, f := range fs {

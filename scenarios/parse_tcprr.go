@@ -1,37 +1,23 @@
 package scenarios
 
 import (
-	"encoding/json"
-
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
-// parseTCPRRKind is the tcp-rr kind's WorkloadKind.Parse: it reads the
-// kind's own keys into w.Params.
-func parseTCPRRKind(w *Workload, _ config.Node, fs []config.Field) error {
+// parseTCPRRKind is the tcp-rr kind's WorkloadKind.Parse.
+func parseTCPRRKind(_ config.Node, fs []config.Field) (any, error) {
 	p, err := parseTCPRR(fs)
 	if err != nil {
-		return err
-	}
-	w.Params = p
-	return nil
-}
-
-// decodeTCPRR is the tcp-rr kind's WorkloadKind.DecodeParams: TCPRR's
-// members of the workload's JSON object.
-func decodeTCPRR(b []byte) (any, error) {
-	p := &TCPRR{}
-	if err := json.Unmarshal(b, p); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // parseTCPRR reads the tcp-rr kind's own keys (request, response, nagle)
-// from fs into a TCPRR, defaults filled in; other keys are left to the
-// scenario parser.
+// from fs into a TCPRR, defaults filled in; pairs is left to the scenario
+// parser.
 func parseTCPRR(fs []config.Field) (*TCPRR, error) {
 	p := &TCPRR{}
 	for _, f := range fs {

@@ -146,7 +146,7 @@ func TestTCPRRWorkloadCheck(t *testing.T) {
 		{"sizes", Workload{Kind: "tcp-rr", Params: &TCPRR{Request: 10, Response: 1 << 20}}, ""},
 		{"bad request", Workload{Kind: "tcp-rr", Params: &TCPRR{Request: -1}}, "request must be from 1 to 1048576 bytes, got -1"},
 		{"bad pairs", Workload{Kind: "tcp-rr", Pairs: 100}, "pairs must be from 1 to 64, got 100"},
-		{"another kind's field", Workload{Kind: "tcp-rr", Channel: "pipe"}, "channel does not apply to workload kind tcp-rr"},
+		{"another kind's field", Workload{Kind: "tcp-rr", Threads: 2}, "threads does not apply to workload kind tcp-rr"},
 		{"another kind's params", Workload{Kind: "tcp-rr", Params: &struct{}{}}, "workload kind tcp-rr takes its parameters as *TCPRR, got *struct {}"},
 	}
 	for _, tt := range tests {

@@ -65,7 +65,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: s\nworkload:\n  kind: syscall\ntracers:\n  syscall: {}\n",
 			want: Scenario{
 				Name:     "s",
-				Workload: Workload{Kind: "syscall", Syscall: "read", Size: 4096, Threads: 1},
+				Workload: Workload{Kind: "syscall", Threads: 1, Params: &Syscall{Name: "read", Size: 4096}},
 				Tracers:  Tracers{"syscall": &syscalls.Config{Syscalls: []string{"read"}}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
@@ -76,7 +76,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: s\nworkload: {kind: syscall, syscall: getppid, rate: 1000}\ntracers: {syscall: }\n",
 			want: Scenario{
 				Name:     "s",
-				Workload: Workload{Kind: "syscall", Syscall: "getppid", Threads: 1, Rate: 1000},
+				Workload: Workload{Kind: "syscall", Threads: 1, Params: &Syscall{Name: "getppid", Rate: 1000}},
 				Tracers:  Tracers{"syscall": &syscalls.Config{Syscalls: []string{"getppid"}}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
@@ -87,7 +87,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: p\nworkload:\n  kind: pingpong\ntracers:\n  sched:\n",
 			want: Scenario{
 				Name:     "p",
-				Workload: Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1},
+				Workload: Workload{Kind: "pingpong", Pairs: 1, Params: &Pingpong{Channel: "pipe"}},
 				Tracers:  Tracers{"sched": &sched.Config{}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
@@ -98,8 +98,8 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: t\nworkload: {kind: timer, priority: 10}\ntrials: 3\nwarmup: 0\nduration: 1.5s\n",
 			want: Scenario{
 				Name: "t",
-				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, Priority: 10,
-					MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw},
+				Workload: Workload{Kind: "timer", Threads: 1, Params: &Timer{Interval: time.Millisecond, Priority: 10,
+					MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}},
 				Trials: 3, Warmup: 0, Duration: 1500 * time.Millisecond, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},
@@ -109,7 +109,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: t\nworkload: {kind: timer, mlock: false, dma_latency: -1}\n",
 			want: Scenario{
 				Name:     "t",
-				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw},
+				Workload: Workload{Kind: "timer", Threads: 1, Params: &Timer{Interval: time.Millisecond, MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},
@@ -119,7 +119,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: t\nworkload: {kind: timer, threads: 3, cpus: \"3,0-1\"}\n",
 			want: Scenario{
 				Name:     "t",
-				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 3, MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw, CPUs: []int{0, 1, 3}},
+				Workload: Workload{Kind: "timer", Threads: 3, CPUs: []int{0, 1, 3}, Params: &Timer{Interval: time.Millisecond, MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},
@@ -129,7 +129,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: t\nworkload: {kind: timer, cpus: 1}\n",
 			want: Scenario{
 				Name:     "t",
-				Workload: Workload{Kind: "timer", Interval: time.Millisecond, Threads: 1, MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw, CPUs: []int{1}},
+				Workload: Workload{Kind: "timer", Threads: 1, CPUs: []int{1}, Params: &Timer{Interval: time.Millisecond, MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
 			},
@@ -139,7 +139,7 @@ func TestParseDefaults(t *testing.T) {
 			yaml: "name: f\nworkload: {kind: fork, noise: 2}\ntracers: {sched: {}}\n",
 			want: Scenario{
 				Name:     "f",
-				Workload: Workload{Kind: "fork", Mode: "fork", Threads: 1, Noise: 2},
+				Workload: Workload{Kind: "fork", Threads: 1, Noise: 2, Params: &Fork{Mode: "fork"}},
 				Tracers:  Tracers{"sched": &sched.Config{}},
 				Trials:   DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Source: "t.yaml",
@@ -173,7 +173,7 @@ gate:
 			want: Scenario{
 				Name:        "g",
 				Description: "two lines\nof text",
-				Workload:    Workload{Kind: "pingpong", Channel: "futex", Pairs: 1, Noise: NoiseNumCPU},
+				Workload:    Workload{Kind: "pingpong", Pairs: 1, Noise: NoiseNumCPU, Params: &Pingpong{Channel: "futex"}},
 				Tracers:     Tracers{"syscall": &syscalls.Config{Syscalls: []string{"futex"}}, "sched": &sched.Config{}},
 				Trials:      DefaultTrials, Warmup: DefaultWarmup, Duration: DefaultDuration, Evidence: DefaultEvidence,
 				Gate: map[string]map[string]float64{
@@ -395,10 +395,10 @@ func TestParams(t *testing.T) {
 		same   bool
 	}{
 		{"trials, warmup, gate, name, description, source", same, true},
-		{"zero workload fields are their defaults", func(s *Scenario) { s.Workload.Size, s.Workload.Threads = 0, 0 }, true},
+		{"zero workload fields are their defaults", func(s *Scenario) { s.Workload.Params, s.Workload.Threads = &Syscall{}, 0 }, true},
 		{"syscall order", func(s *Scenario) { s.Tracers["syscall"].(*syscalls.Config).Syscalls = []string{"read", "read"} }, true},
 		{"duration", func(s *Scenario) { s.Duration++ }, false},
-		{"size", func(s *Scenario) { s.Workload.Size = 8192 }, false},
+		{"size", func(s *Scenario) { s.Workload.Params = &Syscall{Name: "read", Size: 8192} }, false},
 		{"threads", func(s *Scenario) { s.Workload.Threads = 2 }, false},
 		{"noise", func(s *Scenario) { s.Workload.Noise = NoiseNumCPU }, false},
 		{"sched tracer off", func(s *Scenario) { delete(s.Tracers, "sched") }, false},

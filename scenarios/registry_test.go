@@ -86,19 +86,18 @@ type echoParams struct {
 var echoKind = WorkloadKind{
 	Name: "echo",
 	Keys: []string{"message"},
-	Parse: func(w *Workload, at config.Node, fs []config.Field) error {
+	Parse: func(at config.Node, fs []config.Field) (any, error) {
 		p := &echoParams{}
 		for _, f := range fs {
 			var err error
 			if p.Message, err = f.String(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if p.Message == "" {
-			return at.Errorf("echo needs a message")
+			return nil, at.Errorf("echo needs a message")
 		}
-		w.Params = p
-		return nil
+		return p, nil
 	},
 	DecodeParams: func(b []byte) (any, error) {
 		p := &echoParams{}

@@ -33,6 +33,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,40 +125,18 @@ func (t *Tracers) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Workload is the workload kind and its parameters; only the fields of the
-// kind are meaningful.
+// Workload is the workload kind and its parameters: the kind's own, in
+// Params, and beside them where the workload's measured threads are placed
+// and the noise it runs under, which several kinds share.
 type Workload struct {
-	Kind string `json:"kind"` // syscall, pingpong, timer, fork, noise
+	Kind string `json:"kind"`
 
-	// syscall
-	Syscall string `json:"syscall,omitempty"` // read, write, getppid
-	Size    int    `json:"size,omitempty"`    // bytes per read/write
-	// Threads is the number of workload threads (syscall, timer, fork).
+	// Threads is the number of measured threads, for the kinds that take
+	// threads (syscall, timer, fork, fsync).
 	Threads int `json:"threads,omitempty"`
-	// Rate is operations per second per thread; 0 is a closed loop.
-	Rate float64 `json:"rate,omitempty"`
-
-	// pingpong
-	Channel string `json:"channel,omitempty"` // pipe, eventfd, futex
-	// Pairs is the number of ping-pong thread pairs, each with its own
-	// channel.
+	// Pairs is the number of thread pairs, each with its own channel or
+	// connection (pingpong, tcp-rr).
 	Pairs int `json:"pairs,omitempty"`
-
-	// timer
-	Interval time.Duration `json:"interval,omitempty"`
-	Priority int           `json:"priority,omitempty"` // SCHED_FIFO priority; 0 = SCHED_OTHER
-	// MLock locks the worker's memory for the run
-	// (mlockall(MCL_CURRENT|MCL_FUTURE)), as cyclictest -m does; nil is
-	// the default, true.
-	MLock *bool `json:"mlock,omitempty"`
-	// DMALatency is held in /dev/cpu_dma_latency, in µs, while the
-	// workload is prepared, as cyclictest does; DMALatencyLeave leaves the
-	// file alone. nil is the default, 0: no idle state with an exit
-	// latency.
-	DMALatency *int `json:"dma_latency,omitempty"`
-	// Sleep is how the timer's threads sleep: TimerSleepRaw or
-	// TimerSleepRuntime; "" is the default, DefaultTimerSleep.
-	Sleep string `json:"sleep,omitempty"`
 	// CPUs are the CPUs the measured threads (syscall, pingpong, timer)
 	// are pinned to, thread i to CPUs[(i+offset) mod len], as cyclictest
 	// -a does (an isolated CPU, say); nil is the default: each trial pins
@@ -165,42 +144,117 @@ type Workload struct {
 	// CPU list as taskset -c and isolcpus= write it ("1", "0,2", "2-3").
 	CPUs []int `json:"cpus,omitempty"`
 
-	// fork
-	Mode string `json:"mode,omitempty"` // fork (fork+exit) or thread (clone+exit)
-
 	// Noise adds background CPU hogs to any workload: the number of hog
 	// threads (0 = none), or NoiseNumCPU for one per CPU of the machine that
 	// runs it. The noise kind is hogs alone.
 	Noise int `json:"noise,omitempty"`
 
-	// Params are the parameters of a kind with keys of its own, as its
-	// WorkloadKind.Parse made them; nil for the built-in kinds. In JSON
-	// they are members of the workload object, after the fields above.
+	// Params are the kind's own parameters, as its WorkloadKind.Parse
+	// makes them: *Syscall, *Pingpong, *Timer, *Fork, *Exec, *TCPRR,
+	// *Fsync or *Attach; nil for the noise kind, and where the defaults
+	// are meant (NewWorkload fills them in). In JSON they are members of
+	// the workload object (see MarshalJSON).
 	Params any `json:"-"`
 }
 
-// workloadFields is Workload without its methods, for encoding/json.
-type workloadFields Workload
+// workloadFields is Workload without its methods and Params, for
+// encoding/json.
+type workloadFields struct {
+	Kind    string `json:"kind"`
+	Threads int    `json:"threads,omitempty"`
+	Pairs   int    `json:"pairs,omitempty"`
+	CPUs    []int  `json:"cpus,omitempty"`
+	Noise   int    `json:"noise,omitempty"`
+}
 
-// MarshalJSON writes the fields, then the members of Params.
+// workloadJSONOrder is the order of the workload object's members that
+// precede the rest: that of the one struct the first five kinds once
+// shared, so that every workload encodes, and its scenario's digest
+// (Params) hashes, as before the kinds had parameter types of their own.
+// Members of Params not named here follow, in the order Params marshals
+// them.
+var workloadJSONOrder = []string{"kind", "syscall", "size", "threads", "rate", "channel", "pairs", "interval",
+	"priority", "mlock", "dma_latency", "sleep", "cpus", "mode", "noise"}
+
+// MarshalJSON writes one object: kind, the placement fields, noise and the
+// members of Params, in workloadJSONOrder.
 func (w Workload) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(workloadFields(w))
-	if err != nil || w.Params == nil {
-		return b, err
-	}
-	pb, err := json.Marshal(w.Params)
+	ms, err := jsonMembers(workloadFields{w.Kind, w.Threads, w.Pairs, w.CPUs, w.Noise})
 	if err != nil {
-		return nil, fmt.Errorf("workload %s: %w", w.Kind, err)
+		return nil, err
 	}
-	pb = bytes.TrimSpace(pb)
-	if len(pb) < 2 || pb[0] != '{' {
-		return nil, fmt.Errorf("workload %s: parameters marshal to %.20s, not an object", w.Kind, pb)
+	if w.Params != nil {
+		pb, err := json.Marshal(w.Params)
+		if err != nil {
+			return nil, fmt.Errorf("workload %s: %w", w.Kind, err)
+		}
+		pb = bytes.TrimSpace(pb)
+		if len(pb) < 2 || pb[0] != '{' {
+			return nil, fmt.Errorf("workload %s: parameters marshal to %.20s, not an object", w.Kind, pb)
+		}
+		pms, err := jsonMembers(json.RawMessage(pb))
+		if err != nil {
+			return nil, fmt.Errorf("workload %s: %w", w.Kind, err)
+		}
+		for _, m := range pms {
+			if slices.ContainsFunc(ms, func(o jsonMember) bool { return o.key == m.key }) {
+				return nil, fmt.Errorf("workload %s: parameters marshal %q, a member of the workload's own", w.Kind, m.key)
+			}
+		}
+		ms = append(ms, pms...)
 	}
-	if string(pb) == "{}" {
-		return b, nil
+	rank := func(m jsonMember) int {
+		if i := slices.Index(workloadJSONOrder, m.key); i >= 0 {
+			return i
+		}
+		return len(workloadJSONOrder)
 	}
-	// b ends in '}' and holds at least "kind".
-	return append(append(b[:len(b)-1], ','), pb[1:]...), nil
+	slices.SortStableFunc(ms, func(a, b jsonMember) int { return rank(a) - rank(b) })
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// jsonMember is a member of a JSON object, its value as encoded.
+type jsonMember struct {
+	key   string
+	value json.RawMessage
+}
+
+// jsonMembers returns the members of the object v marshals to, in order.
+func jsonMembers(v any) ([]jsonMember, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("%.20s is not a JSON object", b)
+	}
+	var ms []jsonMember
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		var m jsonMember
+		m.key, _ = t.(string)
+		if err := d.Decode(&m.value); err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
 }
 
 // UnmarshalJSON reads the fields, then Params with the kind's
@@ -210,7 +264,7 @@ func (w *Workload) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	*w = Workload(f)
+	*w = Workload{Kind: f.Kind, Threads: f.Threads, Pairs: f.Pairs, CPUs: f.CPUs, Noise: f.Noise}
 	if k, ok := lookupKind(w.Kind); ok && k.DecodeParams != nil {
 		p, err := k.DecodeParams(b)
 		if err != nil {
@@ -221,11 +275,11 @@ func (w *Workload) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DMALatencyLeave as Workload.DMALatency leaves /dev/cpu_dma_latency
+// DMALatencyLeave as Timer.DMALatency leaves /dev/cpu_dma_latency
 // alone.
 const DMALatencyLeave = -1
 
-// The timer's ways to sleep (Workload.Sleep).
+// The timer's ways to sleep (Timer.Sleep).
 const (
 	// TimerSleepRaw calls clock_nanosleep straight into the kernel, as a C
 	// program does, without the Go runtime's syscall path: the thread

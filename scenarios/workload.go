@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -76,7 +78,7 @@ func threadHookOf(ctx context.Context) ThreadHook {
 // measures, from threads of its own choosing.
 func ThreadsAttributable(w Workload) bool {
 	k, ok := lookupKind(w.Kind)
-	return !ok || k.ThreadsAttributable == nil || k.ThreadsAttributable(w)
+	return !ok || k.ThreadsAttributable == nil || k.ThreadsAttributable(w.withDefaults())
 }
 
 type Runner interface {
@@ -109,10 +111,11 @@ func NewWorkload(w Workload) (Runner, error) {
 
 // WorkloadKind is a workload kind as the registry (workloadKinds) knows
 // it: its YAML keys, how they are read, checked and defaulted, and how the
-// workload is prepared. The built-in Go kinds share the parameter fields
-// of Workload (threads, rate, ...); a kind with keys of its own keeps
-// them in a type of its own, in Workload.Params. To add a kind, write
-// its file and add it to workloadKinds (docs/registry.md).
+// workload is prepared. Each kind keeps its own parameters in a type of
+// its own, in Workload.Params, read by its Parse; the placement keys
+// (threads, pairs, cpus) and noise are Workload's fields, read by the
+// scenario parser for every kind whose Keys name them. To add a kind,
+// write its file and add it to workloadKinds (docs/registry.md).
 type WorkloadKind struct {
 	Name string
 	// Internal kinds (attach, what run --pid and --cgroup measure) are not
@@ -121,20 +124,21 @@ type WorkloadKind struct {
 	// HostOnly says why the kind cannot run in a VM guest, "" if it can.
 	HostOnly string
 	// Keys are the YAML keys the kind takes beside kind and noise, in the
-	// order errors name them. Keys that are fields of Workload are read
-	// into them; the others are the kind's own, read by Parse.
+	// order errors name them. The placement keys among them go to
+	// Workload's fields; the others are the kind's own, read by Parse.
 	Keys []string
-	// Parse reads the kind's own keys (those of Keys that are not fields
-	// of Workload) from fs into w.Params, with errors made by
-	// config.Node.Errorf at the key or value at fault; at is the workload
-	// key, for what is missing. nil when the kind has no keys of its own.
-	Parse func(w *Workload, at config.Node, fs []config.Field) error
-	// DecodeParams reads w.Params back from the workload's JSON object
-	// (the kind's keys beside the others); nil when the kind has no keys
-	// of its own.
+	// Parse reads the kind's own keys (those of Keys that are not
+	// placement keys), from fs, into the kind's parameters, with errors
+	// made by config.Node.Errorf at the key or value at fault; at is the
+	// workload key, for what is missing. nil when the kind has no keys of
+	// its own.
+	Parse func(at config.Node, fs []config.Field) (any, error)
+	// DecodeParams reads Params back from the workload's JSON object
+	// (the kind's members beside the others); nil when the kind has no
+	// parameters.
 	DecodeParams func(b []byte) (any, error)
-	// Defaults sets w's zero parameters to the kind's defaults; nil when
-	// there are none.
+	// Defaults sets w's zero parameters to the kind's defaults, without
+	// writing through w's Params (the caller's); nil when there are none.
 	Defaults func(w *Workload)
 	// Check validates w, with defaults filled in, as built in Go rather
 	// than parsed (Parse checks with positions); nil when there is nothing
@@ -146,11 +150,11 @@ type WorkloadKind struct {
 	// Metrics are what the workload measures itself, in user space.
 	Metrics []WorkloadMetric
 	// Syscalls are the syscalls whose latency is w's operation, the
-	// syscall tracer's default; nil for none.
+	// syscall tracer's default; nil for none. w has its defaults.
 	Syscalls func(w Workload) []string
 	// ThreadsAttributable reports whether every thread doing w's work is
 	// one the workload starts itself (see the function of that name); nil
-	// means always.
+	// means always. w has its defaults.
 	ThreadsAttributable func(w Workload) bool
 }
 
@@ -196,6 +200,53 @@ func kindNames() []string {
 	return names
 }
 
+// placementKeys are the YAML keys that are fields of Workload, beside
+// noise, and whether w sets each.
+func (w Workload) placementKeys() map[string]bool {
+	return map[string]bool{
+		"threads": w.Threads != 0,
+		"pairs":   w.Pairs != 0,
+		"cpus":    w.CPUs != nil,
+	}
+}
+
+// decodeParams is a WorkloadKind.DecodeParams for parameters of type *P:
+// P's members of the workload's JSON object.
+func decodeParams[P any](b []byte) (any, error) {
+	p := new(P)
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// paramsCopy returns a copy of w's Params as a *P, a new P when Params is
+// nil, for a kind's Defaults to fill in without writing to the caller's;
+// false when Params is of another type, which Check reports.
+func paramsCopy[P any](w Workload) (*P, bool) {
+	switch p := w.Params.(type) {
+	case nil:
+		return new(P), true
+	case *P:
+		c := new(P)
+		if p != nil {
+			*c = *p
+		}
+		return c, true
+	}
+	return nil, false
+}
+
+// kindParams returns w's Params as the *P its kind takes, or an error
+// that names the type.
+func kindParams[P any](w Workload) (*P, error) {
+	p, ok := w.Params.(*P)
+	if !ok || p == nil {
+		return nil, fmt.Errorf("workload kind %s takes its parameters as *%s, got %T", w.Kind, reflect.TypeFor[P]().Name(), w.Params)
+	}
+	return p, nil
+}
+
 // kindLoad is one workload kind, prepared.
 type kindLoad interface {
 	run(ctx context.Context) (Stats, error)
@@ -203,121 +254,6 @@ type kindLoad interface {
 	// once, for sizing GOMAXPROCS.
 	threads() int
 	close() error
-}
-
-// The values the parameters of the built-in kinds take.
-var (
-	workloadSyscalls = []string{"read", "write", "getppid"}
-	pingpongChannels = []string{"pipe", "eventfd", "futex"}
-	forkModes        = []string{"fork", "thread"}
-	timerSleeps      = []string{TimerSleepRaw, TimerSleepRuntime}
-)
-
-var syscallKind = WorkloadKind{
-	Name: "syscall",
-	Keys: []string{"syscall", "size", "threads", "rate", "cpus"},
-	Defaults: func(w *Workload) {
-		if w.Syscall == "" {
-			w.Syscall = DefaultSyscall
-		}
-		if w.Size == 0 && (w.Syscall == "read" || w.Syscall == "write") {
-			w.Size = DefaultSize
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	},
-	Check: func(w Workload) error {
-		if w.Syscall == "getppid" && w.Size != 0 {
-			return errors.New("size does not apply to syscall getppid")
-		}
-		errs := []error{checkOneOf("syscall", w.Syscall, workloadSyscalls)}
-		if w.Syscall != "getppid" {
-			errs = append(errs, checkIntRange("size", w.Size, 1, maxSize))
-		}
-		errs = append(errs, checkIntRange("threads", w.Threads, 1, maxThreads), checkRate(w.Rate), checkCPUs(w.CPUs))
-		return firstError(errs)
-	},
-	New:      newSyscallKind,
-	Syscalls: func(w Workload) []string { return []string{w.Syscall} },
-}
-
-var pingpongKind = WorkloadKind{
-	Name: "pingpong",
-	Keys: []string{"channel", "pairs", "cpus"},
-	Defaults: func(w *Workload) {
-		if w.Channel == "" {
-			w.Channel = DefaultChannel
-		}
-		if w.Pairs == 0 {
-			w.Pairs = DefaultPairs
-		}
-	},
-	Check: func(w Workload) error {
-		return firstError([]error{checkOneOf("channel", w.Channel, pingpongChannels), checkIntRange("pairs", w.Pairs, 1, maxPairs), checkCPUs(w.CPUs)})
-	},
-	New: newPingpongKind,
-}
-
-var timerKind = WorkloadKind{
-	Name: "timer",
-	Keys: []string{"interval", "priority", "threads", "mlock", "dma_latency", "sleep", "cpus"},
-	Defaults: func(w *Workload) {
-		if w.Interval == 0 {
-			w.Interval = DefaultInterval
-		}
-		if w.MLock == nil {
-			on := DefaultMLock
-			w.MLock = &on
-		}
-		if w.DMALatency == nil {
-			d := DefaultDMALatency
-			w.DMALatency = &d
-		}
-		if w.Sleep == "" {
-			w.Sleep = DefaultTimerSleep
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	},
-	Check: func(w Workload) error {
-		return firstError([]error{checkInterval(w.Interval), checkIntRange("priority", w.Priority, 0, maxPriority),
-			checkIntRange("threads", w.Threads, 1, maxThreads), checkIntRange("dma_latency", *w.DMALatency, DMALatencyLeave, maxDMALatency),
-			checkOneOf("timer sleep", w.Sleep, timerSleeps), checkCPUs(w.CPUs)})
-	},
-	New:     newTimerKind,
-	Metrics: []WorkloadMetric{{Name: MetricTimerLateness, Description: "user-space lateness of clock_nanosleep wakeups"}},
-}
-
-var forkKind = WorkloadKind{
-	Name: "fork",
-	Keys: []string{"mode", "threads"},
-	Defaults: func(w *Workload) {
-		if w.Mode == "" {
-			w.Mode = DefaultMode
-		}
-		if w.Threads == 0 {
-			w.Threads = DefaultThreads
-		}
-	},
-	Check: func(w Workload) error {
-		return firstError([]error{checkOneOf("mode", w.Mode, forkModes), checkIntRange("threads", w.Threads, 1, maxThreads)})
-	},
-	New: newForkKind,
-	// The Go runtime creates the threads of the thread mode, from threads
-	// of its own choosing.
-	ThreadsAttributable: func(w Workload) bool { return w.Mode != "thread" },
-}
-
-var noiseKind = WorkloadKind{
-	Name: "noise",
-	Defaults: func(w *Workload) {
-		if w.Noise == 0 {
-			w.Noise = NoiseNumCPU
-		}
-	},
-	New: newNoiseKind,
 }
 
 // Parameter bounds. They keep a typo from asking for a million threads.
@@ -343,26 +279,6 @@ func (w Workload) withDefaults() Workload {
 	return w
 }
 
-// sharedKeys are the YAML keys that are fields of Workload, shared by the
-// built-in Go kinds, and whether w sets each.
-func (w Workload) sharedKeys() map[string]bool {
-	return map[string]bool{
-		"syscall":     w.Syscall != "",
-		"size":        w.Size != 0,
-		"threads":     w.Threads != 0,
-		"rate":        w.Rate != 0,
-		"channel":     w.Channel != "",
-		"pairs":       w.Pairs != 0,
-		"interval":    w.Interval != 0,
-		"priority":    w.Priority != 0,
-		"mode":        w.Mode != "",
-		"mlock":       w.MLock != nil,
-		"dma_latency": w.DMALatency != nil,
-		"sleep":       w.Sleep != "",
-		"cpus":        w.CPUs != nil,
-	}
-}
-
 // check validates a workload built in Go rather than parsed. Parse checks
 // the same things with positions.
 func (w Workload) check() error {
@@ -370,13 +286,13 @@ func (w Workload) check() error {
 	if !ok {
 		return fmt.Errorf("unknown workload kind %q; allowed: %s", w.Kind, strings.Join(kindNames(), ", "))
 	}
-	set := w.sharedKeys()
+	set := w.placementKeys()
 	for _, key := range slices.Sorted(mapKeys(set)) {
 		if set[key] && !slices.Contains(k.Keys, key) {
 			return fmt.Errorf("%s does not apply to workload kind %s", key, w.Kind)
 		}
 	}
-	if w.Params != nil && k.Parse == nil {
+	if w.Params != nil && k.DecodeParams == nil {
 		return fmt.Errorf("workload kind %s has no parameters of its own, got %T", w.Kind, w.Params)
 	}
 	var errs []error
@@ -455,7 +371,7 @@ func workloadMetrics(w Workload) []string {
 func tracerWorkload(w Workload) tracing.Workload {
 	tw := tracing.Workload{Kind: w.Kind}
 	if k, ok := lookupKind(w.Kind); ok && k.Syscalls != nil {
-		tw.Syscalls = k.Syscalls(w)
+		tw.Syscalls = k.Syscalls(w.withDefaults())
 	}
 	return tw
 }

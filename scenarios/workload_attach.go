@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -34,16 +33,10 @@ var attachKind = WorkloadKind{
 	Name:     "attach",
 	Internal: true,
 	Keys:     []string{"pid", "cgroup"},
-	Parse: func(w *Workload, at config.Node, fs []config.Field) error {
-		return at.Errorf("workload kind attach is what tailgate run --pid PID and --cgroup PATH measure; it is not written in a scenario file")
+	Parse: func(at config.Node, _ []config.Field) (any, error) {
+		return nil, at.Errorf("workload kind attach is what tailgate run --pid PID and --cgroup PATH measure; it is not written in a scenario file")
 	},
-	DecodeParams: func(b []byte) (any, error) {
-		var a Attach
-		if err := json.Unmarshal(b, &a); err != nil {
-			return nil, err
-		}
-		return &a, nil
-	},
+	DecodeParams: decodeParams[Attach],
 	Check: func(w Workload) error {
 		a, ok := w.Params.(*Attach)
 		switch {

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -80,8 +79,8 @@ var execKind = WorkloadKind{
 	Name:         "exec",
 	HostOnly:     "it runs a command of this host, and a VM's guest holds no program but tailgate",
 	Keys:         []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
-	Parse:        parseExecKind,
-	DecodeParams: decodeExec,
+	Parse:        parseExec,
+	DecodeParams: decodeParams[Exec],
 	Defaults: func(w *Workload) {
 		if e, ok := w.Params.(*Exec); ok && e.Ready != nil && e.Ready.Timeout == 0 {
 			c := *e
@@ -101,14 +100,6 @@ var execKind = WorkloadKind{
 	New: newExecKind,
 	// The tracers count the group, not this process's threads.
 	ThreadsAttributable: func(Workload) bool { return false },
-}
-
-func decodeExec(b []byte) (any, error) {
-	var e Exec
-	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, err
-	}
-	return &e, nil
 }
 
 // check validates e as built in Go rather than parsed; parseExec checks

@@ -17,11 +17,12 @@ import (
 // forkLoad is the fork kind: each thread creates a child (mode fork) or an
 // OS thread (mode thread) that exits at once, and waits for it.
 type forkLoad struct {
-	w Workload
+	w      Workload
+	params Fork
 }
 
 func (l *forkLoad) threads() int {
-	if l.w.Mode == "thread" {
+	if l.params.Mode == "thread" {
 		return 2 * l.w.Threads // each waiter and the thread it made
 	}
 	return l.w.Threads
@@ -31,7 +32,7 @@ func (l *forkLoad) close() error { return nil }
 
 func (l *forkLoad) run(ctx context.Context) (Stats, error) {
 	body := l.forkExit
-	if l.w.Mode == "thread" {
+	if l.params.Mode == "thread" {
 		body = l.threadExit
 	}
 	return runCrew(ctx, 0, l.w.Threads, body, nil)

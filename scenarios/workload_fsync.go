@@ -1,17 +1,15 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
-// Fsync is the fsync workload kind's own parameters: the directory its
-// files are written in, and whether it writes a block device of its own
-// instead. Its size and threads are Workload's fields, as for the syscall
-// kind.
+// Fsync is the fsync workload kind's own parameters: how much each write
+// is, the directory its files are written in, and whether it writes a
+// block device of its own instead. Its threads are Workload's field.
 //
 //	workload:
 //	  kind: fsync
@@ -20,6 +18,8 @@ import (
 //	  size: 4096        # bytes written before each fdatasync (default 4 KiB)
 //	  threads: 1        # each with a file (or a region of the device) of its own
 type Fsync struct {
+	// Size is the bytes written before each fdatasync.
+	Size int `json:"size,omitempty"`
 	// Dir is an existing directory, on the disk to measure; empty makes
 	// one under DefaultFsyncParent for the run and removes it after. With
 	// Device scratch it holds the loop device's backing file (default
@@ -66,7 +66,7 @@ func ScratchSize(w Workload) int64 {
 	if w.Kind != "fsync" || !ok || p == nil || p.Device != FsyncDeviceScratch {
 		return 0
 	}
-	return int64(w.Threads) * ScratchRegion(w.Size)
+	return int64(w.Threads) * ScratchRegion(p.Size)
 }
 
 // scratchAlign is what size must be a multiple of with device scratch:
@@ -92,31 +92,28 @@ const DefaultFsyncParent = "/var/tmp"
 var fsyncKind = WorkloadKind{
 	Name:         "fsync",
 	Keys:         []string{"dir", "device", "size", "threads"},
-	Parse:        parseFsyncKind,
-	DecodeParams: decodeFsync,
+	Parse:        parseFsync,
+	DecodeParams: decodeParams[Fsync],
 	Defaults: func(w *Workload) {
-		if w.Size == 0 {
-			w.Size = DefaultFsyncSize
-		}
 		if w.Threads == 0 {
 			w.Threads = DefaultThreads
 		}
-		switch p := w.Params.(type) {
-		case nil:
-			w.Params = &Fsync{}
-		case *Fsync:
-			if p == nil {
-				w.Params = &Fsync{}
-			}
+		p, ok := paramsCopy[Fsync](*w)
+		if !ok {
+			return
 		}
+		if p.Size == 0 {
+			p.Size = DefaultFsyncSize
+		}
+		w.Params = p
 	},
 	Check: func(w Workload) error {
-		p, ok := w.Params.(*Fsync)
-		if !ok || p == nil {
-			return fmt.Errorf("workload kind fsync takes its parameters as *Fsync, got %T", w.Params)
+		p, err := kindParams[Fsync](w)
+		if err != nil {
+			return err
 		}
-		return firstError([]error{checkIntRange("size", w.Size, 1, maxSize),
-			checkIntRange("threads", w.Threads, 1, maxThreads), p.check(), p.checkSize(w.Size)})
+		return firstError([]error{checkIntRange("size", p.Size, 1, maxSize),
+			checkIntRange("threads", w.Threads, 1, maxThreads), p.check(), p.checkSize()})
 	},
 	New:      newFsyncKind,
 	Syscalls: func(Workload) []string { return []string{"fdatasync"} },
@@ -135,59 +132,54 @@ func (p Fsync) check() error {
 	return nil
 }
 
-// checkSize checks size against the device: O_DIRECT writes to a scratch
-// device are whole logical blocks.
-func (p Fsync) checkSize(size int) error {
-	if p.Device == FsyncDeviceScratch && size%scratchAlign != 0 {
-		return fmt.Errorf("size must be a multiple of %d with device %s (O_DIRECT writes whole blocks), got %d", scratchAlign, FsyncDeviceScratch, size)
+// checkSize checks the size against the device: O_DIRECT writes to a
+// scratch device are whole logical blocks. A size of 0 is the default's.
+func (p Fsync) checkSize() error {
+	if p.Device == FsyncDeviceScratch && p.Size%scratchAlign != 0 {
+		return fmt.Errorf("size must be a multiple of %d with device %s (O_DIRECT writes whole blocks), got %d", scratchAlign, FsyncDeviceScratch, p.Size)
 	}
 	return nil
 }
 
-// parseFsyncKind is the fsync kind's WorkloadKind.Parse: it reads dir and
-// device into w.Params.
-func parseFsyncKind(w *Workload, _ config.Node, fs []config.Field) error {
+// parseFsync is the fsync kind's WorkloadKind.Parse.
+func parseFsync(_ config.Node, fs []config.Field) (any, error) {
 	p := &Fsync{}
 	var deviceAt *config.Field
 	for i, f := range fs {
 		switch f.Key {
+		case "size":
+			size, err := f.Int(1, maxSize)
+			if err != nil {
+				return nil, err
+			}
+			p.Size = size
 		case "dir":
 			dir, err := f.String()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			p.Dir = dir
 			if err := p.check(); err != nil {
-				return f.Value.Errorf("%v; the directory the file is written in, e.g. /var/tmp", err)
+				return nil, f.Value.Errorf("%v; the directory the file is written in, e.g. /var/tmp", err)
 			}
 		case "device":
 			dev, err := f.String()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if dev == FsyncDeviceFile {
 				dev = "" // the default, written as before the key existed
 			}
 			p.Device, deviceAt = dev, &fs[i]
 			if err := p.check(); err != nil {
-				return f.Value.Errorf("%v; file writes a file in dir, scratch a block device of the workload's own", err)
+				return nil, f.Value.Errorf("%v; file writes a file in dir, scratch a block device of the workload's own", err)
 			}
 		}
 	}
-	if err := p.checkSize(w.Size); err != nil && deviceAt != nil {
-		// size is read before the kind's own keys: the error is put
-		// where the device is chosen.
-		return deviceAt.Value.Errorf("%v; make size a multiple of %d", err, scratchAlign)
-	}
-	w.Params = p
-	return nil
-}
-
-// decodeFsync is the fsync kind's WorkloadKind.DecodeParams.
-func decodeFsync(b []byte) (any, error) {
-	p := &Fsync{}
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, err
+	if err := p.checkSize(); err != nil && deviceAt != nil {
+		// The error is put where the device is chosen, as when size
+		// was read before the device.
+		return nil, deviceAt.Value.Errorf("%v; make size a multiple of %d", err, scratchAlign)
 	}
 	return p, nil
 }

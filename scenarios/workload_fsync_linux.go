@@ -34,9 +34,9 @@ type fsyncLoad struct {
 func newFsyncKind(w Workload, _ int) (kindLoad, error) {
 	p := *w.Params.(*Fsync)
 	if p.Device == FsyncDeviceScratch {
-		return newScratchLoad(w.Threads, w.Size, p)
+		return newScratchLoad(w.Threads, p.Size, p)
 	}
-	l, err := newFsyncLoad(w.Threads, w.Size, p)
+	l, err := newFsyncLoad(w.Threads, p.Size, p)
 	if err != nil {
 		return nil, err
 	}

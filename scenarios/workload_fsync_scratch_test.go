@@ -66,7 +66,7 @@ func TestFsyncScratchLoop(t *testing.T) {
 		t.Skipf("needs loop devices: %v", err)
 	}
 	dir := t.TempDir()
-	r, err := NewWorkload(Workload{Kind: "fsync", Threads: 2, Size: 8192, Params: &Fsync{Dir: dir, Device: FsyncDeviceScratch}})
+	r, err := NewWorkload(Workload{Kind: "fsync", Threads: 2, Params: &Fsync{Size: 8192, Dir: dir, Device: FsyncDeviceScratch}})
 	if err != nil {
 		t.Fatal(err)
 	}

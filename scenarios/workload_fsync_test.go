@@ -17,7 +17,7 @@ func TestFsyncParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Workload{Kind: "fsync", Size: 8192, Threads: 1, Params: &Fsync{Dir: "/srv/ci"}}
+	want := Workload{Kind: "fsync", Threads: 1, Params: &Fsync{Size: 8192, Dir: "/srv/ci"}}
 	if diff := cmp.Diff(want, s.Workload); diff != "" {
 		t.Errorf("workload (-want +got):\n%s", diff)
 	}
@@ -102,7 +102,7 @@ func TestFsyncDeviceParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Workload{Kind: "fsync", Size: 4096, Threads: 2, Params: &Fsync{Device: FsyncDeviceScratch}}
+	want := Workload{Kind: "fsync", Threads: 2, Params: &Fsync{Size: 4096, Device: FsyncDeviceScratch}}
 	if diff := cmp.Diff(want, s.Workload); diff != "" {
 		t.Errorf("workload (-want +got):\n%s", diff)
 	}
@@ -157,7 +157,7 @@ func TestFsyncDeviceParse(t *testing.T) {
 	wantParseError(t, err, 4, 11, `unknown device "ram"; allowed: file, scratch`)
 	_, err = Parse("x.yaml", []byte("name: f\nworkload:\n  kind: fsync\n  size: 1000\n  device: scratch\ntracers: {syscall: {}}\n"))
 	wantParseError(t, err, 5, 11, "size must be a multiple of 512 with device scratch")
-	if _, err := NewWorkload(Workload{Kind: "fsync", Size: 1000, Params: &Fsync{Device: FsyncDeviceScratch}}); err == nil {
+	if _, err := NewWorkload(Workload{Kind: "fsync", Params: &Fsync{Size: 1000, Device: FsyncDeviceScratch}}); err == nil {
 		t.Error("size 1000 with device scratch, built in Go: no error")
 	}
 }

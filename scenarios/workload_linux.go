@@ -297,7 +297,9 @@ func newTimerKind(w Workload, pid int) (kindLoad, error) {
 	return l, nil
 }
 
-func newForkKind(w Workload, _ int) (kindLoad, error) { return &forkLoad{w: w}, nil }
+func newForkKind(w Workload, _ int) (kindLoad, error) {
+	return &forkLoad{w: w, params: *w.Params.(*Fork)}, nil
+}
 
 // newNoiseKind's hogs are the runner's, set by newRunner.
 func newNoiseKind(Workload, int) (kindLoad, error) { return &noiseLoad{}, nil }

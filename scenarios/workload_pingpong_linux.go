@@ -17,8 +17,9 @@ import (
 // to thread B and waits for it to come back; B waits for the token and
 // sends it back. Ops counts round trips.
 type pingpongLoad struct {
-	w     Workload
-	pairs []*pingpongPair
+	w      Workload
+	params Pingpong
+	pairs  []*pingpongPair
 }
 
 // pingpongPair is one pair's channel. Direction 0 carries A to B and 1
@@ -41,12 +42,12 @@ func newPingpongLoad(w Workload) (*pingpongLoad, error) {
 	if err := CheckAllowedCPUs(w.CPUs); err != nil {
 		return nil, err
 	}
-	l := &pingpongLoad{w: w}
+	l := &pingpongLoad{w: w, params: *w.Params.(*Pingpong)}
 	for range w.Pairs {
 		p := &pingpongPair{}
 		l.pairs = append(l.pairs, p)
 		for d := range 2 {
-			switch w.Channel {
+			switch l.params.Channel {
 			case "pipe":
 				var fds [2]int
 				if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
@@ -91,7 +92,7 @@ func (l *pingpongLoad) run(ctx context.Context) (Stats, error) {
 		p.word.Store(turnA)
 	}
 	st, err := runCrew(withPinCPUs(ctx, l.w.CPUs), 0, 2*len(l.pairs), l.thread, l.wake)
-	if l.w.Channel != "futex" {
+	if l.params.Channel != "futex" {
 		// The stopper's wake tokens, and perhaps a token in flight, must
 		// not leak into the next run.
 		m := &member{sys: st.Syscalls}
@@ -112,7 +113,7 @@ func (l *pingpongLoad) wake(sys map[string]uint64) {
 	m := &member{sys: sys}
 	buf := newToken()
 	for _, p := range l.pairs {
-		if l.w.Channel == "futex" {
+		if l.params.Channel == "futex" {
 			p.word.Store(turnStopped)
 			futex(&p.word, futexWakePrivate, 1<<31-1, m)
 			continue
@@ -131,7 +132,7 @@ func newToken() []byte {
 
 func (l *pingpongLoad) thread(i int, c *crew, m *member) {
 	p, side := l.pairs[i/2], i%2
-	if l.w.Channel == "futex" {
+	if l.params.Channel == "futex" {
 		p.futexThread(side, c, m)
 		return
 	}

@@ -15,22 +15,23 @@ import (
 // syscallLoad is the syscall kind: each thread calls read(2) on /dev/zero,
 // write(2) on /dev/null or getppid(2), in a closed loop or paced to Rate.
 type syscallLoad struct {
-	w    Workload
-	pid  int
-	trap uintptr
-	fds  []int    // one per thread, so threads share no struct file
-	bufs [][]byte // one per thread
-	clk  monoClock
+	w      Workload
+	params Syscall
+	pid    int
+	trap   uintptr
+	fds    []int    // one per thread, so threads share no struct file
+	bufs   [][]byte // one per thread
+	clk    monoClock
 }
 
 func newSyscallLoad(w Workload, pid int) (*syscallLoad, error) {
 	if err := CheckAllowedCPUs(w.CPUs); err != nil {
 		return nil, err
 	}
-	l := &syscallLoad{w: w, pid: pid}
+	l := &syscallLoad{w: w, params: *w.Params.(*Syscall), pid: pid}
 	var path string
 	var flags int
-	switch w.Syscall {
+	switch l.params.Name {
 	case "read":
 		l.trap, path, flags = unix.SYS_READ, "/dev/zero", unix.O_RDONLY
 	case "write":
@@ -46,10 +47,10 @@ func newSyscallLoad(w Workload, pid int) (*syscallLoad, error) {
 				return nil, fmt.Errorf("open %s: %w", path, err)
 			}
 			l.fds = append(l.fds, fd)
-			l.bufs = append(l.bufs, make([]byte, w.Size))
+			l.bufs = append(l.bufs, make([]byte, l.params.Size))
 		}
 	}
-	if w.Rate > 0 {
+	if l.params.Rate > 0 {
 		var err error
 		if l.clk, err = newMonoClock(); err != nil {
 			l.close()
@@ -82,7 +83,7 @@ func (l *syscallLoad) thread(i int, c *crew, m *member) {
 		a1, a2, a3 = uintptr(l.fds[i]), uintptr(unsafe.Pointer(&l.bufs[i][0])), uintptr(len(l.bufs[i]))
 	}
 	var calls uint64
-	defer func() { m.sys[l.w.Syscall] += calls }()
+	defer func() { m.sys[l.params.Name] += calls }()
 	// One call is one syscall: no wrapper, no retry loop. RawSyscall keeps
 	// the P; these syscalls do not block.
 	call := func() bool {
@@ -93,12 +94,12 @@ func (l *syscallLoad) thread(i int, c *crew, m *member) {
 			m.ops++
 		case unix.EINTR:
 		default:
-			m.err = fmt.Errorf("%s: %w", l.w.Syscall, e)
+			m.err = fmt.Errorf("%s: %w", l.params.Name, e)
 			return false
 		}
 		return true
 	}
-	if l.w.Rate == 0 {
+	if l.params.Rate == 0 {
 		for !c.stop.Load() {
 			if !call() {
 				return
@@ -109,7 +110,7 @@ func (l *syscallLoad) thread(i int, c *crew, m *member) {
 	// Paced: operation k is due at start + k/Rate. A thread that falls
 	// behind catches up, so the rate holds over the run.
 	c.sleeper(i, m)
-	period := float64(time.Second) / l.w.Rate
+	period := float64(time.Second) / l.params.Rate
 	start := time.Now()
 	startNs := l.clk.ns(start)
 	for k := 0.0; !c.stop.Load(); {

@@ -7,8 +7,8 @@ import "fmt"
 const MetricTCPRR = "tcp.rr"
 
 // TCPRR is the tcp-rr workload kind's own parameters: the sizes of its
-// messages and whether Nagle's algorithm stays on. Its pairs and noise are
-// Workload's fields, as for pingpong.
+// messages and whether Nagle's algorithm stays on. Its pairs are
+// Workload's field, as for pingpong.
 //
 //	workload:
 //	  kind: tcp-rr
@@ -30,27 +30,20 @@ var tcpRRKind = WorkloadKind{
 	Name:         "tcp-rr",
 	Keys:         []string{"request", "response", "pairs", "nagle"},
 	Parse:        parseTCPRRKind,
-	DecodeParams: decodeTCPRR,
+	DecodeParams: decodeParams[TCPRR],
 	Defaults: func(w *Workload) {
 		if w.Pairs == 0 {
 			w.Pairs = DefaultPairs
 		}
-		var p TCPRR
-		switch tp := w.Params.(type) {
-		case nil:
-		case *TCPRR:
-			p = *tp
-		default:
-			return // Check names the wrong type
+		if p, ok := paramsCopy[TCPRR](*w); ok {
+			d := p.withDefaults()
+			w.Params = &d
 		}
-		// A copy: w's Params may be the caller's.
-		d := p.withDefaults()
-		w.Params = &d
 	},
 	Check: func(w Workload) error {
-		p, ok := w.Params.(*TCPRR)
-		if !ok || p == nil {
-			return fmt.Errorf("workload kind tcp-rr takes its parameters as *TCPRR, got %T", w.Params)
+		p, err := kindParams[TCPRR](w)
+		if err != nil {
+			return err
 		}
 		return firstError([]error{checkIntRange("pairs", w.Pairs, 1, maxPairs), p.check()})
 	},

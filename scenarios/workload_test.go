@@ -48,17 +48,17 @@ func TestWorkloads(t *testing.T) {
 		perOp string
 	}{
 		{"syscall read", Workload{Kind: "syscall"}, "read"},
-		{"syscall write 2 threads", Workload{Kind: "syscall", Syscall: "write", Size: 512, Threads: 2}, "write"},
-		{"syscall getppid", Workload{Kind: "syscall", Syscall: "getppid"}, "getppid"},
+		{"syscall write 2 threads", Workload{Kind: "syscall", Threads: 2, Params: &Syscall{Name: "write", Size: 512}}, "write"},
+		{"syscall getppid", Workload{Kind: "syscall", Params: &Syscall{Name: "getppid"}}, "getppid"},
 		{"pingpong pipe", Workload{Kind: "pingpong"}, ""},
-		{"pingpong eventfd 2 pairs", Workload{Kind: "pingpong", Channel: "eventfd", Pairs: 2}, ""},
-		{"pingpong futex", Workload{Kind: "pingpong", Channel: "futex"}, ""},
+		{"pingpong eventfd 2 pairs", Workload{Kind: "pingpong", Pairs: 2, Params: &Pingpong{Channel: "eventfd"}}, ""},
+		{"pingpong futex", Workload{Kind: "pingpong", Params: &Pingpong{Channel: "futex"}}, ""},
 		{"timer", Workload{Kind: "timer", Threads: 2}, ""},
-		{"timer 100us", Workload{Kind: "timer", Interval: 100 * time.Microsecond}, ""},
+		{"timer 100us", Workload{Kind: "timer", Params: &Timer{Interval: 100 * time.Microsecond}}, ""},
 		{"fork", Workload{Kind: "fork"}, ""},
-		{"fork thread", Workload{Kind: "fork", Mode: "thread"}, ""},
+		{"fork thread", Workload{Kind: "fork", Params: &Fork{Mode: "thread"}}, ""},
 		{"noise", Workload{Kind: "noise", Noise: 2}, ""},
-		{"pingpong with noise", Workload{Kind: "pingpong", Channel: "futex", Noise: NoiseNumCPU}, ""},
+		{"pingpong with noise", Workload{Kind: "pingpong", Noise: NoiseNumCPU, Params: &Pingpong{Channel: "futex"}}, ""},
 		{"syscall with noise", Workload{Kind: "syscall", Noise: 1}, "read"},
 	}
 	for _, tt := range tests {
@@ -110,7 +110,7 @@ func TestWorkloads(t *testing.T) {
 func TestPingpongCounts(t *testing.T) {
 	// A round trip is a write and a read by each thread, plus what the
 	// stopper wrote and the drain read.
-	r, err := NewWorkload(Workload{Kind: "pingpong", Channel: "pipe"})
+	r, err := NewWorkload(Workload{Kind: "pingpong", Params: &Pingpong{Channel: "pipe"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,8 @@ func TestSyscallRate(t *testing.T) {
 		d    time.Duration
 		want float64
 	}{
-		{"1000/s for 300ms", Workload{Kind: "syscall", Syscall: "getppid", Rate: 1000}, 300 * time.Millisecond, 300},
-		{"2 threads 500/s for 300ms", Workload{Kind: "syscall", Syscall: "read", Size: 64, Threads: 2, Rate: 500}, 300 * time.Millisecond, 300},
+		{"1000/s for 300ms", Workload{Kind: "syscall", Params: &Syscall{Name: "getppid", Rate: 1000}}, 300 * time.Millisecond, 300},
+		{"2 threads 500/s for 300ms", Workload{Kind: "syscall", Threads: 2, Params: &Syscall{Name: "read", Size: 64, Rate: 500}}, 300 * time.Millisecond, 300},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,8 +145,9 @@ func TestSyscallRate(t *testing.T) {
 			if got := float64(st.Ops); got < 0.7*tt.want || got > 1.3*tt.want {
 				t.Errorf("%v ops, want %v ±30%%", got, tt.want)
 			}
-			if st.Syscalls[tt.w.Syscall] != st.Ops {
-				t.Errorf("%d ops, %d %s calls", st.Ops, st.Syscalls[tt.w.Syscall], tt.w.Syscall)
+			call := tt.w.Params.(*Syscall).Name
+			if st.Syscalls[call] != st.Ops {
+				t.Errorf("%d ops, %d %s calls", st.Ops, st.Syscalls[call], call)
 			}
 			if st.Syscalls["clock_nanosleep"] == 0 {
 				t.Error("a paced run never slept")
@@ -160,11 +161,11 @@ func TestCancel(t *testing.T) {
 		name string
 		w    Workload
 	}{
-		{"syscall slow rate", Workload{Kind: "syscall", Syscall: "getppid", Rate: 0.5}},
+		{"syscall slow rate", Workload{Kind: "syscall", Params: &Syscall{Name: "getppid", Rate: 0.5}}},
 		{"pingpong pipe", Workload{Kind: "pingpong"}},
-		{"pingpong eventfd", Workload{Kind: "pingpong", Channel: "eventfd"}},
-		{"pingpong futex", Workload{Kind: "pingpong", Channel: "futex"}},
-		{"timer 1s", Workload{Kind: "timer", Interval: time.Second}},
+		{"pingpong eventfd", Workload{Kind: "pingpong", Params: &Pingpong{Channel: "eventfd"}}},
+		{"pingpong futex", Workload{Kind: "pingpong", Params: &Pingpong{Channel: "futex"}}},
+		{"timer 1s", Workload{Kind: "timer", Params: &Timer{Interval: time.Second}}},
 		{"fork", Workload{Kind: "fork", Threads: 2}},
 		{"noise", Workload{Kind: "noise"}},
 	}
@@ -191,7 +192,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestNoiseKillsHogs(t *testing.T) {
-	r, err := NewWorkload(Workload{Kind: "syscall", Syscall: "getppid", Noise: 3})
+	r, err := NewWorkload(Workload{Kind: "syscall", Noise: 3, Params: &Syscall{Name: "getppid"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestNoiseKillsHogs(t *testing.T) {
 }
 
 func TestTimerPriority(t *testing.T) {
-	r, err := NewWorkload(Workload{Kind: "timer", Priority: 10})
+	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{Priority: 10}})
 	if err != nil {
 		if os.Geteuid() != 0 && strings.Contains(err.Error(), "CAP_SYS_NICE") {
 			return // the clear error is what is wanted without privileges
@@ -225,15 +226,15 @@ func TestNewWorkloadErrors(t *testing.T) {
 		want string
 	}{
 		{"no kind", Workload{}, `unknown workload kind ""`},
-		{"parameter of another kind", Workload{Kind: "syscall", Interval: time.Millisecond}, "interval does not apply to workload kind syscall"},
-		{"bad syscall", Workload{Kind: "syscall", Syscall: "open"}, `unknown syscall "open"`},
-		{"size for getppid", Workload{Kind: "syscall", Syscall: "getppid", Size: 8}, "size does not apply to syscall getppid"},
-		{"bad channel", Workload{Kind: "pingpong", Channel: "tcp"}, `unknown channel "tcp"`},
+		{"parameters of another kind", Workload{Kind: "syscall", Params: &Timer{Interval: time.Millisecond}}, "workload kind syscall takes its parameters as *Syscall, got *scenarios.Timer"},
+		{"bad syscall", Workload{Kind: "syscall", Params: &Syscall{Name: "open"}}, `unknown syscall "open"`},
+		{"size for getppid", Workload{Kind: "syscall", Params: &Syscall{Name: "getppid", Size: 8}}, "size does not apply to syscall getppid"},
+		{"bad channel", Workload{Kind: "pingpong", Params: &Pingpong{Channel: "tcp"}}, `unknown channel "tcp"`},
 		{"negative threads", Workload{Kind: "fork", Threads: -1}, "threads must be from 1 to 256, got -1"},
 		{"negative noise", Workload{Kind: "fork", Noise: -2}, `noise must be "ncpu" or from 0 to 1024`},
-		{"short interval", Workload{Kind: "timer", Interval: time.Microsecond}, "interval must be from 10µs to 1s"},
-		{"dma_latency below -1", Workload{Kind: "timer", DMALatency: ref(-2)}, "dma_latency must be from -1 to 1000000, got -2"},
-		{"mlock for another kind", Workload{Kind: "syscall", MLock: ref(true)}, "mlock does not apply to workload kind syscall"},
+		{"short interval", Workload{Kind: "timer", Params: &Timer{Interval: time.Microsecond}}, "interval must be from 10µs to 1s"},
+		{"dma_latency below -1", Workload{Kind: "timer", Params: &Timer{DMALatency: ref(-2)}}, "dma_latency must be from -1 to 1000000, got -2"},
+		{"pairs for another kind", Workload{Kind: "syscall", Pairs: 2}, "pairs does not apply to workload kind syscall"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

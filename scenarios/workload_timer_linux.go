@@ -25,10 +25,11 @@ import (
 // raw (the default) the thread calls clock_nanosleep as cyclictest does,
 // straight into the kernel; see sleepUntilRaw.
 type timerLoad struct {
-	w   Workload
-	pid int
-	clk monoClock
-	// dma holds /dev/cpu_dma_latency at w.DMALatency until closed; nil
+	w      Workload
+	params Timer
+	pid    int
+	clk    monoClock
+	// dma holds /dev/cpu_dma_latency at params.DMALatency until closed; nil
 	// when left alone.
 	dma    *os.File
 	locked bool // mlockall done, munlockall at close
@@ -39,6 +40,7 @@ type timerLoad struct {
 const dmaLatencyPath = "/dev/cpu_dma_latency"
 
 func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
+	params := *w.Params.(*Timer)
 	clk, err := newMonoClock()
 	if err != nil {
 		return nil, err
@@ -46,23 +48,23 @@ func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 	if err := CheckAllowedCPUs(w.CPUs); err != nil {
 		return nil, err
 	}
-	if w.Priority > 0 {
+	if params.Priority > 0 {
 		// Fail now rather than after the tracers are attached.
 		errc := make(chan error)
 		go func() {
 			runtime.LockOSThread()
 			// No unlock: the thread ends with the goroutine and takes
 			// its SCHED_FIFO policy with it.
-			errc <- setFIFO(w.Priority)
+			errc <- setFIFO(params.Priority)
 		}()
 		if err := <-errc; err != nil {
 			return nil, err
 		}
 	}
-	if w.Sleep == TimerSleepRaw && asyncPreemptOff(os.Getenv("GODEBUG")) {
+	if params.Sleep == TimerSleepRaw && asyncPreemptOff(os.Getenv("GODEBUG")) {
 		return nil, errors.New("timer sleep raw: GODEBUG has asyncpreemptoff=1, which stops the signals that end a raw sleep for a stop of the world; unset it or set sleep: runtime")
 	}
-	l := &timerLoad{w: w, pid: pid, clk: clk}
+	l := &timerLoad{w: w, params: params, pid: pid, clk: clk}
 	if err := l.hold(); err != nil {
 		l.close()
 		return nil, err
@@ -73,16 +75,16 @@ func newTimerLoad(w Workload, pid int) (*timerLoad, error) {
 // hold locks memory and holds the idle-state bound, as cyclictest does, so
 // that neither a page fault nor a deep idle state's exit is in a wakeup.
 func (l *timerLoad) hold() error {
-	if l.w.MLock == nil || *l.w.MLock {
+	if l.params.MLock == nil || *l.params.MLock {
 		if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
 			return fmt.Errorf("timer mlock: mlockall: %w; run as root (CAP_IPC_LOCK) or set mlock: false", err)
 		}
 		l.locked = true
 	}
-	if l.w.DMALatency == nil || *l.w.DMALatency == DMALatencyLeave {
+	if l.params.DMALatency == nil || *l.params.DMALatency == DMALatencyLeave {
 		return nil
 	}
-	d := *l.w.DMALatency
+	d := *l.params.DMALatency
 	f, err := os.OpenFile(dmaLatencyPath, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("timer dma_latency %d: %w; run as root or set dma_latency: -1", d, err)
@@ -137,10 +139,10 @@ func (l *timerLoad) run(ctx context.Context) (Stats, error) {
 }
 
 func (l *timerLoad) thread(i int, c *crew, m *member) {
-	if l.w.Priority > 0 {
+	if l.params.Priority > 0 {
 		m.exitThread = true // never hand a SCHED_FIFO thread back to Go
 		m.sys["sched_setscheduler"]++
-		if err := setFIFO(l.w.Priority); err != nil {
+		if err := setFIFO(l.params.Priority); err != nil {
 			m.err = err
 			return
 		}
@@ -165,8 +167,8 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 	late := hist.New()
 	m.hists = map[string]*hist.Histogram{MetricTimerLateness: late}
 	c.sleeper(i, m)
-	raw := l.w.Sleep == TimerSleepRaw
-	interval := int64(l.w.Interval)
+	raw := l.params.Sleep == TimerSleepRaw
+	interval := int64(l.params.Interval)
 	next := l.clk.now() + interval
 	yielded := next
 	for !c.stop.Load() {

@@ -86,10 +86,10 @@ func TestTimerHolds(t *testing.T) {
 		during int32 // the bound while the workload is open, at most; -1 for not held
 		locked bool
 	}{
-		{"defaults", Workload{Kind: "timer", Priority: 10}, 0, true},
-		{"dma_latency 7", Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(7)}, 7, false},
-		{"left alone", Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(DMALatencyLeave)}, -1, false},
-		{"runtime sleep", Workload{Kind: "timer", Sleep: TimerSleepRuntime}, 0, true},
+		{"defaults", Workload{Kind: "timer", Params: &Timer{Priority: 10}}, 0, true},
+		{"dma_latency 7", Workload{Kind: "timer", Params: &Timer{MLock: ref(false), DMALatency: ref(7)}}, 7, false},
+		{"left alone", Workload{Kind: "timer", Params: &Timer{MLock: ref(false), DMALatency: ref(DMALatencyLeave)}}, -1, false},
+		{"runtime sleep", Workload{Kind: "timer", Params: &Timer{Sleep: TimerSleepRuntime}}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestTimerHolds(t *testing.T) {
 // scenario's JSON records them.
 func TestTimerParams(t *testing.T) {
 	def := &Scenario{Workload: Workload{Kind: "timer"}, Duration: time.Second}
-	explicit := &Scenario{Workload: Workload{Kind: "timer", MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}, Duration: time.Second}
+	explicit := &Scenario{Workload: Workload{Kind: "timer", Params: &Timer{MLock: ref(true), DMALatency: ref(0), Sleep: TimerSleepRaw}}, Duration: time.Second}
 	if Params(def) != Params(explicit) {
 		t.Error("defaults hash differently from the same values written out")
 	}
@@ -140,9 +140,9 @@ func TestTimerParams(t *testing.T) {
 		t.Error("sleep: raw in YAML hashes differently from no sleep key")
 	}
 	for _, w := range []Workload{
-		{Kind: "timer", MLock: ref(false)},
-		{Kind: "timer", DMALatency: ref(DMALatencyLeave)},
-		{Kind: "timer", Sleep: TimerSleepRuntime},
+		{Kind: "timer", Params: &Timer{MLock: ref(false)}},
+		{Kind: "timer", Params: &Timer{DMALatency: ref(DMALatencyLeave)}},
+		{Kind: "timer", Params: &Timer{Sleep: TimerSleepRuntime}},
 	} {
 		if Params(&Scenario{Workload: w, Duration: time.Second}) == Params(def) {
 			t.Errorf("%+v hashes as the defaults", w)
@@ -163,7 +163,7 @@ func TestTimerParams(t *testing.T) {
 	if diff := cmp.Diff(w, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if b, err := json.Marshal(Workload{Kind: "timer", Sleep: TimerSleepRuntime}.withDefaults()); err != nil || !strings.HasSuffix(string(b), `"dma_latency":0,"sleep":"runtime"}`) {
+	if b, err := json.Marshal(Workload{Kind: "timer", Params: &Timer{Sleep: TimerSleepRuntime}}.withDefaults()); err != nil || !strings.HasSuffix(string(b), `"dma_latency":0,"sleep":"runtime"}`) {
 		t.Errorf("JSON of sleep runtime %s, %v", b, err)
 	}
 }
@@ -177,7 +177,7 @@ func TestTimerParams(t *testing.T) {
 // an EINTR counted as a wakeup would make ops far more than the deadlines.
 func TestTimerRawSleep(t *testing.T) {
 	const interval = 50 * time.Millisecond
-	r, err := NewWorkload(Workload{Kind: "timer", Interval: interval, Priority: 10, Sleep: TimerSleepRaw})
+	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{Interval: interval, Priority: 10, Sleep: TimerSleepRaw}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestTimerRawSleep(t *testing.T) {
 // if it ran that long); the EINTRs are not wakeups.
 func TestTimerRawSleepPreempted(t *testing.T) {
 	const interval = 200 * time.Millisecond
-	r, err := NewWorkload(Workload{Kind: "timer", Interval: interval, Priority: 10, Sleep: TimerSleepRaw})
+	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{Interval: interval, Priority: 10, Sleep: TimerSleepRaw}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,11 @@ func TestTimerRawSleepNeedsPreemptSignals(t *testing.T) {
 		}
 	}
 	t.Setenv("GODEBUG", "asyncpreemptoff=1")
-	_, err := NewWorkload(Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw})
+	_, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRaw}})
 	if err == nil || !strings.Contains(err.Error(), "set sleep: runtime") {
 		t.Errorf("raw sleep with asyncpreemptoff=1: error %v", err)
 	}
-	r, err := NewWorkload(Workload{Kind: "timer", MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRuntime})
+	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{MLock: ref(false), DMALatency: ref(DMALatencyLeave), Sleep: TimerSleepRuntime}})
 	if err != nil {
 		t.Fatalf("runtime sleep with asyncpreemptoff=1: %v", err)
 	}
@@ -289,7 +289,7 @@ func TestCPUs(t *testing.T) {
 		t.Fatal("needs 2 CPUs")
 	}
 	timer := func(cpus ...int) Workload {
-		return Workload{Kind: "timer", Threads: len(cpus), CPUs: cpus, Interval: time.Millisecond}
+		return Workload{Kind: "timer", Threads: len(cpus), CPUs: cpus, Params: &Timer{Interval: time.Millisecond}}
 	}
 	for _, tt := range []struct {
 		w      Workload
@@ -300,9 +300,9 @@ func TestCPUs(t *testing.T) {
 		{timer(1), 1, []int{1}},
 		{timer(0), 1, []int{0}},
 		{timer(0, 1), 1, []int{0, 1}},
-		{Workload{Kind: "syscall", Syscall: "getppid", Threads: 2, CPUs: []int{1}}, 1, []int{1}},
-		{Workload{Kind: "pingpong", Channel: "pipe", Pairs: 1, CPUs: []int{0}}, 1, []int{0}},
-		{Workload{Kind: "pingpong", Channel: "futex", Pairs: 2, CPUs: []int{0, 1}}, 1, []int{0, 1}},
+		{Workload{Kind: "syscall", Threads: 2, CPUs: []int{1}, Params: &Syscall{Name: "getppid"}}, 1, []int{1}},
+		{Workload{Kind: "pingpong", Pairs: 1, CPUs: []int{0}, Params: &Pingpong{Channel: "pipe"}}, 1, []int{0}},
+		{Workload{Kind: "pingpong", Pairs: 2, CPUs: []int{0, 1}, Params: &Pingpong{Channel: "futex"}}, 1, []int{0, 1}},
 	} {
 		r, err := NewWorkload(tt.w)
 		if err != nil {
@@ -324,7 +324,7 @@ func TestCPUs(t *testing.T) {
 	if !errors.As(err, &ce) || ce.CPU != maxCPU || !strings.Contains(err.Error(), "not one this process may run on (0-") {
 		t.Errorf("timer cpus [%d]: %v, want a CPUsError naming it", maxCPU, err)
 	}
-	if _, err := NewWorkload(Workload{Kind: "pingpong", Channel: "pipe", CPUs: []int{maxCPU}}); !errors.As(err, new(*CPUsError)) {
+	if _, err := NewWorkload(Workload{Kind: "pingpong", CPUs: []int{maxCPU}, Params: &Pingpong{Channel: "pipe"}}); !errors.As(err, new(*CPUsError)) {
 		t.Errorf("pingpong on CPU %d: %v, want a CPUsError", maxCPU, err)
 	}
 }
