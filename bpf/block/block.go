@@ -33,7 +33,6 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -47,25 +46,15 @@ var Metrics = []string{"block.queue", "block.rq"}
 // (BLOCK_MAX_DEVICES in block.h).
 const MaxDevices = 16
 
-// Options configure the tracer.
+// Options configure the tracer. With Evidence on, a kernel stack is taken
+// for every request the workload submits. Interference is not used: a
+// request's time is the device's, not a CPU's.
 type Options struct {
-	TGID        uint32
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.Options.CgroupID).
-	CgroupID uint64
+	tracing.TracerOptions
+	Variant tracing.Variant
 	// Devices, when not empty, limits the tracer to these disks, named
 	// as /sys/block names them (vda, loop0, nvme0n1).
 	Devices []string
-	// Evidence keeps each metric's slowest events per trial (see
-	// tracing.Options.Evidence); 0 is off. While it is on, a kernel
-	// stack is taken for every request the workload submits.
-	Evidence int
 	// SysBlock is where the disks are listed; empty is /sys/block.
 	SysBlock string
 }
@@ -138,16 +127,13 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("block tracer: %w", err)
 	}
+	o := opts.TracerOptions
+	o.Interference = nil // a request's time is the device's, not a CPU's
 	return tracing.Load(spec, tracing.Options{
-		Name:        "block",
-		Metrics:     Metrics,
-		TGID:        opts.TGID,
-		Variant:     opts.Variant,
-		BTF:         opts.BTF,
-		KernelTypes: opts.KernelTypes,
-		Threads:     opts.Threads,
-		CgroupID:    opts.CgroupID,
-		Evidence:    opts.Evidence,
+		Name:          "block",
+		Metrics:       Metrics,
+		TracerOptions: o,
+		Variant:       opts.Variant,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			s.Maps["devices"].Contents = kvs
 			if err := s.Variables["targ_dev_filter"].Set(len(kvs) > 0); err != nil {

@@ -53,7 +53,7 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestUnknownDevice(t *testing.T) {
-	_, err := New(Options{TGID: uint32(os.Getpid()), Devices: []string{"no-such-disk"}})
+	_, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Devices: []string{"no-such-disk"}})
 	if !errors.Is(err, ErrUnknownDevice) || !errors.Is(err, tracing.ErrBadTarget) {
 		t.Fatalf("err = %v, want ErrUnknownDevice and tracing.ErrBadTarget", err)
 	}
@@ -295,7 +295,7 @@ func TestCountsFdatasyncs(t *testing.T) {
 	const n = 400
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Devices: []string{disk}, Evidence: 3 * n})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Evidence: 3 * n}, Variant: v, Devices: []string{disk}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestCountsFdatasyncs(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("/sys/block", other)); err != nil {
 			t.Skipf("needs a second disk: %v", err)
 		}
-		tr, err := New(Options{TGID: uint32(os.Getpid()), Devices: []string{other}})
+		tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Devices: []string{other}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestConcurrentWriterNotCounted(t *testing.T) {
 	const n = 400
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Evidence: 3 * n})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Evidence: 3 * n}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -447,7 +447,7 @@ func TestOtherProcessNotCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := openFile(t, diskDir(t))
-	tr, err := New(Options{TGID: uint32(os.Getppid())})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getppid())}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func TestEvidence(t *testing.T) {
 	f := openFile(t, diskDir(t))
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true, Evidence: 3})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: 3}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

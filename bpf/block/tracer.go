@@ -18,8 +18,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID,
-			Devices: c.(*Config).Devices, Evidence: o.Evidence})
+		return New(Options{TracerOptions: o, Devices: c.(*Config).Devices})
 	},
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadBlock) },
 	Probe:   &Config{},

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/block"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -31,7 +32,7 @@ func TestFsyncWorkload(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := block.New(block.Options{TGID: uint32(os.Getpid()), Threads: true})
+	tr, err := block.New(block.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestFsyncScratchWorkload(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := block.New(block.Options{TGID: uint32(os.Getpid()), Threads: true})
+	tr, err := block.New(block.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func loadLog(t *testing.T, v tracing.Variant) *interfere.Log {
 // evidence and the interference of log l.
 func syscallTracer(t *testing.T, l *interfere.Log, k int, names ...string) *tracing.Tracer {
 	t.Helper()
-	tr, err := syscalls.New(syscalls.Options{TGID: uint32(os.Getpid()), Syscalls: names, Threads: true, Evidence: k, Interference: l.Map()})
+	tr, err := syscalls.New(syscalls.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: k, Interference: l.Map()}, Syscalls: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			l := loadLog(t, v)
 			const k = 5
-			tr, err := sched.New(sched.Options{TGID: uint32(os.Getpid()), Threads: true, Evidence: k, Interference: l.Map()})
+			tr, err := sched.New(sched.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: k, Interference: l.Map()}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,6 @@ import (
 	"slices"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -52,22 +51,17 @@ func Metrics(irqs []string) []string {
 	return ms
 }
 
-// Options configure the tracer.
+// Options configure the tracer. Every task's interrupts count: TGID,
+// Threads and CgroupID are not used (see tracing.TracerOptions.AllTasks).
+// The evidence of a slow action is the task it interrupted.
 type Options struct {
+	tracing.TracerOptions
 	// Irqs are the names of the hardirq actions to time, as /proc/irq/N/
 	// names them; see Discover for a machine's busiest.
 	Irqs []string
 	// CPUs, when not empty, are the only CPUs counted.
-	CPUs        []int
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Evidence keeps each metric's slowest events per trial, with the task
-	// each interrupted (see tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	CPUs    []int
+	Variant tracing.Variant
 }
 
 // Check reports what is wrong with a list of irq action names, in words
@@ -120,13 +114,10 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("irq tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "irq",
-		Metrics:      Metrics(opts.Irqs),
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "irq",
+		Metrics:       Metrics(opts.Irqs),
+		TracerOptions: opts.AllTasks(),
+		Variant:       opts.Variant,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			s.Maps["irq_metric"].Contents = kvs
 			return tracing.SetCPUs(s, opts.CPUs)

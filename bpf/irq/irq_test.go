@@ -271,7 +271,7 @@ func TestEvidenceOfInterrupts(t *testing.T) {
 	const k = 5
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{Irqs: irqs, Variant: v, Evidence: k})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{Evidence: k}, Irqs: irqs, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}

@@ -30,7 +30,7 @@ var Tracer = tracing.Kind{
 				return nil, fmt.Errorf("irq tracer: this machine lists no irq actions in /proc/interrupts and /proc/irq")
 			}
 		}
-		return New(Options{Irqs: irqs, CPUs: cfg.CPUs, BTF: o.BTF, KernelTypes: o.KernelTypes, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o, Irqs: irqs, CPUs: cfg.CPUs})
 	},
 	// An action that need not exist here: its metric is read all the same.
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadIrq) },

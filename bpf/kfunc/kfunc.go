@@ -35,28 +35,15 @@ const maxFunctions = 16
 // Metric returns the metric name of a kernel function.
 func Metric(function string) string { return "kfunc." + function }
 
-// Options configure the tracer.
+// Options configure the tracer. The evidence of a slow call has the
+// stack it returned to.
 type Options struct {
-	TGID uint32
+	tracing.TracerOptions
 	// Functions are the kernel functions to time, e.g. vfs_read; metric
 	// kfunc.<function> each.
 	Functions []string
 	// Variant forces Fentry or Kprobe; empty tries fentry, then kprobe.
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.Options.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest calls per trial, with the
-	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	Variant tracing.Variant
 }
 
 // New checks that the running kernel has the functions (an
@@ -96,17 +83,8 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kfunc: %w", err)
 	}
-	topts := tracing.Options{
-		Name:         "kfunc",
-		Metrics:      metrics,
-		TGID:         opts.TGID,
-		BTF:          cache,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
-	}
+	topts := tracing.Options{Name: "kfunc", Metrics: metrics, TracerOptions: opts.TracerOptions}
+	topts.BTF = cache
 	var errs []error
 	missing := true // every variant failed for want of a kernel feature
 	for _, v := range variants {

@@ -29,7 +29,7 @@ func kernelBTF(t *testing.T) *btf.Spec {
 // TestUnknownFunction asks the running kernel for a misspelt function:
 // an *UnknownFunctionError naming the right one, before anything loads.
 func TestUnknownFunction(t *testing.T) {
-	_, err := New(Options{TGID: 1, Functions: []string{"vfs_read", "vfs_raed"}})
+	_, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1}, Functions: []string{"vfs_read", "vfs_raed"}})
 	var ue *UnknownFunctionError
 	if !errors.As(err, &ue) || !errors.Is(err, ErrUnknownFunction) || !errors.Is(err, tracing.ErrBadTarget) {
 		t.Fatalf("err = %v, want an *UnknownFunctionError", err)
@@ -107,7 +107,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestBadVariant(t *testing.T) {
-	_, err := New(Options{TGID: 1, Functions: []string{"vfs_read"}, Variant: tracing.TPBTF})
+	_, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1}, Functions: []string{"vfs_read"}, Variant: tracing.TPBTF})
 	if err == nil || !strings.Contains(err.Error(), `variant "tp_btf"`) {
 		t.Errorf("err = %v", err)
 	}
@@ -156,7 +156,7 @@ func TestOnRunningKernel(t *testing.T) {
 			if err := ProbeVariant(v); err != nil {
 				// This kernel lacks v (TestInDebianVM counts with it in a
 				// guest): forcing it must fail as unsupported, not load.
-				tr, err := New(Options{TGID: uint32(os.Getpid()), Functions: []string{"vfs_read"}, Variant: v})
+				tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Functions: []string{"vfs_read"}, Variant: v})
 				if err == nil {
 					tr.Close()
 					t.Fatalf("%s loaded though the probe said it cannot", v)
@@ -166,7 +166,7 @@ func TestOnRunningKernel(t *testing.T) {
 				}
 				return
 			}
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Functions: []string{"vfs_read", "kernel_clone"}, Variant: v})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Functions: []string{"vfs_read", "kernel_clone"}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

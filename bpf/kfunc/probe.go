@@ -15,7 +15,7 @@ const probeFunction = "vfs_read"
 // neither variant is an *UnsupportedError (ebpf.ErrNotSupported) that says
 // why for each. It needs the privileges New needs.
 func Probe() (tracing.Variant, error) {
-	t, err := New(Options{TGID: uint32(os.Getpid()), Functions: []string{probeFunction}})
+	t, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Functions: []string{probeFunction}})
 	if err != nil {
 		return "", err
 	}
@@ -26,7 +26,7 @@ func Probe() (tracing.Variant, error) {
 // ProbeVariant reports whether variant v loads and attaches on the running
 // kernel, and if not, why.
 func ProbeVariant(v tracing.Variant) error {
-	t, err := New(Options{TGID: uint32(os.Getpid()), Functions: []string{probeFunction}, Variant: v})
+	t, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Functions: []string{probeFunction}, Variant: v})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, Functions: c.(*Config).Functions, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o, Functions: c.(*Config).Functions})
 	},
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadKfunc) },
 	Probe:   &Config{Functions: []string{probeFunction}},

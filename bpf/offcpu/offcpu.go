@@ -26,9 +26,6 @@ package offcpu
 import (
 	"fmt"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -36,25 +33,11 @@ import (
 // offcpu.h.
 var Metrics = []string{"offcpu.blocked", "offcpu.runnable"}
 
-// Options configure the tracer.
+// Options configure the tracer. With Evidence on, the raw_tp variant
+// takes a kernel stack at every switch-out of a traced task.
 type Options struct {
-	TGID        uint32
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.Options.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest events per trial (see
-	// tracing.Options.Evidence); 0 is off. The raw_tp variant takes a
-	// kernel stack at every switch-out of a traced task while it is on.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	tracing.TracerOptions
+	Variant tracing.Variant
 }
 
 // New loads and attaches the tracer.
@@ -64,15 +47,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("offcpu tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "offcpu",
-		Metrics:      Metrics,
-		TGID:         opts.TGID,
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "offcpu",
+		Metrics:       Metrics,
+		TracerOptions: opts.TracerOptions,
+		Variant:       opts.Variant,
 	})
 }

@@ -91,7 +91,7 @@ func TestSleepsAreBlocked(t *testing.T) {
 	const n, d = 200, 2 * time.Millisecond
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -180,7 +180,7 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 	<-hogReady
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -257,7 +257,7 @@ func TestEvidenceStackIsWhereItSlept(t *testing.T) {
 	const k = 10
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true, Evidence: k})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: k}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -313,7 +313,7 @@ func TestTracerIgnoresOtherProcesses(t *testing.T) {
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
 			// A tgid that does not exist.
-			tr, err := New(Options{TGID: 1 << 30, Variant: v})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1 << 30}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

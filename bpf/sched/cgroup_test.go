@@ -25,7 +25,7 @@ func TestTracerCountsCgroup(t *testing.T) {
 	defer g.Remove()
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, CgroupID: g.ID})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), CgroupID: g.ID}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}

@@ -41,10 +41,10 @@ func BenchmarkEvidenceCost(b *testing.B) {
 	}
 	variants := []variant{
 		{"tracer", Options{}},
-		{"evidence", Options{Evidence: 10}},
-		{"interference", Options{Evidence: 10, Interference: ilog.Map()}},
+		{"evidence", Options{TracerOptions: tracing.TracerOptions{Evidence: 10}}},
+		{"interference", Options{TracerOptions: tracing.TracerOptions{Evidence: 10, Interference: ilog.Map()}}},
 		{"raw_tp-tracer", Options{Variant: tracing.RawTP}},
-		{"raw_tp-evidence", Options{Variant: tracing.RawTP, Evidence: 10}},
+		{"raw_tp-evidence", Options{TracerOptions: tracing.TracerOptions{Evidence: 10}, Variant: tracing.RawTP}},
 	}
 	perTrip := map[string][]float64{}
 	perRun := map[string][]float64{}

@@ -33,7 +33,7 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
 			const k = 10
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true, Evidence: k})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: k}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

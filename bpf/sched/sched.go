@@ -7,9 +7,6 @@ package sched
 import (
 	"fmt"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -19,22 +16,8 @@ var Metrics = []string{"sched.runq", "sched.runq_preempted", "sched.wakeup_new"}
 
 // Options configure the tracer.
 type Options struct {
-	TGID        uint32
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.TracerOptions.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest events per trial (see
-	// tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	tracing.TracerOptions
+	Variant tracing.Variant
 }
 
 // New loads and attaches the tracer.
@@ -44,15 +27,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("sched tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "sched",
-		Metrics:      Metrics,
-		TGID:         opts.TGID,
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "sched",
+		Metrics:       Metrics,
+		TracerOptions: opts.TracerOptions,
+		Variant:       opts.Variant,
 	})
 }

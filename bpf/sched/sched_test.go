@@ -67,7 +67,7 @@ func TestTracerSeesWakeupsAndForks(t *testing.T) {
 	}
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -122,7 +122,7 @@ func TestTracerIgnoresOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A tgid that does not exist: nothing may be counted.
-	tr, err := New(Options{TGID: 1 << 30})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1 << 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestThreadsMode(t *testing.T) {
 	}
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Variant: v, Threads: true})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}

@@ -19,7 +19,6 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -57,21 +56,16 @@ func Metrics(vectors []string) []string {
 	return ms
 }
 
-// Options configure the tracer.
+// Options configure the tracer. Every task's softirqs count: TGID,
+// Threads and CgroupID are not used (see tracing.TracerOptions.AllTasks).
+// The evidence of a slow softirq is the task it interrupted.
 type Options struct {
+	tracing.TracerOptions
 	// Vectors are the vectors to time, names of Vectors.
 	Vectors []string
 	// CPUs, when not empty, are the only CPUs counted.
-	CPUs        []int
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Evidence keeps each metric's slowest events per trial, with the task
-	// each interrupted (see tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	CPUs    []int
+	Variant tracing.Variant
 }
 
 // Check reports what is wrong with a list of vectors, in words that fit a
@@ -112,13 +106,10 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("softirq tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "softirq",
-		Metrics:      Metrics(opts.Vectors),
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "softirq",
+		Metrics:       Metrics(opts.Vectors),
+		TracerOptions: opts.AllTasks(),
+		Variant:       opts.Variant,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			for _, v := range []struct {
 				name  string

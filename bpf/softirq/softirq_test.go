@@ -304,7 +304,7 @@ func TestEvidenceOfSoftirqs(t *testing.T) {
 	loop := []string{"handle_softirqs", "__do_softirq"}
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{Vectors: DefaultVectors, Variant: v, Evidence: k})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{Evidence: k}, Vectors: DefaultVectors, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}

@@ -20,7 +20,7 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cfg := c.(*Config)
-		return New(Options{Vectors: cfg.Vectors, CPUs: cfg.CPUs, BTF: o.BTF, KernelTypes: o.KernelTypes, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o, Vectors: cfg.Vectors, CPUs: cfg.CPUs})
 	},
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadSoftirq) },
 	Probe:   &Config{Vectors: DefaultVectors},

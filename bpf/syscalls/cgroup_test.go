@@ -36,7 +36,7 @@ func TestTracerCountsCgroup(t *testing.T) {
 	}
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"read"}, Variant: v, CgroupID: g.ID})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), CgroupID: g.ID}, Syscalls: []string{"read"}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // BenchmarkTracerCost measures what tracing costs a traced syscall: getppid
@@ -70,7 +71,7 @@ func BenchmarkTracerCost(b *testing.B) {
 		clock = append(clock, loop())
 		detach()
 
-		tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true})
+		tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}, Syscalls: []string{"getppid"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkTracerCost(b *testing.B) {
 
 		// With evidence (the default 10 per metric): after the first
 		// events fill the top, each call costs a floor lookup.
-		tr, err = New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true, Evidence: 10})
+		tr, err = New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: 10}, Syscalls: []string{"getppid"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -114,7 +115,7 @@ func BenchmarkTracerCost(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tr, err = New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true, Evidence: 10, Interference: ilog.Map()})
+		tr, err = New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Evidence: 10, Interference: ilog.Map()}, Syscalls: []string{"getppid"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func TestEvidenceCatchesSlowestSyscalls(t *testing.T) {
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
 			const k, slow = 5, 3
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"read"}, Variant: v, Evidence: k})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Evidence: k}, Syscalls: []string{"read"}, Variant: v})
 			if err != nil {
 				t.Fatal(err)
 			}

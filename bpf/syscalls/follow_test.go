@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // A process followed from user space counts, and so do the processes it
@@ -14,7 +16,7 @@ func TestFollowProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A tgid nobody has: only what is followed counts.
-	tr, err := New(Options{TGID: 1 << 30, Syscalls: []string{"read"}})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1 << 30}, Syscalls: []string{"read"}})
 	if err != nil {
 		t.Fatal(err)
 	}

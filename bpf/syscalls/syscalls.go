@@ -5,7 +5,6 @@ package syscalls
 
 import (
 	"fmt"
-	"github.com/cilium/ebpf/btf"
 	"slices"
 
 	"github.com/cilium/ebpf"
@@ -31,23 +30,9 @@ func Metric(name string) string { return "syscall." + name }
 
 // Options configure the tracer.
 type Options struct {
-	TGID        uint32
-	Syscalls    []string // names, see Names
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.TracerOptions.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest events per trial (see
-	// tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	tracing.TracerOptions
+	Syscalls []string // names, see Names
+	Variant  tracing.Variant
 }
 
 // New loads and attaches the tracer.
@@ -76,16 +61,10 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("syscall tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "syscall",
-		Metrics:      metrics,
-		TGID:         opts.TGID,
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "syscall",
+		Metrics:       metrics,
+		TracerOptions: opts.TracerOptions,
+		Variant:       opts.Variant,
 		Configure: func(s *ebpf.CollectionSpec) error {
 			return s.Variables["targ_metric"].Set(table)
 		},

@@ -18,7 +18,7 @@ func TestTracerCountsWorkloadSyscalls(t *testing.T) {
 	}
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
 		t.Run(string(v), func(t *testing.T) {
-			tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"read", "getppid"}, Variant: v})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Syscalls: []string{"read", "getppid"}, Variant: v})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -101,7 +101,7 @@ func TestTracerIgnoresOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Trace a tgid that makes no syscalls: pid 1's children are not us.
-	tr, err := New(Options{TGID: 1, Syscalls: []string{"getppid"}})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1}, Syscalls: []string{"getppid"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestTracerIgnoresOtherProcesses(t *testing.T) {
 }
 
 func TestUnknownSyscall(t *testing.T) {
-	if _, err := New(Options{TGID: 1, Syscalls: []string{"raed"}}); err == nil {
+	if _, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1}, Syscalls: []string{"raed"}}); err == nil {
 		t.Fatal("unknown syscall accepted")
 	}
 }
@@ -129,7 +129,7 @@ func TestThreadsMode(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := New(Options{TGID: uint32(os.Getpid()), Syscalls: []string{"getppid"}, Threads: true})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}, Syscalls: []string{"getppid"}})
 	if err != nil {
 		t.Fatal(err)
 	}

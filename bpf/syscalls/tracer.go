@@ -20,7 +20,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, Syscalls: c.(*Config).Syscalls, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o, Syscalls: c.(*Config).Syscalls})
 	},
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadSyscall, loadEmpty) },
 	Probe:   &Config{Syscalls: []string{"getppid"}},

@@ -24,7 +24,10 @@ func TestVerifierRejectionShowsTheLog(t *testing.T) {
 		asm.Return(),
 	}
 	_, err = tracing.Load(spec, tracing.Options{
-		Name: "syscall", Metrics: []string{"syscall.read"}, TGID: uint32(os.Getpid()), Variant: tracing.TPBTF,
+		TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())},
+		Name:          "syscall",
+		Metrics:       []string{"syscall.read"},
+		Variant:       tracing.TPBTF,
 	})
 	var ve *tracing.VerifierError
 	if !errors.As(err, &ve) {

@@ -23,7 +23,7 @@ func TestEvidenceCatchesLateReads(t *testing.T) {
 			// 50 ms stands well above the few ms a reader of this shared
 			// machine waits now and then anyway.
 			const k, slow, delay = 5, 3, 50 * time.Millisecond
-			tr := newTracer(t, Options{TGID: uint32(os.Getpid()), Variant: v, Evidence: k})
+			tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Evidence: k}, Variant: v})
 			c := dial(t)
 			rr(t, c, 2000, 64, 64, nil)
 			var server int

@@ -16,9 +16,6 @@ package tcp
 import (
 	"fmt"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -31,24 +28,11 @@ const (
 // Metrics are the tracer's metrics, in the order Read returns them.
 var Metrics = []string{MetricDeliver, MetricRcvq}
 
-// Options configure the tracer.
+// Options configure the tracer. TGID, Threads and CgroupID choose the
+// tasks whose sockets are counted.
 type Options struct {
-	TGID        uint32
-	Variant     tracing.Variant
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the sockets of the threads added with AddThread
-	// (see tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, counts the sockets of the tasks of this
-	// cgroup v2 group instead (see tracing.Options.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest events per trial (see
-	// tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	tracing.TracerOptions
+	Variant tracing.Variant
 }
 
 // New loads and attaches the tracer.
@@ -58,15 +42,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("net tracer: %w", err)
 	}
 	return tracing.Load(spec, tracing.Options{
-		Name:         "net",
-		Metrics:      Metrics,
-		TGID:         opts.TGID,
-		Variant:      opts.Variant,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "net",
+		Metrics:       Metrics,
+		TracerOptions: opts.TracerOptions,
+		Variant:       opts.Variant,
 	})
 }

@@ -185,7 +185,7 @@ func TestCountsRoundTrips(t *testing.T) {
 				if before {
 					c = dial(t)
 				}
-				tr := newTracer(t, Options{TGID: uint32(os.Getpid()), Variant: v})
+				tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: v})
 				if tr.Variant() != v {
 					t.Errorf("variant %s, want %s", tr.Variant(), v)
 				}
@@ -227,7 +227,7 @@ func TestCountsRoundTrips(t *testing.T) {
 // delivered (counted by net.tcp.deliver), while net.tcp.rcvq counts the
 // reader's waits for data on an emptied queue: at least one per message.
 func TestLargeMessages(t *testing.T) {
-	tr := newTracer(t, Options{TGID: uint32(os.Getpid())})
+	tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}})
 	c := dial(t)
 	const rounds, resp = 200, 256 << 10
 	rr(t, c, rounds, 100, resp, nil)
@@ -288,7 +288,7 @@ func TestIgnoresOtherProcesses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
-			tr := newTracer(t, Options{TGID: uint32(os.Getpid()), Variant: v})
+			tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: v})
 			if _, err := start.Write([]byte("go\n")); err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestIgnoresOtherProcesses(t *testing.T) {
 // client's thread registered, the requests it sends (net.tcp.deliver) and the
 // responses it reads (net.tcp.rcvq), not the server's side.
 func TestThreadsMode(t *testing.T) {
-	tr := newTracer(t, Options{TGID: uint32(os.Getpid()), Threads: true})
+	tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}})
 	c := dial(t) // by this thread, unregistered: no socket is marked yet
 	const rounds = 3000
 	var client int
@@ -347,7 +347,7 @@ func TestThreadsMode(t *testing.T) {
 // close, so that a socket allocated later at the same address is not taken
 // for the workload's.
 func TestClosedSocketsForgotten(t *testing.T) {
-	tr := newTracer(t, Options{TGID: uint32(os.Getpid())})
+	tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}})
 	socks := tracerMap(t, tr, "socks")
 	for i := range 20 {
 		c := dial(t)

@@ -15,7 +15,7 @@ var Tracer = tracing.Kind{
 	Parse:       parse,
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(_ tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
-		return New(Options{TGID: o.TGID, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o})
 	},
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadTcp) },
 	Probe:   &Config{},

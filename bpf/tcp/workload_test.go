@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/tcp"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -31,7 +32,7 @@ func TestTCPRRWorkload(t *testing.T) {
 		{"tcp-rr-small", scenarios.Workload{Kind: "tcp-rr", Pairs: 2}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, err := tcp.New(tcp.Options{TGID: uint32(os.Getpid()), Threads: true})
+			tr, err := tcp.New(tcp.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ var Tracer = tracing.Kind{
 	Decode:      tracing.DecodeJSON[Config],
 	New: func(c tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 		cc := c.(*Config)
-		return New(Options{TGID: o.TGID, Binary: cc.Binary, Symbols: cc.Symbols, BTF: o.BTF, KernelTypes: o.KernelTypes, Threads: o.Threads, CgroupID: o.CgroupID, Evidence: o.Evidence, Interference: o.Interference})
+		return New(Options{TracerOptions: o, Binary: cc.Binary, Symbols: cc.Symbols})
 	},
 	// The C library is the one non-Go binary a host is sure to have.
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadUfunc) },

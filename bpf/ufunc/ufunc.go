@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -34,28 +33,15 @@ func Metric(binary, symbol string) string {
 	return "ufunc." + filepath.Base(binary) + ":" + symbol
 }
 
-// Options configure the tracer.
+// Options configure the tracer. The evidence of a slow call has the
+// stack it returned to.
 type Options struct {
-	TGID uint32
+	tracing.TracerOptions
 	// Binary is the executable or shared library: a path, or the name of
 	// an executable in $PATH.
 	Binary string
 	// Symbols are the functions of Binary to time.
-	Symbols     []string
-	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
-	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
-	// Threads counts only the threads added with AddThread (see
-	// tracing.Options.Threads).
-	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are
-	// counted (see tracing.Options.CgroupID).
-	CgroupID uint64
-	// Evidence keeps each metric's slowest calls per trial, with the
-	// stacks they returned to (see tracing.Options.Evidence); 0 is off.
-	Evidence int
-	// Interference is bpf/interfere's log, for the evidence (see
-	// tracing.Options.Interference); nil is none.
-	Interference *ebpf.Map
+	Symbols []string
 }
 
 // New checks the binary and its symbols (see Check), then loads and
@@ -82,15 +68,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("ufunc: %w", err)
 	}
 	t, err := tracing.LoadAttach(spec, tracing.Options{
-		Name:         "ufunc",
-		Metrics:      metrics,
-		TGID:         opts.TGID,
-		BTF:          opts.BTF,
-		KernelTypes:  opts.KernelTypes,
-		Threads:      opts.Threads,
-		CgroupID:     opts.CgroupID,
-		Evidence:     opts.Evidence,
-		Interference: opts.Interference,
+		Name:          "ufunc",
+		Metrics:       metrics,
+		TracerOptions: opts.TracerOptions,
 	}, Uprobe, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
 		var links []link.Link
 		// The fork and exit programs first, so that a child forked while

@@ -132,7 +132,7 @@ func TestTimesTracedProcessOnly(t *testing.T) {
 			const n, others = 200, 300
 			traced := startSleeper(t, tc.bin, n)
 			other := startSleeper(t, tc.bin, others)
-			tr, err := New(Options{TGID: uint32(traced.cmd.Process.Pid), Binary: tc.traced, Symbols: []string{"tg_sleep", "tg_nop"}})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(traced.cmd.Process.Pid)}, Binary: tc.traced, Symbols: []string{"tg_sleep", "tg_nop"}})
 			if err != nil {
 				t.Fatalf("new: %v", err)
 			}
@@ -186,7 +186,7 @@ func TestTimesTracedProcessOnly(t *testing.T) {
 // the tracer is attached is a child, and counted.
 func TestFollowsChildren(t *testing.T) {
 	static, _, _ := testBinaries(t)
-	tr, err := New(Options{TGID: uint32(os.Getpid()), Binary: static, Symbols: []string{"tg_sleep"}})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Binary: static, Symbols: []string{"tg_sleep"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestCountsCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Remove()
-	tr, err := New(Options{TGID: uint32(os.Getpid()), Binary: static, Symbols: []string{"tg_sleep"}, CgroupID: g.ID})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), CgroupID: g.ID}, Binary: static, Symbols: []string{"tg_sleep"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestEvidence(t *testing.T) {
 	const k, n = 3, 50
 	s := startSleeper(t, static, n)
 	pid := s.cmd.Process.Pid
-	tr, err := New(Options{TGID: uint32(pid), Binary: static, Symbols: []string{"tg_sleep", "tg_nop"}, Evidence: k})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(pid), Evidence: k}, Binary: static, Symbols: []string{"tg_sleep", "tg_nop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestEvidence(t *testing.T) {
 
 func TestCloseDetaches(t *testing.T) {
 	static, _, _ := testBinaries(t)
-	tr, err := New(Options{TGID: uint32(os.Getpid()), Binary: static, Symbols: []string{"tg_nop"}})
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Binary: static, Symbols: []string{"tg_nop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestBadInput(t *testing.T) {
 		{name: "twice", binary: static, symbols: []string{"tg_nop", "tg_nop"}, want: `symbol "tg_nop" listed twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := New(Options{TGID: 1, Binary: tc.binary, Symbols: tc.symbols})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: 1}, Binary: tc.binary, Symbols: tc.symbols})
 			if err == nil {
 				tr.Close()
 				t.Fatal("accepted")

@@ -75,26 +75,47 @@ type Workload struct {
 }
 
 // TracerOptions are what every tracer's constructor takes beside its
-// config: which tasks to count and the shared kernel BTF.
+// config: which tasks to count, the shared kernel BTF and the evidence.
+// Each tracer's Options embeds them, and Options (for Load) does too, so
+// an option every tracer gets is declared here, set by the runner and
+// used by Load: no tracer package names it.
 type TracerOptions struct {
 	// TGID is the process whose tasks (and forked children) are counted.
 	TGID uint32
-	// Threads counts, in TGID, only the threads added with AddThread (see
-	// Options.Threads).
+	// Threads counts, in TGID, only the threads added with AddThread and
+	// the threads and processes they create.
 	Threads bool
-	// CgroupID, when not 0, is the cgroup v2 group whose tasks are counted.
+	// CgroupID, when not 0, counts the tasks of this cgroup v2 group (and
+	// of the groups below it) instead of TGID's.
 	CgroupID uint64
-	// BTF shares the decoded kernel BTF between loads; nil decodes it anew.
+	// BTF, when set, shares the decoded kernel BTF between loads: decoding
+	// it is most of a load's time (about 50 ms here, seconds under TCG).
+	// nil decodes it anew.
 	BTF *btf.Cache
-	// KernelTypes, when set, replace the kernel's BTF for CO-RE
-	// (Options.KernelTypes).
+	// KernelTypes, when set, are the kernel's types the CO-RE relocations
+	// use instead of its whole BTF: the part of it tailgate's objects
+	// relocate against, cut on the host for a guest (internal/kerneltypes).
+	// With them a tracer attaches raw_tp, unless Options.Variant says
+	// otherwise: finding a tp_btf program's attach point takes the
+	// kernel's own BTF.
 	KernelTypes *btf.Spec
 	// Evidence is how many of each metric's slowest events to keep per
-	// trial (Options.Evidence); 0 is off.
+	// trial (see Evidence), for tracers built with evidence.bpf.h; 0 is
+	// off.
 	Evidence int
-	// Interference is bpf/interfere's log for the evidence
-	// (Options.Interference); nil is none.
+	// Interference, with Evidence, is bpf/interfere's log: each event
+	// kept then carries what else ran on its CPU while it was open. nil is
+	// none.
 	Interference *ebpf.Map
+}
+
+// AllTasks returns o without its choice of tasks (TGID, Threads,
+// CgroupID), for a tracer that counts the events of every task on the
+// CPUs it watches (irq, softirq): they are conditions of the measurement,
+// whoever they interrupt.
+func (o TracerOptions) AllTasks() TracerOptions {
+	o.TGID, o.Threads, o.CgroupID = 0, false, 0
+	return o
 }
 
 // DecodeJSON is a Kind.Decode for a config type C whose pointer is the

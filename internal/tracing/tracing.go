@@ -49,35 +49,14 @@ type Options struct {
 	Name string
 	// Metrics names the tracer's metrics by index (the m of hist_record).
 	Metrics []string
-	// TGID is the process whose tasks (and forked children) are counted.
-	TGID uint32
-	// Threads counts, in TGID, only the threads added with AddThread and
-	// the threads and processes they create.
-	Threads bool
-	// CgroupID, when not 0, counts the tasks of this cgroup v2 group (and
-	// of the groups below it) instead of TGID's.
-	CgroupID uint64
+	// TracerOptions are the tasks to count, the kernel's BTF and the
+	// evidence, as the tracer's constructor got them.
+	TracerOptions
 	// Variant forces a variant; empty tries tp_btf, then raw_tp.
 	Variant Variant
 	// Configure sets load-time constants on the spec (after the variant's
 	// programs are chosen).
 	Configure func(*ebpf.CollectionSpec) error
-	// BTF, when set, shares the decoded kernel BTF between loads: decoding
-	// it is most of a load's time (about 50 ms here, seconds under TCG).
-	BTF *btf.Cache
-	// KernelTypes, when set, are the kernel's types the CO-RE relocations
-	// use instead of its whole BTF: the part of it tailgate's objects
-	// relocate against, cut on the host for a guest (internal/kerneltypes).
-	// With them a tracer attaches raw_tp, unless Variant says otherwise:
-	// finding a tp_btf program's attach point takes the kernel's own BTF.
-	KernelTypes *btf.Spec
-	// Evidence is how many of each metric's slowest events to keep per
-	// trial (see Evidence), for tracers built with evidence.bpf.h; 0 is
-	// off.
-	Evidence int
-	// Interference, with Evidence, is bpf/interfere's log: each event
-	// kept then carries what else ran on its CPU while it was open.
-	Interference *ebpf.Map
 }
 
 // Tracer is a loaded and attached set of programs counting into histograms.

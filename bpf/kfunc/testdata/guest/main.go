@@ -132,7 +132,7 @@ func run(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*
 
 	// A misspelt function is bad input, named with the guest kernel's
 	// nearest functions.
-	_, err = kfunc.New(kfunc.Options{TGID: uint32(os.Getpid()), Functions: []string{"vfs_raed"}})
+	_, err = kfunc.New(kfunc.Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Functions: []string{"vfs_raed"}})
 	var ue *kfunc.UnknownFunctionError
 	if !errors.As(err, &ue) || !slices.Contains(ue.Near, "vfs_read") {
 		return res, fmt.Errorf("vfs_raed: %v, want an *UnknownFunctionError naming vfs_read", err)
@@ -156,10 +156,9 @@ func measure(v tracing.Variant) (*result.Scenario, error) {
 	defer other.Process.Kill()
 
 	tr, err := kfunc.New(kfunc.Options{
-		TGID:      uint32(os.Getpid()),
-		Functions: []string{"vfs_read", "kernel_clone"},
-		Variant:   v,
-		Evidence:  evidence,
+		TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Evidence: evidence},
+		Functions:     []string{"vfs_read", "kernel_clone"},
+		Variant:       v,
 	})
 	if err != nil {
 		return nil, err
