@@ -1,0 +1,295 @@
+package changes
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultLevel   = 0.01
+	DefaultMinSize = 3
+	defaultStopAt  = 10
+)
+
+// Options control Detect.
+type Options struct {
+	// Level is the family-wise false-alarm rate over every series tested:
+	// the chance that any step-free series gets a change point.
+	Level float64
+	// MinSize is the fewest commits on either side of a change point.
+	MinSize int
+	// MaxShuffles bounds each permutation test; 0 sizes it from the
+	// smallest level Holm may test at, so that a p-value can reach it.
+	MaxShuffles int
+	// Seed makes the shuffles, and so the p-values, reproducible.
+	Seed uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Level <= 0 {
+		o.Level = DefaultLevel
+	}
+	if o.MinSize < 2 {
+		o.MinSize = DefaultMinSize
+	}
+	return o
+}
+
+// Interval is a value with its 95% interval.
+type Interval struct {
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// Side is the stretch of commits on one side of a change point, up to the
+// next change point or the end: the median of its per-commit medians and
+// the interval of that median, ns.
+type Side struct {
+	Interval
+	Commits int `json:"commits"`
+}
+
+// Change is one change point: the first commit after the step.
+type Change struct {
+	Key    Key       `json:"key"`
+	Gated  bool      `json:"gated"`
+	Index  int       `json:"index"` // of Commit in the series
+	Commit string    `json:"commit"`
+	Prev   string    `json:"previous"` // the last commit before the step
+	Time   time.Time `json:"time"`
+	Before Side      `json:"before"`
+	After  Side      `json:"after"`
+	// Ratio is After / Before, with a bootstrap interval over the commits
+	// of both sides.
+	Ratio Interval `json:"ratio"`
+	// P is the permutation test's p-value, Alpha the level it was tested
+	// at (the family's level, split by Holm).
+	P        float64 `json:"p"`
+	Alpha    float64 `json:"alpha"`
+	Shuffles int     `json:"shuffles"`
+}
+
+// Regression reports whether the step made the percentile slower.
+func (c Change) Regression() bool { return c.Ratio.Center > 1 }
+
+// Tested is one series as Detect saw it.
+type Tested struct {
+	Key     Key       `json:"key"`
+	Gated   bool      `json:"gated"`
+	Commits int       `json:"commits"`
+	P       float64   `json:"p"`     // of its first split: what Holm ranks
+	Alpha   float64   `json:"alpha"` // 0 when Holm stopped before it
+	Changes []int     `json:"changes,omitempty"`
+	Points  []Point   `json:"-"`
+	Last    time.Time `json:"last"`
+}
+
+// WarningKind says what a Warning is about.
+type WarningKind string
+
+// Warning kinds.
+const (
+	// WarnShort: too few commits for a change point with MinSize on
+	// either side; the series was not tested.
+	WarnShort WarningKind = "short"
+	// WarnFewTrials: a commit had fewer than six trials, so its interval
+	// is the range of its trials, below 95%.
+	WarnFewTrials WarningKind = "few-trials"
+	// WarnUnreachable: the shuffles could not reach the level a test
+	// needed; raise MaxShuffles.
+	WarnUnreachable WarningKind = "unreachable"
+)
+
+// Warning is a doubt about a series, typed; renderers word it.
+type Warning struct {
+	Kind    WarningKind `json:"kind"`
+	Key     Key         `json:"key"`
+	Commit  string      `json:"commit,omitempty"`
+	Commits int         `json:"commits,omitempty"` // how many (few-trials) or how many there are (short)
+	Need    int         `json:"need,omitempty"`
+}
+
+// Report is what Detect found.
+type Report struct {
+	Level    float64   `json:"level"`
+	MinSize  int       `json:"min_size"`
+	Series   []Tested  `json:"series"`
+	Changes  []Change  `json:"changes"`
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Detect finds the change points of every series. Each series' first
+// split is tested by permutation; Holm's step-down over those p-values
+// holds the family-wise rate at opt.Level, so that ten metrics do not make
+// ten times the false change points. A series Holm rejects is split
+// further, each further split tested at the level Holm gave the series
+// (under the null of that series there is no first split to reject).
+func Detect(series []Series, opt Options) *Report {
+	opt = opt.withDefaults()
+	rep := &Report{Level: opt.Level, MinSize: opt.MinSize, Changes: []Change{}}
+	type state struct {
+		t     Tested
+		x     []float64
+		first split
+		r     *rand.Rand
+	}
+	var tested []*state
+	for _, s := range series {
+		few := 0
+		for _, p := range s.Points {
+			if len(p.Trials) < 6 {
+				few++
+			}
+		}
+		if few > 0 {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnFewTrials, Key: s.Key, Commits: few})
+		}
+		st := &state{t: Tested{Key: s.Key, Gated: s.Gated, Commits: len(s.Points), P: 1, Points: s.Points}}
+		if n := len(s.Points); n > 0 {
+			st.t.Last = s.Points[n-1].Time
+		}
+		rep.Series = append(rep.Series, st.t)
+		if len(s.Points) < 2*opt.MinSize {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnShort, Key: s.Key, Commits: len(s.Points), Need: 2 * opt.MinSize})
+			continue
+		}
+		st.x = make([]float64, len(s.Points))
+		for i, p := range s.Points {
+			st.x[i] = math.Log(math.Max(p.Center, 1e-9))
+		}
+		h := fnv.New64a()
+		h.Write([]byte(s.Key.String()))
+		st.r = rand.New(rand.NewPCG(opt.Seed, h.Sum64()))
+		tested = append(tested, st)
+	}
+	m := len(tested)
+	if m == 0 {
+		return rep
+	}
+	shuffles := opt.MaxShuffles
+	if shuffles <= 0 {
+		// Enough for p = 1/(shuffles+1) to sit well below the smallest
+		// level Holm tests at, Level/m.
+		shuffles = int(math.Min(100000, math.Max(999, math.Ceil(5*float64(m)/opt.Level))))
+	}
+	sp := &splitter{minSize: opt.MinSize}
+	for _, st := range tested {
+		segs := []segment{newSegment(0, st.x)}
+		st.first = sp.best(segs)
+		if st.first.seg < 0 || st.first.q <= 0 {
+			continue
+		}
+		st.t.P, _ = sp.permutationP(segs, st.first.q, shuffles, defaultStopAt, st.r)
+	}
+	// Holm: the k-th smallest p (from 0) is tested at Level/(m−k), until
+	// one fails.
+	order := slices.Clone(tested)
+	slices.SortStableFunc(order, func(a, b *state) int {
+		switch {
+		case a.t.P < b.t.P:
+			return -1
+		case a.t.P > b.t.P:
+			return 1
+		}
+		return 0
+	})
+	for k, st := range order {
+		alpha := opt.Level / float64(m-k)
+		if 1/float64(shuffles+1) > alpha {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnUnreachable, Key: st.t.Key, Need: int(math.Ceil(1 / alpha))})
+		}
+		if st.t.P > alpha {
+			break
+		}
+		st.t.Alpha = alpha
+		type found struct {
+			at       int
+			p        float64
+			shuffles int
+		}
+		cps := []found{{st.first.tau, st.t.P, 0}}
+		segs := []segment{newSegment(0, st.x[:st.first.tau]), newSegment(st.first.tau, st.x[st.first.tau:])}
+		for {
+			b := sp.best(segs)
+			if b.seg < 0 || b.q <= 0 {
+				break
+			}
+			p, n := sp.permutationP(segs, b.q, shuffles, defaultStopAt, st.r)
+			if p > alpha {
+				break
+			}
+			s := segs[b.seg]
+			at := s.start + b.tau
+			cps = append(cps, found{at, p, n})
+			segs = slices.Replace(segs, b.seg, b.seg+1,
+				newSegment(s.start, s.x[:b.tau]), newSegment(at, s.x[b.tau:]))
+		}
+		slices.SortFunc(cps, func(a, b found) int { return a.at - b.at })
+		for i, c := range cps {
+			st.t.Changes = append(st.t.Changes, c.at)
+			lo, hi := 0, len(st.x)
+			if i > 0 {
+				lo = cps[i-1].at
+			}
+			if i+1 < len(cps) {
+				hi = cps[i+1].at
+			}
+			pts := st.t.Points
+			ch := Change{
+				Key: st.t.Key, Gated: st.t.Gated, Index: c.at,
+				Commit: pts[c.at].Commit, Prev: pts[c.at-1].Commit, Time: pts[c.at].Time,
+				Before: side(st.x[lo:c.at]), After: side(st.x[c.at:hi]),
+				Ratio: ratio(st.x[lo:c.at], st.x[c.at:hi], st.r),
+				P:     c.p, Alpha: alpha, Shuffles: c.shuffles,
+			}
+			rep.Changes = append(rep.Changes, ch)
+		}
+	}
+	for _, st := range tested {
+		for j := range rep.Series {
+			if rep.Series[j].Key == st.t.Key {
+				rep.Series[j] = st.t
+			}
+		}
+	}
+	slices.SortStableFunc(rep.Changes, func(a, b Change) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return compareKeys(a.Key, b.Key)
+	})
+	return rep
+}
+
+// side summarizes log centers x: the median commit, in ns, and its
+// distribution-free interval.
+func side(x []float64) Side {
+	med, lo, hi := MedianInterval(x, 0.95)
+	return Side{Interval: Interval{Center: math.Exp(med), Lo: math.Exp(lo), Hi: math.Exp(hi)}, Commits: len(x)}
+}
+
+// ratio is exp(median(after) − median(before)) with a 95% percentile
+// bootstrap interval, commits resampled on each side.
+func ratio(before, after []float64, r *rand.Rand) Interval {
+	const resamples = 2000
+	med := func(x []float64) float64 { m, _, _ := MedianInterval(x, 0); return m }
+	center := math.Exp(med(after) - med(before))
+	ds := make([]float64, resamples)
+	bb, ab := make([]float64, len(before)), make([]float64, len(after))
+	for i := range ds {
+		for j := range bb {
+			bb[j] = before[r.IntN(len(before))]
+		}
+		for j := range ab {
+			ab[j] = after[r.IntN(len(after))]
+		}
+		ds[i] = med(ab) - med(bb)
+	}
+	slices.Sort(ds)
+	return Interval{Center: center, Lo: math.Exp(ds[int(0.025*resamples)]), Hi: math.Exp(ds[int(0.975*resamples)-1])}
+}

@@ -1,0 +1,197 @@
+// Package changes finds the commits where a percentile of main's history
+// stepped: E-divisive means (Matteson and James 2014, as Apache Otava and
+// MongoDB's signal processing use it) over per-commit quantiles, each
+// change point with a permutation test, the family of series held to one
+// false-alarm rate by Holm's procedure. The statistics (series.go,
+// edivisive.go, changes.go) are pure; render.go and page.go only lay out
+// what they returned.
+package changes
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// Key names one series: a percentile of a metric of a scenario on a
+// target.
+type Key struct {
+	Target     string `json:"target"`
+	Scenario   string `json:"scenario"`
+	Metric     string `json:"metric"`
+	Percentile string `json:"percentile"`
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("%s %s %s %s", k.Target, k.Scenario, k.Metric, k.Percentile)
+}
+
+func compareKeys(a, b Key) int {
+	return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Scenario, b.Scenario),
+		cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.Percentile, b.Percentile))
+}
+
+// Point is one commit of a series: the percentile of each of its trials,
+// their median, and the interval of that median.
+type Point struct {
+	Commit string    `json:"commit"`
+	Time   time.Time `json:"time"`
+	Record string    `json:"record"` // the record's path in the store
+	// Trials are each trial's quantile, ns, in trial order.
+	Trials []float64 `json:"trials"`
+	// Center is the median of Trials; Lo and Hi bound it at 95% by the
+	// order statistics (distribution-free; with fewer than six trials the
+	// coverage is lower, and Lo, Hi are the extremes).
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// Series is one percentile over commits, oldest first.
+type Series struct {
+	Key    Key     `json:"key"`
+	Gated  bool    `json:"gated"` // the record's gate policy gates it
+	Points []Point `json:"points"`
+}
+
+// Selection says which series to build: the metrics and percentiles
+// named, or (empty) what each record's gate policy gates.
+type Selection struct {
+	Metrics     []string
+	Percentiles []string
+}
+
+// Builder gathers series from records, one at a time, keeping only the
+// quantiles: a record's histograms are not held once added.
+type Builder struct {
+	sel    Selection
+	series map[Key]*Series
+}
+
+// NewBuilder returns a Builder for sel. The percentile names must be
+// report.Percentiles' (CheckSelection).
+func NewBuilder(sel Selection) *Builder {
+	return &Builder{sel: sel, series: map[Key]*Series{}}
+}
+
+// CheckSelection refuses a percentile report does not know.
+func CheckSelection(sel Selection) error {
+	for _, p := range sel.Percentiles {
+		if _, ok := report.LookupPercentile(p); !ok {
+			return fmt.Errorf("unknown percentile %q (want p50, p90, p99, p99.9 or max)", p)
+		}
+	}
+	return nil
+}
+
+// Add adds rec's points. Records must come in series order (the index's).
+func (b *Builder) Add(rec *history.Record, path string) {
+	for i := range rec.Result.Scenarios {
+		sc := &rec.Result.Scenarios[i]
+		policy, _ := report.GatePolicy(sc)
+		for _, mname := range sortedKeys(sc.Metrics) {
+			if len(b.sel.Metrics) > 0 && !slices.Contains(b.sel.Metrics, mname) {
+				continue
+			}
+			gated := policy[mname]
+			if gated == nil {
+				gated = policy["*"]
+			}
+			pcts := b.sel.Percentiles
+			if len(pcts) == 0 {
+				pcts = sortedKeys(gated)
+			}
+			m := sc.Metrics[mname]
+			for _, pname := range pcts {
+				p, ok := report.LookupPercentile(pname)
+				if !ok || len(m.Trials) == 0 {
+					continue
+				}
+				pt := Point{Commit: rec.Commit, Time: rec.Time, Record: path}
+				for _, t := range m.Trials {
+					if t.Histogram.Count() > 0 {
+						pt.Trials = append(pt.Trials, t.Histogram.Quantile(p.Q))
+					}
+				}
+				if len(pt.Trials) == 0 {
+					continue
+				}
+				pt.Center, pt.Lo, pt.Hi = MedianInterval(pt.Trials, 0.95)
+				k := Key{Target: rec.Target, Scenario: sc.Name, Metric: mname, Percentile: pname}
+				s := b.series[k]
+				if s == nil {
+					s = &Series{Key: k}
+					b.series[k] = s
+				}
+				_, isGated := gated[pname]
+				s.Gated = s.Gated || isGated
+				s.Points = append(s.Points, pt)
+			}
+		}
+	}
+}
+
+// Series returns the series gathered, in key order.
+func (b *Builder) Series() []Series {
+	var out []Series
+	for _, s := range b.series {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b Series) int { return compareKeys(a.Key, b.Key) })
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// MedianInterval returns the median of xs and a distribution-free
+// interval for it at confidence conf: the order statistics x(l), x(n+1−l)
+// with l the largest rank whose binomial tail keeps the coverage. With
+// too few values for conf, the interval is the range.
+func MedianInterval(xs []float64, conf float64) (med, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	if n%2 == 1 {
+		med = s[n/2]
+	} else {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	// P(X < l) for X ~ Binomial(n, 1/2): the chance x(l) lies above the
+	// median, the same for x(n+1−l) below it.
+	l := 0 // 1-based rank; 0: none reaches conf
+	tail := 0.0
+	for k := 0; k < n/2; k++ {
+		tail += binom(n, k) / math.Pow(2, float64(n))
+		if 1-2*tail < conf {
+			break
+		}
+		l = k + 1
+	}
+	if l == 0 {
+		return med, s[0], s[n-1]
+	}
+	return med, s[l-1], s[n-l]
+}
+
+func binom(n, k int) float64 {
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}
