@@ -39,7 +39,7 @@ import (
 )
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
-// block.h.
+// block.h; TestMetricIndexes (bpf/tracers) fails when the two differ.
 var Metrics = []string{"block.queue", "block.rq"}
 
 // MaxDevices is the most devices the tracer may be limited to

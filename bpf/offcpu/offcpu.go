@@ -30,7 +30,7 @@ import (
 )
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
-// offcpu.h.
+// offcpu.h; TestMetricIndexes (bpf/tracers) fails when the two differ.
 var Metrics = []string{"offcpu.blocked", "offcpu.runnable"}
 
 // Options configure the tracer. With Evidence on, the raw_tp variant

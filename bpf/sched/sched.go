@@ -11,7 +11,7 @@ import (
 )
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
-// sched.h.
+// sched.h; TestMetricIndexes (bpf/tracers) fails when the two differ.
 var Metrics = []string{"sched.runq", "sched.runq_preempted", "sched.wakeup_new"}
 
 // Options configure the tracer.

@@ -19,13 +19,14 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
-// Metric names, in the order of the METRIC_ indexes of tcp.h.
+// Metric names.
 const (
 	MetricDeliver = "net.tcp.deliver"
 	MetricRcvq    = "net.tcp.rcvq"
 )
 
-// Metrics are the tracer's metrics, in the order Read returns them.
+// Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
+// tcp.h; TestMetricIndexes (bpf/tracers) fails when the two differ.
 var Metrics = []string{MetricDeliver, MetricRcvq}
 
 // Options configure the tracer. TGID, Threads and CgroupID choose the
