@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
-// guestRun, run here as a guest would run it: with the host's cut of this
+// GuestRun, run here as a guest would run it: with the host's cut of this
 // kernel's BTF the tracers attach raw_tp; with a cut it cannot read it
 // says so in a line and relocates against the kernel's own BTF (tp_btf
 // here), and the run goes on.
@@ -58,7 +58,7 @@ func TestGuestRunKernelTypes(t *testing.T) {
 		{bad, "tp_btf", true},
 	} {
 		var lines []string
-		res, err := guestRun(context.Background(), vmtest.GuestRequest{Scenarios: []json.RawMessage{b}, KernelTypes: tc.path}, func(s string) { lines = append(lines, s) })
+		res, err := GuestRun(context.Background(), vmtest.GuestRequest{Scenarios: []json.RawMessage{b}, KernelTypes: tc.path}, func(s string) { lines = append(lines, s) })
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}

@@ -6,15 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
-	"strconv"
 
-	"github.com/olekukonko/tablewriter/tw"
-
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
-	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -58,43 +52,18 @@ func baselineShow(args []string, stdout io.Writer) error {
 	}
 	entries, listErr := baseline.List(pos[0])
 	if listErr != nil && len(entries) == 0 {
-		return &usageError{listErr}
+		return &usageError{Err: listErr}
 	}
 	if len(entries) == 0 && listErr == nil {
 		fmt.Fprintf(stdout, "no baselines in %s\n", pos[0])
 		return nil
 	}
-	t := report.NewTable(stdout, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-	t.Header([]string{"scenario", "target", "kernel", "trials", "metric", "events", "p99", "file"})
-	for _, e := range entries {
-		s := e.Scenario()
-		names := make([]string, 0, len(s.Metrics))
-		for name := range s.Metrics {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		if len(names) == 0 {
-			names = []string{""}
-		}
-		for _, name := range names {
-			events, p99 := "-", "-"
-			if m := s.Metrics[name]; m != nil {
-				h := m.Merged()
-				events = strconv.FormatUint(h.Count(), 10)
-				p99 = report.FormatNs(h.Quantile(0.99))
-			}
-			if err := t.Append([]string{s.Name, e.Result.Target.Name, e.Result.Environment.KernelRelease,
-				strconv.Itoa(s.Trials), name, events, p99, e.Path}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.Render(); err != nil {
+	if err := report.WriteBaselines(stdout, entries); err != nil {
 		return err
 	}
 	if listErr != nil {
 		// The readable ones are listed; the unreadable ones fail the command.
-		return &usageError{listErr}
+		return &usageError{Err: listErr}
 	}
 	return nil
 }
@@ -120,36 +89,5 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt.Waiting = waitingForLock(stderr)
-	paths, err := baseline.SaveWith(pos[1], r, opt)
-	return savedBaselines(paths, err, stderr)
-}
-
-// waitingForLock says, in one line on w, that a baseline save waits for
-// another tailgate saving into the same store.
-func waitingForLock(w io.Writer) func(baseline.LockWait) {
-	return func(l baseline.LockWait) {
-		by := "another tailgate"
-		if l.PID > 0 {
-			by += fmt.Sprintf(" (pid %d)", l.PID)
-		}
-		fmt.Fprintf(w, "baseline store %s is locked by %s saving into it; waiting for %s\n", filepath.Dir(l.Lock), by, l.Lock)
-	}
-}
-
-// savedBaselines reports what a baseline save wrote and classifies its
-// error: a store tailgate refuses to overwrite is bad input (exit 2), a
-// failed write is infrastructure (exit 3).
-func savedBaselines(paths []string, err error, stderr io.Writer) error {
-	for _, p := range paths {
-		fmt.Fprintf(stderr, "baseline written to %s\n", p)
-	}
-	if errors.Is(err, result.ErrCorrupt) || errors.Is(err, result.ErrFutureSchema) || errors.Is(err, result.ErrTooLarge) || errors.Is(err, baseline.ErrRefused) || errors.Is(err, baseline.ErrNotStore) ||
-		errors.Is(err, baseline.ErrLink) || errors.Is(err, safefile.ErrPlantedLink) {
-		return &usageError{err}
-	}
-	if err != nil {
-		return infra(err)
-	}
-	return nil
+	return engine.SaveBaselines(pos[1], r, opt, stderr)
 }

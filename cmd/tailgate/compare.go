@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
@@ -184,33 +185,9 @@ func pluralS(n int, one, many string) string {
 func loadInput(path, what string) (*result.Result, error) {
 	r, err := result.Load(path)
 	if err != nil {
-		return nil, &usageError{fmt.Errorf("%s: %w", what, err)}
+		return nil, &usageError{Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return r, nil
-}
-
-// baselinesFor gathers, from a baseline directory or file, the baseline of
-// every scenario of cand into one Result. Scenarios without a baseline are
-// returned by name; an unreadable baseline is an error (exit 2).
-func baselinesFor(path string, cand *result.Result) (*result.Result, []string, error) {
-	var base *result.Result
-	var missing []string
-	for _, s := range cand.Scenarios {
-		e, err := baseline.Load(path, s.Name, cand.Target.Name, cand.Environment.KernelRelease)
-		if errors.Is(err, baseline.ErrNotFound) {
-			missing = append(missing, s.Name)
-			continue
-		}
-		if err != nil {
-			return nil, nil, &usageError{fmt.Errorf("baseline: %w", err)}
-		}
-		if base == nil {
-			base = e.Result
-			continue
-		}
-		base.Scenarios = append(base.Scenarios, *e.Scenario())
-	}
-	return base, missing, nil
 }
 
 func isDir(path string) bool {
@@ -251,7 +228,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var base *result.Result
 	if isDir(pos[0]) {
 		var missing []string
-		base, missing, err = baselinesFor(pos[0], cand)
+		base, missing, err = engine.Store{Path: pos[0]}.For(cand)
 		if err != nil {
 			return err
 		}
@@ -272,7 +249,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rep, err := report.Compare(base, cand, f.options())
 	if err != nil {
-		return compareError(err)
+		return engine.CompareError(err)
 	}
 	m := rep.Matrix()
 	if err := writeReports(m, outs, stdout, stderr); err != nil {

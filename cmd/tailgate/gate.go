@@ -6,13 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
-	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
@@ -23,12 +21,8 @@ import (
 // runScenarios runs a request; tests replace it to gate without tracers.
 var runScenarios = runner.Run
 
-// hostTarget is the target name the runner gives runs on the running
-// kernel.
-const hostTarget = "host"
-
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runGate(ctx, args, stdout, stderr, matrixEnv{exec: execute, sysctlRoot: sysctl.Root})
+	return runGate(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
 }
 
 const gateUsage = `usage: tailgate gate [SCENARIO...] BASE HEAD [--budget D] [--trials N] [report flags]
@@ -85,7 +79,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
 	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)")
 	var gopt gateOptions
-	fs.DurationVar(&gopt.budget, "budget", DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
+	fs.DurationVar(&gopt.budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -132,7 +126,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		return err
 	}
 
-	base, missing, err := baselinesFor(basePath, res)
+	store := engine.Store{Path: basePath, Log: stderr}
+	base, missing, err := store.For(res)
 	if err != nil {
 		return err
 	}
@@ -146,11 +141,11 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		// between-run spread that calibrate measured, and says so without.
 		o := f.options()
 		o.Stored = true
-		if o.Calibration, err = loadCalibration(basePath, base.Target.Name, base.Environment.KernelRelease); err != nil {
+		if o.Calibration, err = store.LoadCalibration(base.Target.Name, base.Environment.KernelRelease); err != nil {
 			return err
 		}
 		if rep, err = report.Compare(base, &cand, o); err != nil {
-			return compareError(err)
+			return engine.CompareError(err)
 		}
 		if err := writeReports(rep.Matrix(), outs, stdout, stderr); err != nil {
 			return err
@@ -158,7 +153,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	}
 	failed := rep != nil && rep.Failed(f.strict)
 	if save {
-		if err := saveBaselines(basePath, res, missing, failed, stderr); err != nil {
+		if err := store.Save(res, missing, failed); err != nil {
 			return err
 		}
 	} else if len(missing) > 0 {
@@ -217,16 +212,10 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags,
 
 	// Check the baselines before spending minutes on the run. The kernel
 	// release is not known yet: any stored for the target will do here.
-	target := targets[0].name
-	var missing []string
-	for _, s := range ss {
-		_, err := baseline.Load(basePath, s.Name, target, "")
-		switch {
-		case errors.Is(err, baseline.ErrNotFound):
-			missing = append(missing, s.Name)
-		case err != nil:
-			return nil, &usageError{fmt.Errorf("baseline: %w", err)}
-		}
+	target := targets[0].Name()
+	missing, err := engine.Store{Path: basePath}.Missing(ss, target)
+	if err != nil {
+		return nil, err
 	}
 	if len(missing) > 0 && !save {
 		return nil, usagef("no baseline for %s on %s in %s; create one with: tailgate gate %s--baseline %s --save-baseline",
@@ -234,17 +223,13 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags,
 	}
 
 	p := progress.New(stderr)
-	req, err := rf.request(ss, p)
-	if err != nil {
-		return nil, err
-	}
-	res, runErr := execute(ctx, targets[0], tf, req, p)
+	res, runErr := engine.Run(ctx, targets[0], rf.spec(ss), p)
 	p.Done()
 	if errors.Is(runErr, context.Canceled) {
 		return nil, infra(errors.New("interrupted; nothing compared"))
 	}
 	if runErr != nil {
-		return nil, classify(runErr)
+		return nil, engine.Classify(runErr)
 	}
 	if rf.output != "" {
 		if err := writeResult(rf.output, res, stderr); err != nil {
@@ -262,71 +247,6 @@ func scenarioMetrics(ss []*scenarios.Scenario) []string {
 		out = append(out, scenarios.Metrics(s)...)
 	}
 	return out
-}
-
-// saveBaselines stores res as the baseline: every scenario when the gate
-// passed, only the scenarios that had none when it failed, so that a
-// regression never becomes the new normal.
-func saveBaselines(path string, res *result.Result, missing []string, failed bool, stderr io.Writer) (err error) {
-	toSave := *res
-	if failed {
-		toSave.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
-			return !slices.Contains(missing, s.Name)
-		})
-		fmt.Fprintf(stderr, "gate failed: existing baselines not refreshed\n")
-	}
-	if len(toSave.Scenarios) == 0 {
-		return nil
-	}
-	defer func() {
-		if err == nil {
-			for _, m := range missing {
-				fmt.Fprintf(stderr, "no baseline for scenario %s on %s: this run is saved as its baseline\n", m, res.Target.Name)
-			}
-		}
-	}()
-	if singleFile(path) {
-		if failed {
-			// One file holds every scenario; rewriting it would refresh the
-			// ones that regressed.
-			fmt.Fprintf(stderr, "baseline %s not updated: it is a single file and the gate failed\n", path)
-			return nil
-		}
-		if _, err := os.Stat(path); err == nil {
-			old, err := result.Load(path)
-			if err != nil {
-				return &usageError{fmt.Errorf("refusing to replace unreadable baseline: %w", err)}
-			}
-			// One file has one environment: scenarios of another run cannot
-			// be kept beside this one's, and dropping them would lose them.
-			var lost []string
-			for _, s := range old.Scenarios {
-				if res.Find(s.Name) == nil {
-					lost = append(lost, s.Name)
-				}
-			}
-			if len(lost) > 0 {
-				return usagef("baseline %s also holds %s, which this run did not measure; not replaced. Use a baseline directory to keep scenarios apart", path, strings.Join(lost, ", "))
-			}
-		}
-		if err := result.Write(path, res); err != nil {
-			return infra(fmt.Errorf("write baseline: %w", err))
-		}
-		fmt.Fprintf(stderr, "baseline written to %s\n", path)
-		return nil
-	}
-	paths, err := baseline.SaveWith(path, &toSave, baseline.SaveOptions{Waiting: waitingForLock(stderr)})
-	return savedBaselines(paths, err, stderr)
-}
-
-// singleFile reports whether a --baseline path names one Result file: an
-// existing regular file, or a path ending in .json that does not exist yet.
-func singleFile(path string) bool {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return strings.HasSuffix(path, ".json")
-	}
-	return err == nil && !st.IsDir()
 }
 
 // flagName spells a flag as the usage does: -o, --trials.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -77,12 +78,12 @@ func BenchmarkGateRuns(b *testing.B) {
 			}
 			for i := range runs {
 				var args []string
-				env := matrixEnv{exec: execute, sysctlRoot: sysctl.Root}
+				env := matrixEnv{sysctlRoot: sysctl.Root}
 				switch mode {
 				case "pair":
 					args = append([]string{sc, "--variant", "base", "--variant", "head"}, extra...)
 					if slow > 0 || slowBase > 0 {
-						env.exec = slowSides(slowBase, slow)
+						env.wrap = hook(slowSides(slowBase, slow))
 					}
 				case "stored":
 					args = append([]string{sc, "--baseline", base}, extra...)
@@ -114,18 +115,18 @@ func BenchmarkGateRuns(b *testing.B) {
 	}
 }
 
-// slowHead is execute with a slowdown attached for the head's rounds.
-func slowHead(insns int) func(context.Context, execTarget, *targetFlags, runner.Request, *progress.Reporter) (*result.Result, error) {
+// slowHead is a target's run with a slowdown attached for the head's rounds.
+func slowHead(insns int) execFunc {
 	return slowSides(0, insns)
 }
 
-// slowSides is execute with a slowdown of base instructions attached for
+// slowSides is a target's run with a slowdown of base instructions attached for
 // the base's rounds and one of head instructions for the head's (none
 // for 0).
-func slowSides(base, head int) func(context.Context, execTarget, *targetFlags, runner.Request, *progress.Reporter) (*result.Result, error) {
-	return func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+func slowSides(base, head int) execFunc {
+	return func(ctx context.Context, t engine.Target, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 		insns := base
-		if t.name == "head" {
+		if req.Target.Name == "head" {
 			insns = head
 		}
 		if insns > 0 {
@@ -135,7 +136,11 @@ func slowSides(base, head int) func(context.Context, execTarget, *targetFlags, r
 			}
 			defer s.Close()
 		}
-		return execute(ctx, t, tf, req, p)
+		if req, err := t.Prepare(req); err != nil {
+			return nil, err
+		} else {
+			return t.Run(ctx, req, p)
+		}
 	}
 }
 

@@ -136,7 +136,7 @@ gate:
 // held the first looks' intervals open to round 46; with 10000 a disturbed
 // trial cannot bridge the gap. The round is logged, not asserted.
 func TestGatePairCatchesRealSlowdown(t *testing.T) {
-	env := matrixEnv{exec: slowHead(10000), sysctlRoot: "/proc/sys"}
+	env := matrixEnv{wrap: hook(slowHead(10000)), sysctlRoot: "/proc/sys"}
 	var stdout, stderr strings.Builder
 	err := runGate(t.Context(), []string{"syscall-read", "--variant", "base", "--variant", "head", "--duration", "300ms", "--warmup", "50ms"}, &stdout, &stderr, env)
 	if code := exitCode(err); code != exitRegression {

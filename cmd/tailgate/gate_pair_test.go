@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 )
@@ -165,24 +165,12 @@ func TestLookRounds(t *testing.T) {
 		{"the default budget's rounds", 105, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 105}},
 		{"a look close before the last is dropped", 40, []int{12, 15, 19, 24, 30, 40}},
 		{"fewer rounds than the first scheduled look", 5, []int{5}},
-		{"the cap", maxGateRounds, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 112, 140, 175, 200}},
+		{"the cap", engine.MaxGateRounds, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 112, 140, 175, 200}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if diff := cmp.Diff(c.want, report.PlanLooks(c.rounds)); diff != "" {
 				t.Errorf("looks (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestPlanRounds(t *testing.T) {
-	if got := planRounds(3, 5*time.Second, 1700*time.Millisecond, 3*time.Minute); got != 3+102 {
-		t.Errorf("3 rounds in 5s, 1.7s a round, 3m budget: %d rounds planned, want 105", got)
-	}
-	if got := planRounds(3, 5*time.Second, time.Millisecond, 3*time.Minute); got != maxGateRounds {
-		t.Errorf("fast rounds: %d planned, want the cap %d", got, maxGateRounds)
-	}
-	if got := planRounds(3, 4*time.Minute, time.Second, 3*time.Minute); got != 3 {
-		t.Errorf("budget already spent: %d planned, want the 3 done", got)
 	}
 }

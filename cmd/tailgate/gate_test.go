@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -141,7 +142,7 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s\n%s", want, stdout, stderr)
 		}
 	}
-	cal, err := loadCalibration(store, "host", "6.1.0-test")
+	cal, err := engine.Store{Path: store}.LoadCalibration("host", "6.1.0-test")
 	if err != nil || cal == nil {
 		t.Fatalf("stored calibration: %v, %v", cal, err)
 	}

@@ -61,12 +61,12 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 	n := *pr
 	if n == 0 {
 		if n, err = github.PullRequestNumber(os.Getenv("GITHUB_EVENT_PATH")); err != nil {
-			return &usageError{err}
+			return &usageError{Err: err}
 		}
 	}
 	c, err := github.New(os.Getenv("GITHUB_API_URL"), *repo, os.Getenv("GITHUB_TOKEN"))
 	if err != nil {
-		return &usageError{err}
+		return &usageError{Err: err}
 	}
 	cm, created, err := c.Upsert(ctx, n, *marker, string(body))
 	if err != nil {

@@ -123,7 +123,7 @@ func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
 	k, err := cache.Resolve(ctx, pos[0])
 	if errors.Is(err, vmtest.ErrUnknownKernel) {
-		return &usageError{err}
+		return &usageError{Err: err}
 	}
 	if err != nil {
 		return infra(err)

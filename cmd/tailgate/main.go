@@ -12,9 +12,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -27,36 +27,15 @@ const (
 )
 
 // usageError is bad usage or bad input: exit 2.
-type usageError struct{ err error }
+type usageError = engine.InputError
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+func usagef(format string, a ...any) error { return engine.Inputf(format, a...) }
 
-func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+// infraError is a failure of the machinery, not of the kernel under test
+// (an engine.RestoreError too): exit 3.
+type infraError = engine.InfraError
 
-// infraError is a failure of the machinery, not of the kernel under test:
-// exit 3.
-type infraError struct{ err error }
-
-func (e *infraError) Error() string { return e.err.Error() }
-func (e *infraError) Unwrap() error { return e.err }
-
-// compareError classifies an error of report.Compare: a candidate that
-// lacks what the gate policy gates is a broken run (exit 3), anything else
-// bad input (exit 2).
-func compareError(err error) error {
-	if errors.Is(err, report.ErrCandidateIncomplete) {
-		return infra(err)
-	}
-	return &usageError{err}
-}
-
-func infra(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &infraError{err}
-}
+func infra(err error) error { return engine.Infra(err) }
 
 // errRegression is returned when the gate found a regression; the report has
 // already been written.
@@ -158,7 +137,7 @@ func main() {
 	// In a VM, tailgate is PID 1: it runs the request the host put in the
 	// initramfs and powers off.
 	if vmtest.IsGuest() {
-		os.Exit(vmtest.GuestMain(guestRun))
+		os.Exit(vmtest.GuestMain(engine.GuestRun))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -2,23 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/tailgate-ci/tailgate/engine/runner"
-	"github.com/tailgate-ci/tailgate/internal/progress"
-	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -50,18 +42,12 @@ that could not be restored.
 
 `
 
-// matrixTarget is one column of the matrix: where it runs and, for a host
-// variant, the sysctls in force during its trials.
-type matrixTarget struct {
-	execTarget
-	sysctls     []sysctl.Setting
-	description string
-}
-
-// matrixEnv is what a matrix run touches outside itself; tests replace it.
+// matrixEnv is what a matrix or a same-job gate touches outside itself;
+// tests replace it.
 type matrixEnv struct {
-	// exec runs one round's request on a target.
-	exec func(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error)
+	// wrap, when set, stands in for each target of a host or a VM (inside
+	// a variant's sysctls).
+	wrap func(engine.Target) engine.Target
 	// sysctlRoot is /proc/sys.
 	sysctlRoot string
 	// orderSeed, when non-zero, seeds a same-job gate's random order
@@ -70,7 +56,7 @@ type matrixEnv struct {
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runMatrix(ctx, args, stdout, stderr, matrixEnv{exec: execute, sysctlRoot: sysctl.Root})
+	return runMatrix(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
 }
 
 func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
@@ -104,7 +90,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	targets, err := matrixTargets(&tf)
+	targets, descriptions, err := matrixTargets(&tf, env)
 	if err != nil {
 		return err
 	}
@@ -116,18 +102,19 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	}
 	// A key this kernel lacks is a typo until proven otherwise: say so
 	// before anything runs.
-	if err := checkVariantKeys(targets, env.sysctlRoot); err != nil {
+	if err := engine.CheckVariants(targets, env.sysctlRoot, stderr); err != nil {
 		return err
 	}
-	if _, err := f.request(ss, nil); err != nil {
+	spec := f.spec(ss)
+	if err := spec.Check(); err != nil {
 		return err
 	}
 
 	if *retries < 0 {
 		return usagef("--retries must not be negative, got %d", *retries)
 	}
-	plan := roundPlan{rounds: plannedRounds(&f, ss), retries: *retries}
-	results, _, runErr := runRounds(ctx, targets, ss, &f, &tf, plan, env, stderr)
+	plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
+	results, _, runErr := engine.Rounds(ctx, targets, spec, plan, stderr)
 	// What was measured is kept even when the matrix was cut short.
 	if err := writeTargetResults(f.output, targets, results, runErr, stderr); err != nil {
 		return err
@@ -135,11 +122,11 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 
 	var mts []report.MatrixTarget
 	for i, t := range targets {
-		mts = append(mts, report.MatrixTarget{Name: t.name, Description: t.description, Result: results[i]})
+		mts = append(mts, report.MatrixTarget{Name: t.Name(), Description: descriptions[i], Result: results[i]})
 	}
 	m, err := report.CompareMatrix(mts, rf.options())
 	if err != nil {
-		return compareError(err)
+		return engine.CompareError(err)
 	}
 	if err := writeReports(m, outs, stdout, stderr); err != nil {
 		return err
@@ -147,180 +134,74 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	return verdictError(m, rf.strict, "matrix", stderr)
 }
 
-// runTrial runs one round's request on t, with t's sysctls in force for
-// exactly that long: they are restored when it returns, however it
-// returns (an error, an interrupt, a panic).
-func runTrial(ctx context.Context, t matrixTarget, tf *targetFlags, req runner.Request, p *progress.Reporter, env matrixEnv) (res *result.Result, err error) {
-	if len(t.sysctls) > 0 {
-		applied, aerr := sysctl.Apply(env.sysctlRoot, t.sysctls)
-		if aerr != nil {
-			var re *sysctl.RestoreError
-			if errors.As(aerr, &re) {
-				return nil, &restoreFailure{aerr}
-			}
-			return nil, infra(fmt.Errorf("variant %s: %w", t.name, aerr))
-		}
-		defer func() {
-			if rerr := applied.Restore(); rerr != nil {
-				err = &restoreFailure{errors.Join(rerr, err)}
-			}
-		}()
-	}
-	return env.exec(ctx, t.execTarget, tf, req, p)
-}
-
-// recoverSysctls restores the sysctls under root that a tailgate run
-// which died (SIGKILL) left changed, from its journal (sysctl.Recover),
-// saying so; what it cannot put back is a restoreFailure naming the
-// command that does.
-func recoverSysctls(root string) error {
-	restored, err := sysctl.Recover(root)
-	for _, s := range restored {
-		// No writer reaches here: the line goes straight to standard error.
-		fmt.Fprintf(os.Stderr, "tailgate: restored sysctl %s, left changed by a tailgate run that died\n", s)
-	}
-	if err != nil {
-		return &restoreFailure{err}
-	}
-	return nil
-}
-
-// probeVariants writes each variant's sysctls and restores them at once
-// (sysctl.Probe): a read-only key or a value the kernel rejects is exit 2
-// before any trial, in one line naming the key and the value.
-func probeVariants(targets []matrixTarget, root string) error {
-	for _, t := range targets {
-		if err := sysctl.Probe(root, t.sysctls); err != nil {
-			var pe *sysctl.ProbeError
-			if errors.As(err, &pe) {
-				return usagef("variant %s: %v; drop it or give it a value this kernel takes", t.name, err)
-			}
-			return &restoreFailure{err}
-		}
-	}
-	return nil
-}
-
-// retryable reports whether a round that failed with err may run again:
-// a failure of the machinery, not an interrupt, bad input or a sysctl
-// left changed.
-func retryable(ctx context.Context, err error) bool {
-	var u *usageError
-	var rf *restoreFailure
-	return err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) &&
-		!errors.As(err, &u) && !errors.As(err, &rf) && !errors.Is(err, runner.ErrPrivileges)
-}
-
-// restoreFailure is a sysctl left changed on this machine: the loudest
-// failure a matrix has, since it outlives the run.
-type restoreFailure struct{ err error }
-
-func (e *restoreFailure) Error() string {
-	return "SYSCTLS NOT RESTORED, this machine is left changed: " + e.err.Error()
-}
-func (e *restoreFailure) Unwrap() error { return e.err }
-
-// fixTrials makes a merged Result's scenario definitions say how many
-// trials it holds: each round ran with trials: 1.
-func fixTrials(r *result.Result) *result.Result {
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		var def scenarios.Scenario
-		if len(s.Definition) == 0 || string(s.Definition) == "null" || json.Unmarshal(s.Definition, &def) != nil {
-			continue
-		}
-		def.Trials = s.Trials
-		if b, err := json.Marshal(def); err == nil {
-			s.Definition = b
-		}
-	}
-	return r
-}
-
-var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// parseVariant reads NAME[:KEY=VALUE[,KEY=VALUE...]].
-func parseVariant(s string) (matrixTarget, error) {
-	name, settings, _ := strings.Cut(s, ":")
-	name = strings.TrimSpace(name)
-	if !variantName.MatchString(name) {
-		return matrixTarget{}, usagef("--variant %q: name %q must be letters, digits, '.', '_' or '-' (it names the Result file); want NAME[:KEY=VALUE,...]", s, name)
-	}
-	t := matrixTarget{execTarget: execTarget{name: name}, description: "host"}
-	if strings.TrimSpace(settings) == "" {
-		return t, nil
-	}
-	var descr []string
-	for _, kv := range strings.Split(settings, ",") {
-		st, err := sysctl.Parse(kv)
-		if err != nil {
-			return matrixTarget{}, usagef("--variant %s: %v", name, err)
-		}
-		if slices.ContainsFunc(t.sysctls, func(o sysctl.Setting) bool { return o.Key == st.Key }) {
-			return matrixTarget{}, usagef("--variant %s: %s set twice", name, st.Key)
-		}
-		t.sysctls = append(t.sysctls, st)
-		descr = append(descr, st.String())
-	}
-	t.description = "host, " + strings.Join(descr, ", ")
-	return t, nil
-}
-
-// matrixTargets builds the targets in the order their flags were given:
-// the first is the reference.
-func matrixTargets(tf *targetFlags) ([]matrixTarget, error) {
+// matrixTargets builds the targets in the order their flags were given
+// (the first is the reference), and describes each.
+func matrixTargets(tf *targetFlags, env matrixEnv) ([]engine.Target, []string, error) {
 	if err := tf.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []matrixTarget
-	var named []execTarget
+	var out []engine.Target
+	var descr []string
+	add := func(t engine.Target, d string) {
+		if env.wrap != nil {
+			if v, ok := t.(*engine.Variant); ok {
+				v.Target = env.wrap(v.Target)
+			} else {
+				t = env.wrap(t)
+			}
+		}
+		out, descr = append(out, t), append(descr, d)
+	}
+	var named []engine.Target
 	if len(tf.names) > 0 {
 		byName := *tf
 		byName.kernels, byName.vm = nil, false
 		var err error
 		if named, err = byName.targets(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else if tf.file != "" {
-		return nil, usagef("--targets names a file but no --target NAME picks from it")
+		return nil, nil, usagef("--targets names a file but no --target NAME picks from it")
 	}
 	for _, fl := range tf.order {
 		switch fl.name {
 		case "kernel":
-			out = append(out, kernelTarget(tf, fl.value))
+			t := kernelTarget(tf, fl.value)
+			add(t, describeVM(t.Target))
 		case "vm":
 			if len(tf.kernels) == 0 {
-				out = append(out, kernelTarget(tf, vmtest.DefaultKernelSpec))
+				t := kernelTarget(tf, vmtest.DefaultKernelSpec)
+				add(t, describeVM(t.Target))
 			}
 		case "target":
 			for _, t := range named {
-				if t.name == fl.value {
-					out = append(out, matrixTarget{execTarget: t, description: describeVM(t.vm)})
+				if t.Name() == fl.value {
+					add(t, describeVM(t.(*engine.VM).Target))
 					break
 				}
 			}
 		case "variant":
-			t, err := parseVariant(fl.value)
+			name, settings, d, err := engine.ParseVariant(fl.value)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			out = append(out, t)
+			add(&engine.Variant{Target: &engine.Host{Runner: runScenarios}, VariantName: name, Sysctls: settings, Root: env.sysctlRoot}, d)
 		}
 	}
 	seen := map[string]bool{}
 	for _, t := range out {
-		if seen[t.name] {
-			return nil, usagef("target %s given twice; give variants distinct names", t.name)
+		if seen[t.Name()] {
+			return nil, nil, usagef("target %s given twice; give variants distinct names", t.Name())
 		}
-		seen[t.name] = true
+		seen[t.Name()] = true
 	}
-	return out, nil
+	return out, descr, nil
 }
 
 // kernelTarget is a --kernel 'SPEC [CMDLINE]' target: the command line
 // after the spec is appended to --cmdline's, and named in the target's
 // name so that one kernel can appear with several.
-func kernelTarget(tf *targetFlags, value string) matrixTarget {
+func kernelTarget(tf *targetFlags, value string) *engine.VM {
 	fields := strings.Fields(value)
 	spec := ""
 	if len(fields) > 0 {
@@ -338,9 +219,9 @@ func kernelTarget(tf *targetFlags, value string) matrixTarget {
 		for _, w := range own {
 			name += "+" + strings.NewReplacer("=", "-", "/", "-", ",", "-").Replace(w)
 		}
-		t.name, t.vm.Name = name, name
+		t.Target.Name = name
 	}
-	return matrixTarget{execTarget: t, description: describeVM(t.vm)}
+	return t
 }
 
 func describeVM(t *vmtest.Target) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -25,8 +26,29 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-// fakeExec stands in for execute: it records each request and returns a
-// synthetic Result whose latencies are scaled per target.
+// execFunc runs one request on a target in place of the target itself.
+type execFunc func(ctx context.Context, t engine.Target, req runner.Request, p *progress.Reporter) (*result.Result, error)
+
+// hooked is a host or VM target whose runs exec stands in for; it
+// prepares nothing, as exec does that itself.
+type hooked struct {
+	engine.Target
+	exec execFunc
+}
+
+func (h hooked) Prepare(req runner.Request) (runner.Request, error) { return req, nil }
+
+func (h hooked) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	return h.exec(ctx, h.Target, req, p)
+}
+
+// hook makes every host and VM target of a run exec's.
+func hook(exec execFunc) func(engine.Target) engine.Target {
+	return func(t engine.Target) engine.Target { return hooked{t, exec} }
+}
+
+// fakeExec stands in for a target's run: it records each request and
+// returns a synthetic Result whose latencies are scaled per target.
 type fakeExec struct {
 	calls  []string // "TARGET:scenario,scenario"
 	scales map[string]float64
@@ -34,7 +56,8 @@ type fakeExec struct {
 	during func(ctx context.Context, target string) error
 }
 
-func (f *fakeExec) exec(ctx context.Context, t execTarget, tf *targetFlags, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+func (f *fakeExec) exec(ctx context.Context, t engine.Target, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	name := req.Target.Name
 	var names []string
 	for _, s := range req.Scenarios {
 		names = append(names, s.Name)
@@ -42,14 +65,14 @@ func (f *fakeExec) exec(ctx context.Context, t execTarget, tf *targetFlags, req 
 			return nil, fmt.Errorf("round request for %s: %d trials, warmup %s; want 1 trial and the scenario's warmup %s", s.Name, r.Trials, r.Warmup, s.Warmup)
 		}
 	}
-	f.calls = append(f.calls, t.name+":"+strings.Join(names, ","))
+	f.calls = append(f.calls, name+":"+strings.Join(names, ","))
 	if f.during != nil {
-		if err := f.during(ctx, t.name); err != nil {
+		if err := f.during(ctx, name); err != nil {
 			return nil, err
 		}
 	}
 	scale := 1.0
-	if s, ok := f.scales[t.name]; ok {
+	if s, ok := f.scales[name]; ok {
 		scale = s
 	}
 	res := fakeRun{scenario: req.Scenarios[0].Name, scales: []float64{scale}, seed: uint64(len(f.calls))}.result()
@@ -63,7 +86,7 @@ func (f *fakeExec) exec(ctx context.Context, t execTarget, tf *targetFlags, req 
 }
 
 func (f *fakeExec) env(root string) matrixEnv {
-	return matrixEnv{exec: f.exec, sysctlRoot: root}
+	return matrixEnv{wrap: hook(f.exec), sysctlRoot: root}
 }
 
 func runMatrixWith(env matrixEnv, args ...string) (code int, stdout, stderr string) {

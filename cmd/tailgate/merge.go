@@ -38,13 +38,13 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, f := range files {
 		r, err := result.Load(f)
 		if err != nil {
-			return &usageError{err}
+			return &usageError{Err: err}
 		}
 		in = append(in, result.Input{Path: f, Result: r})
 	}
 	m, err := result.Merge(in)
 	if err != nil {
-		return &usageError{err}
+		return &usageError{Err: err}
 	}
 	if err := writeResult(*out, m, stdout); err != nil {
 		return infra(fmt.Errorf("write %s: %w", *out, err))

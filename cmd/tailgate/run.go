@@ -15,10 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
-	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
-	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -204,7 +203,7 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 	for _, n := range names {
 		s, err := scenarios.Lookup(n)
 		if err != nil {
-			return nil, &usageError{err}
+			return nil, &usageError{Err: err}
 		}
 		// One Result holds a scenario once: a second would add its trials
 		// to the first's.
@@ -233,73 +232,14 @@ func checkTargetsFile(path string) error {
 	}
 	var pe *config.Error
 	if errors.As(err, &pe) {
-		return &usageError{err}
+		return &usageError{Err: err}
 	}
 	return nil
 }
 
-// runRequest builds a runner request with progress on stderr.
-func (f *runFlags) request(ss []*scenarios.Scenario, p *progress.Reporter) (runner.Request, error) {
-	if f.trials < 0 {
-		return runner.Request{}, usagef("--trials must be positive, got %d", f.trials)
-	}
-	if f.duration < 0 {
-		return runner.Request{}, usagef("--duration must be positive, got %s", f.duration)
-	}
-	req := runner.Request{
-		Scenarios: ss,
-		Trials:    f.trials,
-		Duration:  f.duration,
-		Warmup:    f.warmup,
-		WarmupSet: f.warmupSet,
-	}
-	total := 0
-	for _, s := range ss {
-		total += req.Resolve(s).Trials
-	}
-	done := 0
-	req.Progress = func(e runner.Event) {
-		label := fmt.Sprintf("%s (%d/%d)", e.Scenario, e.Index, e.Count)
-		switch e.Phase {
-		case "attach":
-			p.Step(done, total, label+": attaching tracers", "")
-		case "warmup":
-			p.Step(done, total, label+": warmup", "")
-		case "skipped":
-			done += req.Resolve(scenarioNamed(ss, e.Scenario)).Trials
-			p.Line(fmt.Sprintf("%s: skipped: %s", label, e.Detail))
-		case "trial":
-			if e.Detail == "" {
-				p.Step(done, total, fmt.Sprintf("%s: trial %d/%d", label, e.Trial, e.Trials), "")
-				return
-			}
-			done++
-			p.Step(done, total, fmt.Sprintf("%s: trial %d/%d done", label, e.Trial, e.Trials), e.Detail)
-		}
-	}
-	return req, nil
-}
-
-// scenarioNamed returns the scenario of ss called name.
-func scenarioNamed(ss []*scenarios.Scenario, name string) *scenarios.Scenario {
-	for _, s := range ss {
-		if s.Name == name {
-			return s
-		}
-	}
-	return &scenarios.Scenario{}
-}
-
-// classify turns a runner error into the exit code it deserves.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var u *usageError
-	if errors.As(err, &u) {
-		return err
-	}
-	return infra(err)
+// spec is what the flags ask of every trial of ss.
+func (f *runFlags) spec(ss []*scenarios.Scenario) engine.Spec {
+	return engine.Spec{Scenarios: ss, Trials: f.trials, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet}
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -366,7 +306,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *shardFlag != "" {
 		sh, err := shard.Parse(*shardFlag)
 		if err != nil {
-			return &usageError{err}
+			return &usageError{Err: err}
 		}
 		work = shardWork(sh, ss, targets)
 		n := 0
@@ -383,15 +323,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if len(work[i]) == 0 && len(targets) > 1 {
 			continue
 		}
-		req, err := f.request(work[i], p)
-		if err != nil {
-			return err
-		}
+		spec := f.spec(work[i])
 		// Every built-in: pass over those this kernel cannot trace (kfunc
 		// without fentry or kprobes), saying so; a named one must run.
-		req.SkipUnsupported = len(names) == 0
-		req.Target = result.Target{Name: t.name, Kind: "host"}
-		res, runErr := execute(ctx, t, &tf, req, p)
+		spec.SkipUnsupported = len(names) == 0
+		res, runErr := engine.Run(ctx, t, spec, p)
 		p.Done()
 		if res != nil && len(res.Scenarios) > 0 {
 			if err := report.RenderRun(table, res); err != nil {
@@ -420,12 +356,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return infra(errors.New("interrupted; tracers detached, no VM left running"))
 		}
 		if runErr != nil {
-			runErr = classify(runErr)
+			runErr = engine.Classify(runErr)
 			if len(targets) == 1 {
 				return runErr
 			}
 			// One broken target does not stop the others.
-			fmt.Fprintf(stderr, "tailgate run: target %s: %v\n", t.name, runErr)
+			fmt.Fprintf(stderr, "tailgate run: target %s: %v\n", t.Name(), runErr)
 			if firstErr == nil {
 				firstErr = runErr
 			}
@@ -435,13 +371,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // shardWork deals the scenario × target units of shard sh.
-func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []execTarget) [][]*scenarios.Scenario {
+func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []engine.Target) [][]*scenarios.Scenario {
 	type unit struct{ s, t int }
 	var keys []string
 	var units []unit
 	for ti, t := range targets {
 		for si, s := range ss {
-			keys = append(keys, s.Name+"@"+t.name)
+			keys = append(keys, s.Name+"@"+t.Name())
 			units = append(units, unit{si, ti})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report/show"
 )
@@ -48,7 +49,7 @@ func (fs *runFormats) Set(v string) error {
 // format on standard output beside -o -, and files that cannot be
 // written or that two outputs share. It reports whether one goes to
 // standard output (the run's table then goes to standard error).
-func (fs runFormats) check(output string, targets []execTarget) (toStdout bool, err error) {
+func (fs runFormats) check(output string, targets []engine.Target) (toStdout bool, err error) {
 	seen := map[string]string{}
 	if output != "" && output != stdoutPath {
 		for _, t := range targets {
@@ -82,7 +83,7 @@ func (fs runFormats) check(output string, targets []execTarget) (toStdout bool, 
 
 // write renders res in each format, to its file (atomically; with several
 // targets, FILE-TARGET.ext each) or to stdout.
-func (fs runFormats) write(res *result.Result, t execTarget, n int, stdout, stderr io.Writer) error {
+func (fs runFormats) write(res *result.Result, t engine.Target, n int, stdout, stderr io.Writer) error {
 	for _, f := range fs {
 		var b bytes.Buffer
 		if err := show.New(res).Write(&b, f.format, show.Options{}); err != nil {

@@ -5,11 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // VM flags that could only fail later, in QEMU or in the guest, are bad
@@ -31,20 +28,6 @@ func TestTargetFlagsRefused(t *testing.T) {
 	}
 	if *calls != 0 {
 		t.Errorf("%d runs before refusing", *calls)
-	}
-}
-
-// A VM's trials are lengthened to vmMinTrial unless --duration is given;
-// the scenarios passed in are not changed.
-func TestLengthenVMTrials(t *testing.T) {
-	short := &scenarios.Scenario{Name: "short", Duration: 500 * time.Millisecond}
-	long := &scenarios.Scenario{Name: "long", Duration: 5 * time.Second}
-	got := lengthenVMTrials([]*scenarios.Scenario{short, long})
-	if got[0].Duration != vmMinTrial || got[1].Duration != 5*time.Second {
-		t.Errorf("durations %v, %v; want %v and 5s", got[0].Duration, got[1].Duration, vmMinTrial)
-	}
-	if short.Duration != 500*time.Millisecond || got[1] != long {
-		t.Error("the scenarios given were changed, or an unchanged one copied")
 	}
 }
 

@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// Plan says how rounds run: in round r every target runs one trial of each
+// scenario, and the plan says how many rounds, in what order, how often a
+// broken trial runs again, and when to stop early.
+type Plan struct {
+	// Rounds is the most rounds to run (at least 1).
+	Rounds int
+	// Retries is how many times a broken trial (a guest oops, a garbled
+	// result) runs again; its broken try is discarded.
+	Retries int
+	// Budget, when > 0, starts no round once this much time has passed.
+	Budget time.Duration
+	// Look, when set, is called after every round with each target's
+	// trials so far; it returns true to stop. With a Look every scenario
+	// runs in every round.
+	Look func(round int, results []*result.Result) (bool, error)
+	// Order, when set, gives the order of the targets in round r (a
+	// permutation of their indexes), and makes a round's trials a pair:
+	// each is stamped with its round and slot. Alternate otherwise.
+	Order func(r int) []int
+	// CPUOffset, when set, gives the CPU offset every target's host
+	// trials of round r are pinned from (runner.Request.CPUOffset).
+	CPUOffset func(r int) int
+}
+
+// Stop says why rounds ended.
+type Stop string
+
+const (
+	StopRounds  Stop = "rounds"  // the planned rounds ran
+	StopBudget  Stop = "budget"  // the budget was spent
+	StopDecided Stop = "decided" // the look said stop
+	StopLooks   Stop = "looks"   // the looks planned ran out (set by a gate)
+)
+
+// Ran says how rounds went: how many ran, how long they took, why they
+// ended.
+type Ran struct {
+	Rounds  int
+	Elapsed time.Duration
+	Why     Stop
+}
+
+// PlannedRounds is the rounds a fixed run makes: spec.Trials, else the
+// most trials any scenario asks for.
+func PlannedRounds(spec Spec) int {
+	rounds := spec.Trials
+	if rounds == 0 {
+		for _, s := range spec.Scenarios {
+			rounds = max(rounds, s.Trials)
+		}
+	}
+	return max(rounds, 1)
+}
+
+// Alternate is the order the targets run in round r (1-based): forwards
+// in odd rounds, backwards in even ones (A B, B A, A B, ... for two), so
+// that a drift in the machine over a pair of rounds falls on every target
+// alike, and no target always runs right after another.
+func Alternate(r, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		if r%2 == 1 {
+			out[i] = i
+		} else {
+			out[i] = n - 1 - i
+		}
+	}
+	return out
+}
+
+// Rounds runs the interleaved trials of spec on targets as plan says,
+// with progress on log. It returns each target's trials (nil for a
+// target with none), how the rounds went, and the first error, after
+// which no further round starts.
+func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.Writer) ([]*result.Result, Ran, error) {
+	rounds := max(plan.Rounds, 1)
+	// A scenario runs in the rounds up to its own trials, unless the
+	// rounds are fixed (spec.Trials) or a look decides how many.
+	every := spec.Trials > 0 || plan.Look != nil
+	sets := make([]*trialSet, len(targets))
+	prepared := make([]runner.Request, len(targets))
+	for i, t := range targets {
+		sets[i] = newTrialSet(t.Name())
+		req, err := t.Prepare(spec.request(t.Name()))
+		if err != nil {
+			return make([]*result.Result, len(targets)), Ran{Why: StopRounds}, err
+		}
+		prepared[i] = req
+	}
+	results := func() []*result.Result {
+		out := make([]*result.Result, len(targets))
+		for i, s := range sets {
+			out[i] = s.result()
+		}
+		return out
+	}
+	start := time.Now()
+	ran := Ran{Why: StopRounds}
+	p := progress.New(log)
+	defer p.Done()
+	total := rounds * len(targets)
+	for r := 1; r <= rounds; r++ {
+		if plan.Budget > 0 && r > 1 && time.Since(start) >= plan.Budget {
+			ran.Why = StopBudget
+			break
+		}
+		order := Alternate(r, len(targets))
+		if plan.Order != nil {
+			order = plan.Order(r)
+		}
+		var offset *int
+		if plan.CPUOffset != nil {
+			o := plan.CPUOffset(r)
+			offset = &o
+		}
+		for k, ti := range order {
+			t := targets[ti]
+			done := (r-1)*len(targets) + k
+			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
+			req := oneTrial(prepared[ti], func(s *scenarios.Scenario) bool {
+				return every || scenarioTrials(spec, s) >= r
+			})
+			req.CPUOffset = offset
+			req.Progress = func(e runner.Event) {
+				switch {
+				case e.Phase == "attach" || e.Phase == "warmup":
+					p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
+				case e.Phase == "trial" && e.Detail != "":
+					p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
+				}
+			}
+			if b, ok := t.(interface{ Booting() string }); ok {
+				p.Step(done, total, label+": booting "+b.Booting(), "")
+			}
+			res, err := t.Run(ctx, req, p)
+			for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
+				// A broken round (a guest oops, a garbled result) measured
+				// nothing: run it again rather than lose the run.
+				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
+				res, err = t.Run(ctx, req, p)
+			}
+			if err == nil && res != nil && len(res.Scenarios) > 0 {
+				if plan.Order != nil {
+					// Only a random order within rounds makes a round's
+					// trials a pair the sign-flip test may rely on.
+					stampRound(res, r, k)
+				}
+				if aerr := sets[ti].add(fmt.Sprintf("%s round %d", t.Name(), r), res, req.Scenarios); aerr != nil {
+					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
+					return results(), ran, Infra(aerr)
+				}
+			}
+			if err == nil && ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				ran.Rounds, ran.Elapsed = r-1, time.Since(start)
+				var rf *RestoreError
+				switch {
+				case errors.As(err, &rf):
+					return results(), ran, Infra(err)
+				case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+					return results(), ran, Infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.Name()))
+				}
+				return results(), ran, fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.Name(), Classify(err))
+			}
+		}
+		ran.Rounds, ran.Elapsed = r, time.Since(start)
+		if plan.Look != nil {
+			out := results()
+			stop, err := plan.Look(r, out)
+			if err != nil {
+				return out, ran, err
+			}
+			if stop {
+				ran.Why = StopDecided
+				return out, ran, nil
+			}
+		}
+	}
+	ran.Elapsed = time.Since(start)
+	return results(), ran, nil
+}
+
+// scenarioTrials is the trials s asks for under spec.
+func scenarioTrials(spec Spec, s *scenarios.Scenario) int {
+	return spec.Resolve(s).Trials
+}
+
+// stampRound records on every trial of res the round it ran in and its
+// place in the round's order: what pairs base's and head's trials.
+func stampRound(res *result.Result, round, slot int) {
+	for i := range res.Scenarios {
+		for _, m := range res.Scenarios[i].Metrics {
+			if m == nil {
+				continue
+			}
+			for j := range m.Trials {
+				m.Trials[j].Round, m.Trials[j].Slot = round, slot
+			}
+		}
+	}
+}
