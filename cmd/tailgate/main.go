@@ -82,6 +82,7 @@ func commands() []command {
 		{"merge", "combine Results of one target (CI matrix shards)", cmdMerge},
 		{"matrix", "run on several kernels or host tunings, trials interleaved, and compare them side by side", cmdMatrix},
 		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
+		{"history", "main's history: record Results per commit, find change points, confirm them, plot the trend", cmdHistory},
 		{"github", "post the report as the pull request's comment (GitHub Actions)", cmdGitHub},
 		{"version", "print tailgate's version and commit (also --version)", cmdVersion},
 	}

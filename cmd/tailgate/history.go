@@ -1,0 +1,521 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/version"
+	"github.com/tailgate-ci/tailgate/report/changes"
+)
+
+const historyUsage = `usage: tailgate history add STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]
+       tailgate history check STORE
+       tailgate history prune STORE --keep N | --older-than D
+       tailgate history changes STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]
+       tailgate history page STORE -o DIR [--commit-url URL] [--record-url URL]
+       tailgate history confirm STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]
+
+Main's history: one record per commit and target (full histograms, the
+environment, provenance) plus an index, in STORE: a directory, or
+git:REPO[#BRANCH] (default branch tailgate-history), a branch pushed
+without force and redone on the new tip when another writer got there
+first. docs/history.md says which to choose.
+
+changes finds the commits where a percentile stepped: E-divisive means
+over each commit's median of its trials' quantiles, each change point
+with a permutation test, the family of series tested held at --level
+(Holm). What is gated (each record's gate policy) is tested unless
+--metric or --percentile say otherwise.
+
+confirm re-measures the commit before a change point and the change
+point's commit in one job, as a same-job gate (tailgate gate --kernel A
+--kernel B): their recorded kernels, or kernels --build makes.
+
+exit 0 ok (and confirm: no regression), 1 confirm found the regression, 2 bad usage or input (a corrupt store), 3 infrastructure failure
+`
+
+// confirmGate runs the gate confirm builds; tests replace it.
+var confirmGate = cmdGate
+
+func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, historyUsage)
+		if len(args) == 0 {
+			return usagef("name a subcommand: add, check, prune, changes, page or confirm")
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "add":
+		return historyAdd(ctx, rest, stdout, stderr)
+	case "check":
+		return historyCheck(ctx, rest, stdout)
+	case "prune":
+		return historyPrune(ctx, rest, stdout, stderr)
+	case "changes":
+		return historyChanges(ctx, rest, stdout)
+	case "page", "html":
+		return historyPage(ctx, rest, stdout, stderr)
+	case "confirm":
+		return historyConfirm(ctx, rest, stdout, stderr)
+	}
+	return usagef("unknown subcommand %q; want add, check, prune, changes, page or confirm (tailgate history -h)", sub)
+}
+
+// historyError classifies a store's error: what the input or the store
+// holds is exit 2, the machinery (git, the disk) exit 3.
+func historyError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, history.ErrBadInput), errors.Is(err, history.ErrDuplicate),
+		errors.Is(err, history.ErrCorrupt), errors.Is(err, history.ErrFutureFormat),
+		errors.Is(err, history.ErrNotFound), errors.Is(err, result.ErrCorrupt),
+		errors.Is(err, result.ErrFutureSchema), errors.Is(err, fs.ErrNotExist):
+		return usagef("%w", err)
+	}
+	return infra(err)
+}
+
+func historySub(name, usage string, stdout io.Writer) *flag.FlagSet {
+	fs := newFlagSet("history " + name)
+	setUsage(fs, stdout, usage)
+	return fs
+}
+
+func openStore(spec string) (*history.Store, error) {
+	s, err := history.Open(spec)
+	return s, historyError(err)
+}
+
+func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := historySub("add", "usage: tailgate history add STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]\n\nRecords RESULT under commit SHA in STORE.\n\n", stdout)
+	commit := fs.String("commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
+	at := fs.String("time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
+	ref := fs.String("ref", "", "the `REF` the commit was pushed to (main)")
+	replace := fs.Bool("replace", false, "overwrite a record of the same commit and target")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("history add: want STORE RESULT, got %d arguments", len(pos))
+	}
+	if *commit == "" {
+		return usagef("history add: --commit SHA is required (in CI: --commit \"$GITHUB_SHA\")")
+	}
+	var when time.Time
+	if *at != "" {
+		if when, err = parseTime(*at); err != nil {
+			return usagef("--time %q: want RFC 3339 (2026-01-02T15:04:05Z) or Unix seconds", *at)
+		}
+	}
+	s, err := openStore(pos[0])
+	if err != nil {
+		return err
+	}
+	r, err := result.Load(pos[1])
+	if err != nil {
+		return historyError(err)
+	}
+	prov := history.Provenance{Tailgate: version.Get()}
+	if id := os.Getenv("GITHUB_RUN_ID"); id != "" {
+		prov.Run = fmt.Sprintf("%s/%s/actions/runs/%s/attempts/%s", os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), id, os.Getenv("GITHUB_RUN_ATTEMPT"))
+	}
+	rec, err := history.NewRecord(r, strings.ToLower(*commit), when, *ref, prov)
+	if err != nil {
+		return usagef("history add %s: %v", pos[1], err)
+	}
+	e, err := s.Add(ctx, rec, history.AddOptions{Replace: *replace})
+	if err != nil {
+		return historyError(err)
+	}
+	fmt.Fprintf(stderr, "recorded %s target %s (%d scenarios) in %s as %s\n", e.Commit, e.Target, len(e.Scenarios), s, e.Path)
+	return nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(n, 0).UTC(), nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := historySub("check", "usage: tailgate history check STORE\n\nReads every record of STORE and checks it against the index: its digest, its format, its Result.\n\n", stdout)
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("history check: want STORE")
+	}
+	s, err := openStore(pos[0])
+	if err != nil {
+		return err
+	}
+	v, err := s.Read(ctx)
+	if err != nil {
+		return historyError(err)
+	}
+	defer v.Close()
+	errs := 0
+	for _, p := range v.Check() {
+		level := "error"
+		if p.Warning {
+			level = "warning"
+		} else {
+			errs++
+		}
+		fmt.Fprintf(stdout, "%s: %s: %v\n", level, p.Path, p.Err)
+	}
+	if errs > 0 {
+		return usagef("%s: %d records are damaged; restore them from the store's history (git log of its branch) or remove them with history prune", s, errs)
+	}
+	fmt.Fprintf(stdout, "%s: format %d, %d records of %d commits, all whole\n", s, v.Index.Format, len(v.Index.Entries), len(v.Index.Commits()))
+	return nil
+}
+
+// parseAge reads a Go duration or a number of days ("90d").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad age")
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad age")
+	}
+	return d, nil
+}
+
+func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := historySub("prune", "usage: tailgate history prune STORE --keep N | --older-than D\n\nRemoves the records of old commits, and files the index does not list.\n\n", stdout)
+	keep := fs.Int("keep", 0, "keep the newest `N` commits")
+	older := fs.String("older-than", "", "remove commits older than `D` (720h, 90d)")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("history prune: want STORE")
+	}
+	p := history.Policy{Keep: *keep}
+	if *older != "" {
+		if p.OlderThan, err = parseAge(*older); err != nil {
+			return usagef("--older-than %q: want a duration such as 720h or 90d", *older)
+		}
+	}
+	if *keep < 0 {
+		return usagef("--keep %d: want a positive count", *keep)
+	}
+	if p.Keep == 0 && p.OlderThan == 0 {
+		return usagef("history prune: give --keep N or --older-than D")
+	}
+	s, err := openStore(pos[0])
+	if err != nil {
+		return err
+	}
+	removed, err := s.Prune(ctx, p)
+	if err != nil {
+		return historyError(err)
+	}
+	fmt.Fprintf(stderr, "removed %d records from %s\n", len(removed), s)
+	return nil
+}
+
+// loadSeries reads every record of the store into series.
+func loadSeries(ctx context.Context, spec string, sel changes.Selection) ([]changes.Series, error) {
+	s, err := openStore(spec)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.Read(ctx)
+	if err != nil {
+		return nil, historyError(err)
+	}
+	defer v.Close()
+	b := changes.NewBuilder(sel)
+	for _, e := range v.Index.Entries {
+		rec, err := v.Record(e)
+		if err != nil {
+			return nil, usagef("%w; run tailgate history check %s", err, spec)
+		}
+		b.Add(rec, e.Path)
+	}
+	return b.Series(), nil
+}
+
+// seriesFlags are what changes and page share.
+type seriesFlags struct {
+	metrics, percentiles []string
+	level                float64
+}
+
+func (f *seriesFlags) register(fs *flag.FlagSet) {
+	list := func(dst *[]string) func(string) error {
+		return func(s string) error {
+			for _, x := range strings.Split(s, ",") {
+				if x = strings.TrimSpace(x); x != "" {
+					*dst = append(*dst, x)
+				}
+			}
+			return nil
+		}
+	}
+	fs.Func("metric", "test only metric `M` (repeatable, or a comma list); default what is gated", list(&f.metrics))
+	fs.Func("percentile", "test percentile `P` (p50, p90, p99, p99.9, max; repeatable); default what is gated", list(&f.percentiles))
+	fs.Float64Var(&f.level, "level", changes.DefaultLevel, "family-wise false-alarm rate over every series tested")
+}
+
+func (f *seriesFlags) detect(ctx context.Context, spec string) (*changes.Report, error) {
+	sel := changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}
+	if err := changes.CheckSelection(sel); err != nil {
+		return nil, usagef("--percentile: %v", err)
+	}
+	if f.level <= 0 || f.level >= 1 {
+		return nil, usagef("--level %g: want a rate between 0 and 1, such as 0.01", f.level)
+	}
+	series, err := loadSeries(ctx, spec, sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) == 0 {
+		return nil, usagef("%s: no series to test: the store is empty, or no record has metric %s at %s", spec, orAll(f.metrics), orAll(f.percentiles))
+	}
+	return changes.Detect(series, changes.Options{Level: f.level}), nil
+}
+
+func orAll(xs []string) string {
+	if len(xs) == 0 {
+		return "(gated)"
+	}
+	return strings.Join(xs, ",")
+}
+
+func historyChanges(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := historySub("changes", "usage: tailgate history changes STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]\n\nLists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.\n\n", stdout)
+	var sf seriesFlags
+	sf.register(fs)
+	format := fs.String("format", "text", "`FORMAT`: text, json or markdown")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("history changes: want STORE")
+	}
+	write := map[string]func(*changes.Report, io.Writer) error{
+		"text": (*changes.Report).WriteText, "json": (*changes.Report).WriteJSON, "markdown": (*changes.Report).WriteMarkdown,
+	}[*format]
+	if write == nil {
+		return usagef("--format %q: want text, json or markdown", *format)
+	}
+	rep, err := sf.detect(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return write(rep, stdout)
+}
+
+func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := historySub("page", "usage: tailgate history page STORE -o DIR [--commit-url URL] [--record-url URL]\n\nWrites DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.\n\n", stdout)
+	var sf seriesFlags
+	sf.register(fs)
+	out := fs.String("o", "", "write the page into directory `DIR` (index.html)")
+	var opt changes.PageOptions
+	fs.StringVar(&opt.CommitURL, "commit-url", "", "link each commit to `URL`, %s for the commit (https://github.com/OWNER/REPO/commit/%s)")
+	fs.StringVar(&opt.RecordURL, "record-url", "", "link each commit's label to its record at `URL`, %s for its path in the store")
+	fs.StringVar(&opt.Title, "title", "", "the page's `TITLE`")
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *out == "" {
+		return usagef("history page: want STORE -o DIR")
+	}
+	rep, err := sf.detect(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := rep.WritePage(&b, opt); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return infra(err)
+	}
+	path := filepath.Join(*out, "index.html")
+	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
+		return infra(fmt.Errorf("write %s: %w", path, err))
+	}
+	fmt.Fprintf(stderr, "wrote %s: %d series, %d change points\n", path, len(rep.Series), len(rep.Changes))
+	return nil
+}
+
+func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := historySub("confirm", "usage: tailgate history confirm STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]\n\nRe-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).\n\n", stdout)
+	target := fs.String("target", "", "the record's target `NAME`, when the commit has several")
+	build := fs.String("build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
+	dir := fs.String("build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")
+	dry := fs.Bool("dry-run", false, "print the gate command and do not run it")
+	var gateArgs []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, gateArgs = args[:i], args[i+1:]
+	}
+	pos, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("history confirm: want STORE COMMIT")
+	}
+	s, err := openStore(pos[0])
+	if err != nil {
+		return err
+	}
+	v, err := s.Read(ctx)
+	if err != nil {
+		return historyError(err)
+	}
+	defer v.Close()
+	heads, err := v.Index.Lookup(pos[1])
+	if err != nil {
+		return historyError(err)
+	}
+	var head *history.Entry
+	var names []string
+	for i := range heads {
+		names = append(names, heads[i].Target)
+		if *target == "" || heads[i].Target == *target {
+			head = &heads[i]
+		}
+	}
+	if head == nil || (*target == "" && len(heads) > 1) {
+		return usagef("commit %s has records of targets %s; name one with --target", pos[1], strings.Join(names, ", "))
+	}
+	var base *history.Entry
+	for i := range v.Index.Entries {
+		e := &v.Index.Entries[i]
+		if e.Commit == head.Commit {
+			break
+		}
+		if e.Target == head.Target {
+			base = e
+		}
+	}
+	if base == nil {
+		return usagef("commit %s is the first of target %s in %s: there is no commit before it to confirm against", head.Commit, head.Target, s)
+	}
+	brec, err := v.Record(*base)
+	if err != nil {
+		return historyError(err)
+	}
+	hrec, err := v.Record(*head)
+	if err != nil {
+		return historyError(err)
+	}
+	var scen []string
+	for _, sc := range hrec.Result.Scenarios {
+		if brec.Result.Find(sc.Name) != nil {
+			scen = append(scen, sc.Name)
+		}
+	}
+	if len(scen) == 0 {
+		return usagef("commits %s and %s share no scenario", short12(base.Commit), short12(head.Commit))
+	}
+	kernels := [2]string{kernelArg(brec.Result.Target), kernelArg(hrec.Result.Target)}
+	if *build != "" {
+		out := *dir
+		if out == "" {
+			if out, err = os.MkdirTemp("", "tailgate-confirm-"); err != nil {
+				return infra(err)
+			}
+		}
+		for i, c := range []struct{ role, commit string }{{"base", base.Commit}, {"head", head.Commit}} {
+			img, err := buildKernel(ctx, *build, c.commit, filepath.Join(out, c.role), stderr)
+			if err != nil {
+				return err
+			}
+			kernels[i] = img
+		}
+	}
+	if kernels[0] == "" || kernels[1] == "" {
+		return usagef("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", short12(base.Commit), short12(head.Commit))
+	}
+	gargs := append(append(slices.Clone(scen), "--kernel", kernels[0], "--kernel", kernels[1]), gateArgs...)
+	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", short12(head.Commit), short12(base.Commit), head.Target, joinArgs(gargs))
+	if *dry {
+		fmt.Fprintf(stdout, "tailgate gate %s\n", joinArgs(gargs))
+		return nil
+	}
+	return confirmGate(ctx, gargs, stdout, stderr)
+}
+
+func short12(c string) string { return c[:min(12, len(c))] }
+
+// kernelArg is a VM target's kernel as --kernel takes it, "" for the host.
+func kernelArg(t result.Target) string {
+	if t.Kind != "vm" || t.Kernel == "" {
+		return ""
+	}
+	if t.Cmdline != "" {
+		return t.Kernel + " " + t.Cmdline
+	}
+	return t.Kernel
+}
+
+// buildKernel runs the build command for commit and returns the image it
+// wrote.
+func buildKernel(ctx context.Context, cmdline, commit, out string, stderr io.Writer) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", infra(err)
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
+	cmd.Env = append(os.Environ(), "TAILGATE_COMMIT="+commit, "TAILGATE_OUT="+out)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Run(); err != nil {
+		return "", infra(fmt.Errorf("--build for %s: %w", short12(commit), err))
+	}
+	img := filepath.Join(out, "bzImage")
+	if st, err := os.Stat(img); err != nil || !st.Mode().IsRegular() {
+		return "", usagef("--build for %s exited 0 but wrote no %s; the command must write the kernel image there", short12(commit), img)
+	}
+	return img, nil
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+func historyRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"history"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// historyOfRealTrials writes twelve Results drawn from real recorded
+// syscall-read trials (five a commit), the last six made 20% slower, and
+// adds them to a directory store as twelve commits. vm makes them
+// records of VM targets whose kernel differs from commit 7 on.
+func historyOfRealTrials(t *testing.T, vm bool) (store string, commits []string) {
+	t.Helper()
+	pool, err := result.Load(filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	store = filepath.Join(dir, "store")
+	r := rand.New(rand.NewPCG(7, 7))
+	src := pool.Scenarios[0].Metrics["syscall.read"].Trials
+	for c := 1; c <= 12; c++ {
+		res := *pool
+		sc := pool.Scenarios[0]
+		m := &result.Metric{Unit: "ns"}
+		for range 5 {
+			tr := src[r.IntN(len(src))]
+			if c >= 7 {
+				h := hist.New()
+				for i, n := range tr.Histogram.Counts() {
+					if n != 0 {
+						h.RecordN(uint64(hist.Mid(i)*1.2), n)
+					}
+				}
+				tr.Histogram = h
+			}
+			m.Trials = append(m.Trials, tr)
+		}
+		sc.Metrics = map[string]*result.Metric{"syscall.read": m}
+		res.Scenarios = []result.Scenario{sc}
+		if vm {
+			res.Target = result.Target{Name: "deb", Kind: "vm", Kernel: "debian:6.1.0-old-cloud-amd64"}
+			if c >= 7 {
+				res.Target.Kernel = "debian:6.1.0-new-cloud-amd64"
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("r%d.json", c))
+		if err := result.Write(path, &res); err != nil {
+			t.Fatal(err)
+		}
+		commit := fmt.Sprintf("%06x%034x", 0xabc000+c, 0)
+		commits = append(commits, commit)
+		if code, _, stderr := historyRun(t, "add", store, path, "--commit", commit, "--time", fmt.Sprint(1700000000+3600*c), "--ref", "main"); code != 0 {
+			t.Fatalf("history add: exit %d: %s", code, stderr)
+		}
+	}
+	return store, commits
+}
+
+func TestHistoryChangesAndPage(t *testing.T) {
+	store, commits := historyOfRealTrials(t, false)
+	if code, out, stderr := historyRun(t, "check", store); code != 0 || !strings.Contains(out, "12 records of 12 commits") {
+		t.Fatalf("check: exit %d: %s %s", code, out, stderr)
+	}
+	code, out, stderr := historyRun(t, "changes", store, "--format", "json")
+	if code != 0 {
+		t.Fatalf("changes: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Changes []struct {
+			Commit string
+			Key    struct{ Metric, Percentile string }
+			Index  int
+			Ratio  struct{ Center, Lo, Hi float64 }
+			P      float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 1 || rep.Changes[0].Commit != commits[6] || rep.Changes[0].Key.Metric != "syscall.read" || rep.Changes[0].Key.Percentile != "p99" {
+		t.Fatalf("changes %+v, want one: syscall.read p99 at commit 7", rep.Changes)
+	}
+	if c := rep.Changes[0]; c.Ratio.Lo > 1.2 || c.Ratio.Hi < 1.2 {
+		t.Errorf("ratio %+v does not hold the ×1.2 made", c.Ratio)
+	}
+	for _, f := range []string{"text", "markdown"} {
+		code, out, _ := historyRun(t, "changes", store, "--format", f)
+		if code != 0 || !strings.Contains(out, commits[6][:12]) || !strings.Contains(out, "regression") {
+			t.Errorf("changes --format %s: exit %d:\n%s", f, code, out)
+		}
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	if code, _, stderr := historyRun(t, "page", store, "-o", site, "--commit-url", "https://example.com/commit/%s"); code != 0 {
+		t.Fatalf("page: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(site, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", `class="change"`, "https://example.com/commit/" + commits[6], "syscall.read p99 (gated)"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := bytes.Count(page, []byte(`class="point`)); n != 12 {
+		t.Errorf("page plots %d points, want 12", n)
+	}
+	// The same twelve without the step: no change point.
+}
+
+func TestHistoryConfirm(t *testing.T) {
+	store, commits := historyOfRealTrials(t, true)
+	var got []string
+	old := confirmGate
+	confirmGate = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		got = args
+		return nil
+	}
+	defer func() { confirmGate = old }()
+	if code, _, stderr := historyRun(t, "confirm", store, commits[6][:10], "--", "--budget", "5m"); code != 0 {
+		t.Fatalf("confirm: exit %d: %s", code, stderr)
+	}
+	want := "syscall-read --kernel debian:6.1.0-old-cloud-amd64 --kernel debian:6.1.0-new-cloud-amd64 --budget 5m"
+	if strings.Join(got, " ") != want {
+		t.Errorf("gate args %q, want %q", strings.Join(got, " "), want)
+	}
+	// --build: the command builds each commit's kernel; base first.
+	got = nil
+	build := `echo "$TAILGATE_COMMIT" > "$TAILGATE_OUT/bzImage"`
+	bdir := t.TempDir()
+	if code, _, stderr := historyRun(t, "confirm", store, commits[6], "--build", build, "--build-dir", bdir); code != 0 {
+		t.Fatalf("confirm --build: exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(bdir, "base", "bzImage"))
+	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 5 || got[2] != filepath.Join(bdir, "base", "bzImage") || got[4] != filepath.Join(bdir, "head", "bzImage") {
+		t.Errorf("--build: base built %q, gate args %q", b, got)
+	}
+}
+
+func TestHistoryBadInput(t *testing.T) {
+	store, commits := historyOfRealTrials(t, false)
+	res := filepath.Join(t.TempDir(), "r.json")
+	r, _ := result.Load(filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json"))
+	result.Write(res, r)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"no commit", []string{"add", store, res}, "--commit SHA is required", 2},
+		{"bad commit", []string{"add", store, res, "--commit", "HEAD"}, "not a commit id", 2},
+		{"duplicate", []string{"add", store, res, "--commit", commits[0]}, "already recorded", 2},
+		{"bad time", []string{"add", store, res, "--commit", commits[0], "--time", "yesterday"}, "--time", 2},
+		{"no store", []string{"changes", filepath.Join(t.TempDir(), "none")}, "no such file", 2},
+		{"bad percentile", []string{"changes", store, "--percentile", "p42"}, "unknown percentile", 2},
+		{"prune nothing", []string{"prune", store}, "--keep N or --older-than D", 2},
+		{"host confirm", []string{"confirm", store, commits[6]}, "give --build", 2},
+		{"first confirm", []string{"confirm", store, commits[0]}, "no commit before it", 2},
+		{"unknown sub", []string{"frobnicate"}, "unknown subcommand", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := historyRun(t, c.args...)
+			if code != c.code || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, want %d; stderr %q, want one line with %q", code, c.code, stderr, c.want)
+			}
+		})
+	}
+	// A torn record: check says so, exit 2.
+	var rec string
+	filepath.WalkDir(filepath.Join(store, "records"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && rec == "" {
+			rec = p
+		}
+		return nil
+	})
+	b, _ := os.ReadFile(rec)
+	os.WriteFile(rec, b[:len(b)/3], 0o644)
+	if code, out, _ := historyRun(t, "check", store); code != 2 || !strings.Contains(out, "torn") {
+		t.Errorf("check of a torn record: exit %d:\n%s", code, out)
+	}
+}
