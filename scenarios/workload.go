@@ -20,7 +20,9 @@ import (
 // Stats is what a workload did in one run.
 type Stats struct {
 	// Ops is the operations completed: reads or writes, round trips, timer
-	// wakeups, children or threads created, hog spin rounds (noise kind).
+	// wakeups, children or threads created, hog spin rounds (noise kind);
+	// for exec, the lines matching ops, or without ops the runs of command
+	// (with load, of load) that ended by themselves within the run.
 	Ops uint64
 	// Syscalls counts, by name, the syscalls the workload's own threads
 	// made during the run (the Go runtime's are not included). Every call

@@ -30,6 +30,18 @@ import (
 // exited or the duration is over; with load, when load exits or the
 // duration is over, and command keeps running from one run to the next.
 // Whatever is left in a group at the end is killed and the group removed.
+//
+// A run cut by its end is not a failure, and the next run starts afresh
+// what was cut. So the warmup is a run like a trial's, stopped at the
+// warmup's end: without load it starts command (warming the page cache,
+// the dynamic loader, the program's own files) and kills what still runs
+// when the warmup is over, and each trial then starts command anew; with
+// load it runs load against command, which keeps running into the
+// trials. Only a program that exits by itself with a failure fails a run.
+//
+// Without ops, an op is a run that ended by itself: Stats.Ops is 1 when
+// command (with load, load) finished within the run and 0 when the run's
+// end cut it, so ops/s reads as runs per second.
 type Exec struct {
 	Command  []string          `json:"command"`
 	Env      map[string]string `json:"env,omitempty"`

@@ -36,6 +36,7 @@ type execLoad struct {
 	// started is set once setup has run: teardown is due at close.
 	started bool
 	cmd     *child // command while it runs
+	runs    int    // programs started, naming the group of each
 }
 
 // stopWait bounds how long a killed process's output takes to drain once
@@ -242,9 +243,10 @@ func (l *execLoad) run(ctx context.Context) (Stats, error) {
 }
 
 // runCommand waits until every process of the group has exited or ctx is
-// done, then kills what is left. Ops count from the command's start when
-// this run started it (its first lines may be counted already), else from
-// now.
+// done, then kills what is left. With ops, ops count from the command's
+// start when this run started it (its first lines may be counted
+// already), else from now; without, the op is the run: 1 when command
+// and all it started ended by themselves, 0 when the run's end cut them.
 func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) {
 	c := l.cmd
 	var base uint64
@@ -252,12 +254,13 @@ func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) 
 		base = c.ops.Load()
 	}
 	var failure error
+	ended := false
 	select {
 	case <-ctx.Done():
 	case <-c.exited:
 		if failure = c.failed(); failure == nil {
 			// command is done; what it started may not be.
-			l.waitEmpty(ctx)
+			ended = l.waitEmpty(ctx)
 		}
 	}
 	if failure == nil {
@@ -270,6 +273,12 @@ func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) 
 	}
 	err := l.stopCommand()
 	st := Stats{Ops: c.ops.Load() - base, Syscalls: map[string]uint64{}}
+	if l.ops == nil {
+		st.Ops = 0
+		if ended {
+			st.Ops = 1
+		}
+	}
 	if failure != nil {
 		return st, failure
 	}
@@ -277,23 +286,24 @@ func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) 
 }
 
 // waitEmpty waits until nothing is alive in command's group or ctx is
-// done.
-func (l *execLoad) waitEmpty(ctx context.Context) {
+// done, and reports whether the group emptied.
+func (l *execLoad) waitEmpty(ctx context.Context) bool {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		if populated, err := l.group.Populated(); err != nil || !populated {
-			return
+			return err == nil
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-tick.C:
 		}
 	}
 }
 
 // runLoad runs load against command until load exits or ctx is done.
+// Without ops, the op is load's run: 1 when load ended by itself.
 func (l *execLoad) runLoad(ctx context.Context) (Stats, error) {
 	st := Stats{Syscalls: map[string]uint64{}}
 	if err := l.loadG.Kill(); err != nil {
@@ -304,6 +314,7 @@ func (l *execLoad) runLoad(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	var failure error
+	ended := false
 	cmdExited := l.cmd.exited
 wait:
 	for {
@@ -312,6 +323,7 @@ wait:
 			break wait
 		case <-lc.exited:
 			failure = lc.failed()
+			ended = failure == nil
 			break wait
 		case <-cmdExited:
 			// A command that forks a daemon and exits 0 is not a failure:
@@ -331,6 +343,12 @@ wait:
 	}
 	kerr := lc.stop(l.loadG)
 	st.Ops = lc.ops.Load()
+	if l.ops == nil {
+		st.Ops = 0
+		if ended {
+			st.Ops = 1
+		}
+	}
 	if failure != nil {
 		return st, failure
 	}
@@ -390,6 +408,7 @@ func (l *execLoad) close() error {
 type child struct {
 	what   string
 	argv   []string
+	group  *cgroup.Group // its own, below the group it was started in
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd.Wait returned
 	err    error         // cmd.Wait's, once exited is closed
@@ -398,11 +417,36 @@ type child struct {
 	output sync.WaitGroup // the readers of stdout and stderr
 }
 
-// startChild starts argv in group g. Its output goes to pipes read here
-// rather than through os/exec's copying, so that waiting for it does not
-// wait for a daemon it forked, which holds the pipes open.
+// startChild starts argv in a new group below g, which holds it and what
+// it starts, so that g counts them. Each start has a group of its own
+// because the kernel (6.18 at least) kills at once every process
+// started with CLONE_INTO_CGROUP into a group that cgroup.kill has once
+// emptied: the command started again after a run cut short by its end
+// (a warmup's, a trial's) would die of SIGKILL before it ran. Its output
+// goes to pipes read here rather than through os/exec's copying, so that
+// waiting for it does not wait for a daemon it forked, which holds the
+// pipes open.
 func (l *execLoad) startChild(g *cgroup.Group, what string, argv []string, countOps bool) (*child, error) {
-	c := &child{what: what, argv: argv, exited: make(chan struct{}), stderr: &lastLines{max: 10}}
+	l.runs++
+	leaf := filepath.Join(g.Path, fmt.Sprintf("%s-%d", what, l.runs))
+	if err := os.Mkdir(leaf, 0o755); err != nil {
+		return nil, fmt.Errorf("start %s: make cgroup: %w", what, err)
+	}
+	cg, err := cgroup.Open(leaf)
+	if err != nil {
+		os.Remove(leaf)
+		return nil, fmt.Errorf("start %s: %w", what, err)
+	}
+	c, err := l.startIn(cg, what, argv, countOps)
+	if err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps bool) (*child, error) {
+	c := &child{what: what, argv: argv, group: g, exited: make(chan struct{}), stderr: &lastLines{max: 10}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.e.Dir
 	cmd.Env = l.env
@@ -477,7 +521,7 @@ func (c *child) failed() error {
 }
 
 // stop kills what is in g (c and whatever it started), waits for c and
-// for its output to drain.
+// for its output to drain, and removes c's own group.
 func (c *child) stop(g *cgroup.Group) error {
 	err := g.Kill()
 	select {
@@ -486,7 +530,7 @@ func (c *child) stop(g *cgroup.Group) error {
 		return errors.Join(err, fmt.Errorf("%s %s (pid %d) did not exit after being killed", c.what, quoteArgv(c.argv), c.cmd.Process.Pid))
 	}
 	c.waitOutput()
-	return err
+	return errors.Join(err, c.group.Remove())
 }
 
 // waitOutput waits, a little, for the readers to reach the end of the

@@ -257,6 +257,87 @@ func TestExecLoad(t *testing.T) {
 	checkClean(t, m)
 }
 
+// A run cut at its end (a warmup's, a trial's) while the command or the
+// load still runs is no failure, and the next run starts them afresh and
+// lets them finish: the warmup of a command that runs to completion is
+// such a cut run (issue 19: dd running longer than the warmup failed the
+// trial after it with "signal: killed").
+func TestExecRunCutThenAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Exec
+		ops  uint64
+	}{
+		{"command", Exec{Command: []string{"sh", "-c", "sleep 0.3; echo ok"}, Ops: "^ok$"}, 1},
+		{"load", Exec{Command: []string{"sleep", "1000"}, Load: []string{"sh", "-c", "sleep 0.3; echo ok"}, Ops: "^ok$"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, m := marked(tt.e)
+			r := newExec(t, w)
+			for run, d := range []time.Duration{50 * time.Millisecond, 10 * time.Second, 50 * time.Millisecond, 10 * time.Second} {
+				if err := Start(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				start := time.Now()
+				st, err := r.Run(ctx)
+				took := time.Since(start)
+				cancel()
+				if err != nil {
+					t.Fatalf("run %d (%v): %v", run, d, err)
+				}
+				if d > time.Second && (st.Ops != tt.ops || took < 250*time.Millisecond) {
+					t.Errorf("run %d: %d ops in %v; want the %d line of a whole run of 300ms", run, st.Ops, took, tt.ops)
+				}
+			}
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+			checkClean(t, m)
+		})
+	}
+}
+
+// Without ops, an op is a run that ended by itself (issue 19: ops/s was
+// always 0 without ops): 1 for a whole run of command or of load, 0 for
+// a run cut by its end.
+func TestExecRunsAreOpsWithoutOps(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Exec
+		d    time.Duration
+		want uint64
+	}{
+		{"command", Exec{Command: []string{"sh", "-c", "echo a; echo b"}}, 10 * time.Second, 1},
+		{"command cut", Exec{Command: []string{"sleep", "1000"}}, 100 * time.Millisecond, 0},
+		{"load", Exec{Command: []string{"sleep", "1000"}, Load: []string{"sh", "-c", "echo a; echo b"}}, 10 * time.Second, 1},
+		{"load cut", Exec{Command: []string{"sleep", "1000"}, Load: []string{"sleep", "1000"}}, 100 * time.Millisecond, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, m := marked(tt.e)
+			r := newExec(t, w)
+			for run := range 2 {
+				if err := Start(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), tt.d)
+				st, err := r.Run(ctx)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Ops != tt.want {
+					t.Errorf("run %d: %d ops, want %d", run, st.Ops, tt.want)
+				}
+			}
+			r.Close()
+			checkClean(t, m)
+		})
+	}
+}
+
 func TestExecSetupTeardown(t *testing.T) {
 	dir := t.TempDir()
 	w, m := marked(Exec{
