@@ -28,6 +28,10 @@ func historyRun(t *testing.T, args ...string) (int, string, string) {
 // adds them to a directory store as twelve commits. vm makes them
 // records of VM targets whose kernel differs from commit 7 on.
 func historyOfRealTrials(t *testing.T, vm bool) (store string, commits []string) {
+	return historyOfTrials(t, vm, 1.2)
+}
+
+func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commits []string) {
 	t.Helper()
 	pool, err := result.Load(filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json"))
 	if err != nil {
@@ -43,11 +47,11 @@ func historyOfRealTrials(t *testing.T, vm bool) (store string, commits []string)
 		m := &result.Metric{Unit: "ns"}
 		for range 5 {
 			tr := src[r.IntN(len(src))]
-			if c >= 7 {
+			if c >= 7 && shift != 1 {
 				h := hist.New()
 				for i, n := range tr.Histogram.Counts() {
 					if n != 0 {
-						h.RecordN(uint64(hist.Mid(i)*1.2), n)
+						h.RecordN(uint64(hist.Mid(i)*shift), n)
 					}
 				}
 				tr.Histogram = h
@@ -124,7 +128,11 @@ func TestHistoryChangesAndPage(t *testing.T) {
 	if n := bytes.Count(page, []byte(`class="point`)); n != 12 {
 		t.Errorf("page plots %d points, want 12", n)
 	}
-	// The same twelve without the step: no change point.
+	// Twelve commits without the step: no change point.
+	flat, _ := historyOfTrials(t, false, 1)
+	if code, out, _ := historyRun(t, "changes", flat); code != 0 || !strings.Contains(out, "0 change points") {
+		t.Errorf("changes of a step-free history: exit %d:\n%s", code, out)
+	}
 }
 
 func TestHistoryConfirm(t *testing.T) {
