@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -74,7 +75,14 @@ const (
 // fork; no noise, except the noise kind: one hog per CPU). A syscall tracer
 // without syscalls traces the syscall workload's syscall.
 func Parse(source string, b []byte) (s *Scenario, err error) {
-	p := &scenarioParser{source: source}
+	p := &scenarioParser{source: source, path: source}
+	if source != "" && !strings.HasPrefix(source, builtinPrefix) && !filepath.IsAbs(source) {
+		// Relative paths in the file (a ufunc binary, an exec dir) are
+		// the file's own, whatever the working directory becomes.
+		if abs, err := filepath.Abs(source); err == nil {
+			p.path = abs
+		}
+	}
 	b, err = config.CheckInput(source, b)
 	if err != nil {
 		return nil, err
@@ -109,11 +117,12 @@ func parseYAML(b []byte) (f *ast.File, err error) {
 }
 
 type scenarioParser struct {
-	source string
+	source string // as errors name the file
+	path   string // the file's path, absolute, for its relative paths
 }
 
 // node returns the config.Node of n.
-func (p *scenarioParser) node(n ast.Node) config.Node { return config.NewNode(p.source, n) }
+func (p *scenarioParser) node(n ast.Node) config.Node { return config.NewFileNode(p.source, p.path, n) }
 
 func (p *scenarioParser) errAt(n ast.Node, format string, args ...any) *ParseError {
 	return p.node(n).Errorf(format, args...)

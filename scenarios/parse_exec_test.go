@@ -2,12 +2,15 @@ package scenarios
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/bpf/ufunc"
 )
 
 const goodExec = `name: my-server
@@ -111,6 +114,44 @@ func TestParseExecDir(t *testing.T) {
 	}
 	if got := s.Workload.Params.(*Exec).Dir; got != "../bin" {
 		t.Errorf("built-in's dir %q, want ../bin", got)
+	}
+}
+
+// A ufunc binary with a slash is relative to the scenario file however
+// the file is named: a bare name in the working directory (x.yaml) made
+// ./server the name server, looked up in $PATH (issue 19). A name without
+// a slash (libc.so.6) is left to be looked up; an error still names the
+// file as given.
+func TestParseUfuncBinaryRelativeToFile(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ source, binary, want string }{
+		{"x.yaml", "./server", filepath.Join(wd, "server")},
+		{"./x.yaml", "./server", filepath.Join(wd, "server")},
+		{"perf/x.yaml", "./server", filepath.Join(wd, "perf/server")},
+		{"perf/x.yaml", "../bin/server", filepath.Join(wd, "bin/server")},
+		{"/srv/x.yaml", "./server", "/srv/server"},
+		{"x.yaml", "libc.so.6", "libc.so.6"},
+		{"builtin:x.yaml", "./server", "./server"},
+	} {
+		src := "name: x\nworkload: {kind: syscall}\ntracers:\n  ufunc: {binary: " + tt.binary + ", symbols: [main]}\n"
+		s, err := Parse(tt.source, []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.source, err)
+		}
+		if got := s.Tracers["ufunc"].(*ufunc.Config).Binary; got != tt.want {
+			t.Errorf("%s, binary %s: %q, want %q", tt.source, tt.binary, got, tt.want)
+		}
+		if s.Source != tt.source {
+			t.Errorf("Source %q, want %q as given", s.Source, tt.source)
+		}
+	}
+	_, err = Parse("x.yaml", []byte("name: x\nworkload: {kind: syscall}\ntracers:\n  ufunc: {binary: ./server}\n"))
+	wantParseError(t, err, 4, 3, "needs")
+	if err == nil || !strings.HasPrefix(err.Error(), "x.yaml:4:3: ") {
+		t.Errorf("error %v, want it to name x.yaml as given", err)
 	}
 }
 

@@ -32,17 +32,39 @@ func (e *Error) Error() string {
 // missing value at 1:1 of an unnamed file.
 type Node struct {
 	source string
-	n      ast.Node
+	// path is the file's path to resolve its relative paths against, when
+	// it differs from source (an absolute path for a file named by a
+	// relative one).
+	path string
+	n    ast.Node
 }
 
 // NewNode returns the Node of n in the file named source.
 func NewNode(source string, n ast.Node) Node { return Node{source: source, n: n} }
 
+// NewFileNode returns the Node of n in the file named source in errors
+// and found at path, which Source returns: the file's relative paths
+// (./server) are taken relative to path's directory, which does not
+// depend on how the user named the file (x.yaml, whose directory "."
+// would make ./server a bare name).
+func NewFileNode(source, path string, n ast.Node) Node {
+	if path == source {
+		path = ""
+	}
+	return Node{source: source, path: path, n: n}
+}
+
 // AST is the syntax-tree node, for what the accessors do not cover.
 func (n Node) AST() ast.Node { return n.n }
 
-// Source names the file n is in.
-func (n Node) Source() string { return n.source }
+// Source is the path of the file n is in, to resolve the file's relative
+// paths against: NewFileNode's path, else the source errors name.
+func (n Node) Source() string {
+	if n.path != "" {
+		return n.path
+	}
+	return n.source
+}
 
 // Errorf returns an *Error at n.
 func (n Node) Errorf(format string, args ...any) *Error {
@@ -51,7 +73,7 @@ func (n Node) Errorf(format string, args ...any) *Error {
 }
 
 // at returns the Node of another node of the same file.
-func (n Node) at(m ast.Node) Node { return Node{source: n.source, n: m} }
+func (n Node) at(m ast.Node) Node { return Node{source: n.source, path: n.path, n: m} }
 
 // IsNull reports whether n is empty (null, ~ or nothing after the colon).
 func (n Node) IsNull() bool {
