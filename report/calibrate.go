@@ -15,7 +15,9 @@ import (
 
 // CalibrationSchema is the version of the Calibration document this
 // package writes.
-const CalibrationSchema = 1
+// Schema 2 added Statistic; a schema 1 document was measured on the
+// quantile of each run's merged trials.
+const CalibrationSchema = 2
 
 // CalibrationConfidence is the confidence of the upper bounds a
 // Calibration stores and comparisons use.
@@ -32,6 +34,10 @@ type Calibration struct {
 	KernelRelease string    `json:"kernel_release"`
 	Created       time.Time `json:"created"`
 	Runs          int       `json:"runs"`
+	// Statistic is what the spreads were measured on: StatisticTrialCentre,
+	// or "" (schema 1) for the quantile of each run's merged trials. A
+	// comparison with the stored baseline uses the same statistic.
+	Statistic string `json:"statistic,omitempty"`
 	// Confidence is that of every Spread's UpperSD.
 	Confidence float64 `json:"confidence"`
 	// Scenarios maps scenario → metric → percentile → spread.
@@ -39,7 +45,8 @@ type Calibration struct {
 }
 
 // Spread is the between-run spread of one scenario, metric and percentile,
-// as standard deviations of the log quantile of a run's merged trials.
+// as standard deviations of a run's log centre (the Calibration's
+// Statistic).
 type Spread struct {
 	// Trials is the fewest trials of a run it was measured with.
 	Trials int `json:"trials"`
@@ -81,8 +88,9 @@ var (
 // Calibrate measures the between-run spread from K ≥ 2 separate runs of
 // the same target and kernel (each of independent trials): per scenario,
 // metric and percentile present in every run, the variance across runs of
-// the log quantile of each run's merged trials, less the mean bootstrap
-// variance of one run's log quantile. Created is the latest run's end.
+// each run's trial centre (the Hodges-Lehmann centre of its trials' log
+// quantiles: StatisticTrialCentre), less the mean bootstrap variance of
+// one run's centre. Created is the latest run's end.
 func Calibrate(runs []*result.Result) (*Calibration, error) {
 	if len(runs) < 2 {
 		return nil, fmt.Errorf("%w, got %d", ErrTooFewRuns, len(runs))
@@ -90,7 +98,7 @@ func Calibrate(runs []*result.Result) (*Calibration, error) {
 	first := runs[0]
 	c := &Calibration{
 		Schema: CalibrationSchema, Target: first.Target.Name, KernelRelease: first.Environment.KernelRelease,
-		Runs: len(runs), Confidence: CalibrationConfidence,
+		Runs: len(runs), Confidence: CalibrationConfidence, Statistic: StatisticTrialCentre,
 		Scenarios: map[string]map[string]map[string]Spread{},
 	}
 	for i, r := range runs {
@@ -145,17 +153,17 @@ func spreadOf(runs []*result.Result, scenario, metric string, p Percentile) (Spr
 			return Spread{}, false
 		}
 		trials := trialsOf(s.Metrics[metric])
-		side := newSide(trials)
-		x := side.merged.Quantile(p.Q)
-		if !(x > 0) {
+		logs := trialLogs(trials, p.Q)
+		if len(logs) < 2 {
 			return Spread{}, false
 		}
 		seed := seedFor(contentHash(trials, nil), metric, p.Name)
 		rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
-		w := side.logVariance(rng, p.Q, DefaultResamples)
+		c, w := trialCentre(logs, rng, DefaultResamples)
 		if math.IsNaN(w) {
 			return Spread{}, false
 		}
+		x := math.Exp(c)
 		within += math.Max(w, bucketVariance(x))
 		xs = append(xs, math.Log(x))
 		if sp.Trials < 0 || len(trials) < sp.Trials {

@@ -80,7 +80,7 @@ func TestCalibrateRefuses(t *testing.T) {
 	if _, err := Calibrate([]*result.Result{run("host", "6.1"), run("host", "6.12")}); err == nil || !strings.Contains(err.Error(), "one kernel at a time") {
 		t.Errorf("two kernels: %v", err)
 	}
-	if _, err := ParseCalibration([]byte(`{"schema": 2, "runs": 5}`)); !errors.Is(err, ErrCalibrationSchema) {
+	if _, err := ParseCalibration([]byte(`{"schema": 3, "runs": 5}`)); !errors.Is(err, ErrCalibrationSchema) {
 		t.Errorf("future schema: %v", err)
 	}
 	if _, err := ParseCalibration([]byte(`{"schema": 1, "runs": 1}`)); !errors.Is(err, ErrTooFewRuns) {

@@ -494,7 +494,12 @@ func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 		if opt.gatedOnly && !gated {
 			n = 0
 		}
-		e := estimate(bs, cs, p.Q, n, seedFor(content, metric, p.Name))
+		var e Estimate
+		if opt.Stored && opt.Calibration != nil && opt.Calibration.Statistic == StatisticTrialCentre {
+			e = centreEstimate(base, cand, p.Q, n, seedFor(content, metric, p.Name))
+		} else {
+			e = estimate(bs, cs, p.Q, n, seedFor(content, metric, p.Name))
+		}
 		sd := excess(p)
 		if sd > 0 {
 			e = e.finish(2 * sd * sd)
