@@ -115,9 +115,11 @@ func Calibrate(runs []*result.Result) (*Calibration, error) {
 	k := float64(len(runs))
 	upperFactor := (k - 1) / chi2Quantile(1-CalibrationConfidence, k-1)
 	for _, s := range first.Scenarios {
+		gate, _ := GatePolicy(&s)
+		pcts := percentilesFor(gate, nil)
 		for name := range s.Metrics {
 			spreads := map[string]Spread{}
-			for _, p := range Percentiles {
+			for _, p := range pcts {
 				if p.Q >= 1 {
 					continue // the max has no bootstrap spread to speak of
 				}

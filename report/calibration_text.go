@@ -34,7 +34,7 @@ func WriteCalibrationText(w io.Writer, cal *Calibration, first *result.Result, c
 		// The gated tests only: the others are reported, never judged, and
 		// their spreads (of sparse sched metrics, say) say little.
 		for _, n := range names {
-			for _, p := range Percentiles {
+			for _, p := range percentilesFor(s.Gate, cli) {
 				sp, ok := ms[n][p.Name]
 				if !ok {
 					continue

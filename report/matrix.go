@@ -92,6 +92,8 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	}
 	for _, rs := range ref.Result.Scenarios {
 		ms := MatrixScenario{Name: rs.Name}
+		gate, _ := GatePolicy(&rs)
+		pcts := percentilesFor(gate, opt.Thresholds)
 		var names []string
 		for _, t := range targets {
 			if s := t.Result.Find(rs.Name); s != nil {
@@ -109,7 +111,7 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 				continue
 			}
 			mm := MatrixMetric{Name: name}
-			for _, p := range Percentiles {
+			for _, p := range pcts {
 				row := MatrixRow{Quantile: p.Name}
 				for ti, t := range targets {
 					c := MatrixCell{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}

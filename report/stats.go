@@ -7,10 +7,12 @@
 package report
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -22,11 +24,13 @@ const DefaultResamples = 2000
 
 // Percentile is a quantile the gate reports, by name.
 type Percentile struct {
-	Name string  // "p50", "p90", "p99", "p99.9", "max"
+	Name string  // "p50", "p90", "p99", "p99.9", "p95", "p99.99", "max"
 	Q    float64 // 0.5 … 1
 }
 
-// Percentiles are the quantiles every comparison reports, in order.
+// Percentiles are the quantiles every comparison reports, in order. Any
+// other (p95, p99.99) is reported where a gate policy or a threshold names
+// it (percentilesFor).
 var Percentiles = []Percentile{
 	{"p50", 0.5},
 	{"p90", 0.9},
@@ -35,14 +39,46 @@ var Percentiles = []Percentile{
 	{"max", 1},
 }
 
-// LookupPercentile returns the percentile of the given name.
+// PercentileHelp says which names LookupPercentile takes, for errors.
+const PercentileHelp = hist.PercentileNames
+
+// LookupPercentile returns the percentile of the given name
+// (hist.ParsePercentile).
 func LookupPercentile(name string) (Percentile, bool) {
 	for _, p := range Percentiles {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return Percentile{}, false
+	q, ok := hist.ParsePercentile(name)
+	if !ok {
+		return Percentile{}, false
+	}
+	return Percentile{Name: name, Q: q}, true
+}
+
+// percentilesFor is Percentiles with every other percentile the policy or
+// the command line thresholds, in the order of their quantiles.
+func percentilesFor(gate map[string]map[string]float64, cli []Threshold) []Percentile {
+	out := slices.Clone(Percentiles)
+	add := func(name string) {
+		if slices.ContainsFunc(out, func(p Percentile) bool { return p.Name == name }) {
+			return
+		}
+		if p, ok := LookupPercentile(name); ok {
+			out = append(out, p)
+		}
+	}
+	for _, ps := range gate {
+		for name := range ps {
+			add(name)
+		}
+	}
+	for _, t := range cli {
+		add(t.Percentile)
+	}
+	slices.SortStableFunc(out, func(a, b Percentile) int { return cmp.Compare(a.Q, b.Q) })
+	return out
 }
 
 // Estimate is a ratio candidate/baseline of one quantile with the spread

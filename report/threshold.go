@@ -56,7 +56,7 @@ func ParseThreshold(s string) (Threshold, error) {
 		}
 	}
 	if _, ok := LookupPercentile(t.Percentile); !ok {
-		return Threshold{}, fmt.Errorf("threshold %q: unknown percentile %q (want p50, p90, p99, p99.9 or max)", s, t.Percentile)
+		return Threshold{}, fmt.Errorf("threshold %q: unknown percentile %q (want %s)", s, t.Percentile, PercentileHelp)
 	}
 	val = strings.TrimSpace(val)
 	if val == "off" || val == "none" {

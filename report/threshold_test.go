@@ -22,7 +22,8 @@ func TestParseThreshold(t *testing.T) {
 		{in: "max=50%", want: Threshold{Percentile: "max", Value: 0.5}},
 		{in: "p90=off", want: Threshold{Percentile: "p90", Off: true}},
 		{in: "p99", wantErr: "want [METRIC:]PERCENTILE=VALUE"},
-		{in: "p95=10%", wantErr: `unknown percentile "p95"`},
+		{in: "p95=10%", want: Threshold{Percentile: "p95", Value: 0.1}},
+		{in: "p100=10%", wantErr: `unknown percentile "p100"`},
 		{in: "p99=ten%", wantErr: "not a number"},
 		{in: "p99=10", wantErr: "did you mean 10%"},
 		{in: "p99=0%", want: Threshold{Percentile: "p99", Value: 0}},
@@ -114,5 +115,44 @@ func TestGatePolicy(t *testing.T) {
 				t.Errorf("warning %+v, want one: %v", warn, c.wantWarn)
 			}
 		})
+	}
+}
+
+// Any percentile may be gated: p95 and p99.99 by name, each written one
+// way only; what is not a percentile is refused with the names it takes.
+func TestLookupAnyPercentile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		q    float64
+		ok   bool
+	}{
+		{"p95", 0.95, true}, {"p99.99", 0.9999, true}, {"p97", 0.97, true}, {"p99.5", 0.995, true},
+		{"p99", 0.99, true}, {"max", 1, true}, {"p0.1", 0.001, true},
+		{"p100", 0, false}, {"p0", 0, false}, {"p", 0, false}, {"p-5", 0, false}, {"p+5", 0, false},
+		{"p095", 0, false}, {"p99.90", 0, false}, {"p1e1", 0, false}, {"95", 0, false}, {"pNaN", 0, false}, {"pInf", 0, false},
+	} {
+		p, ok := LookupPercentile(c.name)
+		if ok != c.ok || (ok && (p.Q != c.q || p.Name != c.name)) {
+			t.Errorf("LookupPercentile(%q) = %+v, %v; want q %g, %v", c.name, p, ok, c.q, c.ok)
+		}
+	}
+	if _, err := ParseThreshold("p97=5%"); err != nil {
+		t.Errorf("p97=5%%: %v", err)
+	}
+	if _, err := ParseThreshold("p100=5%"); err == nil || !strings.Contains(err.Error(), "p99.99") {
+		t.Errorf("p100=5%%: %v, want an error naming what is taken", err)
+	}
+}
+
+// A gated p95 is reported and judged, in quantile order, beside the
+// standard percentiles.
+func TestGateAnyPercentile(t *testing.T) {
+	got := percentilesFor(map[string]map[string]float64{"m": {"p95": 0.1, "p99": 0.1}}, []Threshold{{Percentile: "p99.99", Value: 0.05}})
+	var names []string
+	for _, p := range got {
+		names = append(names, p.Name)
+	}
+	if want := "p50 p90 p95 p99 p99.9 p99.99 max"; strings.Join(names, " ") != want {
+		t.Errorf("percentiles %v, want %s", names, want)
 	}
 }

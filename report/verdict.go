@@ -310,6 +310,7 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	if err := checkCandidateGated(base, cand, gate, opt.Thresholds); err != nil {
 		return nil, err
 	}
+	pcts := percentilesFor(gate, opt.Thresholds)
 	var names []string
 	var oneSide []Warning
 	for name := range cand.Metrics {
@@ -353,10 +354,10 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		}
 		bm, cm := base.Metrics[name], cand.Metrics[name]
 		if pairs, ok := pairRounds(bm, cm); ok && !opt.Stored {
-			sr.Verdicts = append(sr.Verdicts, comparePairedMetric(name, bm, cm, pairs, th)...)
+			sr.Verdicts = append(sr.Verdicts, comparePairedMetric(name, bm, cm, pairs, pcts, th)...)
 			continue
 		}
-		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(bm), trialsOf(cm), th, excess, opt)...)
+		sr.Verdicts = append(sr.Verdicts, compareMetric(name, trialsOf(bm), trialsOf(cm), pcts, th, excess, opt)...)
 	}
 	return sr, nil
 }
@@ -414,7 +415,7 @@ func checkCandidateGated(base, cand *result.Scenario, gate map[string]map[string
 			continue
 		}
 		gated := false
-		for _, p := range Percentiles {
+		for _, p := range percentilesFor(gate, cli) {
 			if _, ok := ResolveThreshold(name, p.Name, gate, cli); ok {
 				gated = true
 			}
@@ -473,14 +474,14 @@ func trialsOf(m *result.Metric) []*hist.Histogram {
 // at DefaultAlpha. threshold gives each percentile's threshold and whether
 // it is gated; resamples ≤ 0 means DefaultResamples.
 func CompareMetric(metric string, base, cand []*hist.Histogram, threshold func(Percentile) (float64, bool), resamples int) []Verdict {
-	vs := compareMetric(metric, base, cand, threshold, func(Percentile) float64 { return 0 }, Options{Resamples: resamples})
+	vs := compareMetric(metric, base, cand, Percentiles, threshold, func(Percentile) float64 { return 0 }, Options{Resamples: resamples})
 	judgeFamily(gatedOf(vs), DefaultAlpha, DefaultBeta)
 	return vs
 }
 
 // compareMetric estimates every percentile; the verdicts are judged later,
 // with their family. excess gives the between-run sd per side to add.
-func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(Percentile) (float64, bool), excess func(Percentile) float64, opt Options) []Verdict {
+func compareMetric(metric string, base, cand []*hist.Histogram, pcts []Percentile, threshold func(Percentile) (float64, bool), excess func(Percentile) float64, opt Options) []Verdict {
 	resamples := opt.Resamples
 	if resamples <= 0 {
 		resamples = DefaultResamples
@@ -488,7 +489,7 @@ func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 	bs, cs := newSide(base), newSide(cand)
 	content := contentHash(base, cand)
 	var out []Verdict
-	for _, p := range Percentiles {
+	for _, p := range pcts {
 		t, gated := threshold(p)
 		n := resamples
 		if opt.gatedOnly && !gated {
@@ -513,9 +514,9 @@ func compareMetric(metric string, base, cand []*hist.Histogram, threshold func(P
 
 // comparePairedMetric estimates every percentile of a metric whose trials
 // pair by round (a same-job gate's).
-func comparePairedMetric(metric string, base, cand *result.Metric, pairs []roundPair, threshold func(Percentile) (float64, bool)) []Verdict {
+func comparePairedMetric(metric string, base, cand *result.Metric, pairs []roundPair, pcts []Percentile, threshold func(Percentile) (float64, bool)) []Verdict {
 	var out []Verdict
-	for _, p := range Percentiles {
+	for _, p := range pcts {
 		t, gated := threshold(p)
 		e, pd := pairedEstimate(base, cand, logRatios(pairs, p.Q), p.Q)
 		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))

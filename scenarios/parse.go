@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
 // ParseError is a bad scenario file: where and what.
@@ -42,9 +43,8 @@ func Load(path string) (*Scenario, error) {
 const MaxDescription = 4 << 10
 
 var (
-	topKeys     = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "evidence", "gate"}
-	percentiles = []string{"p50", "p90", "p99", "p99.9", "max"}
-	nameRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	topKeys = []string{"name", "description", "workload", "tracers", "trials", "warmup", "duration", "evidence", "gate"}
+	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 )
 
 const (
@@ -352,9 +352,14 @@ func (p *scenarioParser) gate(gf config.Field, metrics []string) (map[string]map
 		if f.Key != "*" && !slices.Contains(metrics, f.Key) {
 			return nil, f.KeyAt.Errorf("gate names %q, which this scenario does not measure; metrics: %s, or * for all", f.Key, strings.Join(metrics, ", "))
 		}
-		pfs, err := f.Value.Fields("gate."+f.Key, percentiles)
+		pfs, err := f.Value.Fields("gate."+f.Key, nil)
 		if err != nil {
 			return nil, err
+		}
+		for _, pf := range pfs {
+			if _, ok := hist.ParsePercentile(pf.Key); !ok {
+				return nil, pf.KeyAt.Errorf("unknown percentile %q in gate.%s; want %s", pf.Key, f.Key, hist.PercentileNames)
+			}
 		}
 		if len(pfs) == 0 {
 			return nil, f.KeyAt.Errorf("gate %s has no thresholds; add e.g. p99: 10%%", f.Key)

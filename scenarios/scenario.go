@@ -23,7 +23,7 @@
 //	warmup: 100ms
 //	duration: 500ms
 //	gate:                         # metric or "*": percentile: threshold
-//	  syscall.read: {p99: 10%}    # p50, p90, p99, p99.9, max; 10% or 0.10
+//	  syscall.read: {p99: 10%}    # any pN (p95, p99.99) or max; 10% or 0.10
 //
 // Unknown keys, and keys of another workload kind, are errors. Parse
 // documents the defaults.
@@ -55,7 +55,7 @@ type Scenario struct {
 	// Params: runs with and without evidence compare.
 	Evidence int `json:"evidence"`
 	// Gate maps a metric name (or "*" for every metric) to percentile
-	// ("p50", "p90", "p99", "p99.9", "max") to threshold as a fraction
+	// ("p50", "p95", "p99.99", any pN, or "max") to threshold as a fraction
 	// (0.10 for 10%).
 	Gate map[string]map[string]float64 `json:"gate,omitempty"`
 	// Source is where the scenario came from: "builtin:NAME.yaml" or a path.

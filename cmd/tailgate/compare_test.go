@@ -104,7 +104,7 @@ func TestCompareExitCodes(t *testing.T) {
 		{name: "missing file", args: []string{filepath.Join(dir, "nope.json"), same}, code: 2, stderrLine: true},
 		{name: "one argument", args: []string{base}, code: 2, stderr: "want BASE and NEW", stderrLine: true},
 		{name: "bad flag", args: []string{base, same, "--frobnicate"}, code: 2, stderr: "flag provided but not defined", stderrLine: true},
-		{name: "bad threshold", args: []string{base, same, "--threshold", "p95=5%"}, code: 2, stderr: `unknown percentile "p95"`, stderrLine: true},
+		{name: "bad threshold", args: []string{base, same, "--threshold", "p100=5%"}, code: 2, stderr: `unknown percentile "p100"`, stderrLine: true},
 		{name: "bad format", args: []string{base, same, "--format", "pdf"}, code: 2, stderr: `unknown format "pdf"`, stderrLine: true},
 		{name: "two formats on stdout", args: []string{base, same, "--format", "json", "--format", "text"}, code: 2, stderr: "2 formats would go to stdout", stderrLine: true},
 		{name: "json", args: []string{base, slow, "--format", "json"}, code: 1, stdout: `"verdict": "regression"`},

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
+	"strings"
 )
 
 const (
@@ -297,3 +299,26 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 	*h = *d
 	return nil
 }
+
+// ParsePercentile reads a percentile's name: "max" (q = 1), or "p" and a
+// number above 0 and below 100 written as it reads best (p95, p99.99; not
+// p095 or p99.90, which would name one quantile twice).
+func ParsePercentile(name string) (q float64, ok bool) {
+	if name == "max" {
+		return 1, true
+	}
+	num, ok := strings.CutPrefix(name, "p")
+	if !ok || num == "" || num[0] == '+' || num[0] == '-' {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(x > 0 && x < 100) || strconv.FormatFloat(x, 'f', -1, 64) != num {
+		return 0, false
+	}
+	// "99.99e-2" rounds once, to the double nearest 0.9999; x/100 does not.
+	q, _ = strconv.ParseFloat(num+"e-2", 64)
+	return q, true
+}
+
+// PercentileNames says which names ParsePercentile takes, for errors.
+const PercentileNames = "pN with 0 < N < 100 (p50, p95, p99, p99.9, p99.99) or max"
