@@ -153,10 +153,15 @@ func (r *Report) JSON() JSONReport {
 	return out
 }
 
+// MatrixJSONSchemaVersion is the version of a matrix's JSON document
+// (docs/matrix.schema.json).
+const MatrixJSONSchemaVersion = 1
+
 // JSONMatrix is the document a matrix's JSON is. Comparisons holds, per
 // target after the reference, the same document 'tailgate compare --format
 // json REF TARGET' writes.
 type JSONMatrix struct {
+	Schema      int                  `json:"schema"`
 	Headlines   []string             `json:"headlines"`
 	Reference   string               `json:"reference"`
 	Targets     []JSONMatrixTarget   `json:"targets"`
@@ -209,6 +214,7 @@ type JSONMatrixCell struct {
 // JSON converts m to its JSON document.
 func (m *Matrix) JSON() JSONMatrix {
 	out := JSONMatrix{
+		Schema:    MatrixJSONSchemaVersion,
 		Headlines: m.Headlines(), Reference: m.Targets[0].Name,
 		Warnings: nonNil(m.warnings()), Scenarios: []JSONMatrixScenario{}, Comparisons: []JSONReport{},
 	}

@@ -30,7 +30,7 @@ func TestShow(t *testing.T) {
 		want string
 	}{
 		{[]string{"show"}, "name one Result file"},
-		{[]string{"show", res, "--format", "xml"}, `--format: format "xml": want text, json, csv, openmetrics, benchstat`},
+		{[]string{"show", res, "--format", "xml"}, `--format: format "xml": want text, json, csv, openmetrics, benchstat, github-action-benchmark, bencher`},
 		{[]string{"show", res, "--format", "csv", "--linear", "0:1us:100ns"}, "--linear draws text rows; --format csv would ignore it"},
 		{[]string{"show", res, "--linear", "0:1us"}, "want MIN:MAX:STEP"},
 		{[]string{"show", res, "--linear", "0:1s:1ns"}, "at most 1000"},

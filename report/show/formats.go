@@ -25,10 +25,15 @@ const (
 	FormatCSV         Format = "csv"
 	FormatOpenMetrics Format = "openmetrics"
 	FormatBenchstat   Format = "benchstat"
+	// FormatGitHubActionBenchmark is github-action-benchmark's
+	// customSmallerIsBetter JSON.
+	FormatGitHubActionBenchmark Format = "github-action-benchmark"
+	// FormatBencher is Bencher's BMF JSON.
+	FormatBencher Format = "bencher"
 )
 
 // Formats lists the formats, in the order usage names them.
-var Formats = []Format{FormatText, FormatJSON, FormatCSV, FormatOpenMetrics, FormatBenchstat}
+var Formats = []Format{FormatText, FormatJSON, FormatCSV, FormatOpenMetrics, FormatBenchstat, FormatGitHubActionBenchmark, FormatBencher}
 
 // ParseFormat reads a format name.
 func ParseFormat(s string) (Format, error) {
@@ -64,6 +69,10 @@ func (d *Document) Write(w io.Writer, f Format, o Options) error {
 		return d.OpenMetrics(w)
 	case FormatBenchstat:
 		return d.Benchstat(w)
+	case FormatGitHubActionBenchmark:
+		return d.GitHubActionBenchmark(w)
+	case FormatBencher:
+		return d.Bencher(w)
 	}
 	return fmt.Errorf("format %q: unknown", f)
 }
@@ -200,17 +209,23 @@ func (d *Document) JSON(w io.Writer) error {
 	return e.Encode(out)
 }
 
-// CSV writes a row per scenario, metric and trial: its percentiles (ns),
-// operations and duration.
+// CSV writes a row per scenario, metric and trial: its target, its
+// percentiles (ns), operations and duration. A trial without events has
+// its count, 0, and no percentiles: the cells are empty, not 0 ns.
 func (d *Document) CSV(w io.Writer) error {
 	c := csv.NewWriter(w)
-	c.Write([]string{"scenario", "metric", "gated", "trial", "count", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "ops", "duration_s"})
+	c.Write([]string{"target", "scenario", "metric", "gated", "trial", "count", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "ops", "duration_s"})
 	for _, s := range d.Scenarios {
 		for _, m := range s.Metrics {
 			for _, t := range m.Trials {
 				sm := t.Summary
-				c.Write([]string{s.Name, m.Name, strconv.FormatBool(m.Gated), strconv.Itoa(t.N), strconv.FormatUint(sm.Count, 10),
-					num(sm.P50), num(sm.P90), num(sm.P99), num(sm.P999), num(sm.Max), strconv.FormatUint(t.Ops, 10), num(t.DurationS)})
+				ps := []string{"", "", "", "", ""}
+				if sm.Count > 0 {
+					ps = []string{num(sm.P50), num(sm.P90), num(sm.P99), num(sm.P999), num(sm.Max)}
+				}
+				row := []string{d.Target.Name, s.Name, m.Name, strconv.FormatBool(m.Gated), strconv.Itoa(t.N), strconv.FormatUint(sm.Count, 10)}
+				row = append(append(row, ps...), strconv.FormatUint(t.Ops, 10), num(t.DurationS))
+				c.Write(row)
 			}
 		}
 	}
@@ -221,9 +236,10 @@ func (d *Document) CSV(w io.Writer) error {
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // OpenMetrics writes, per scenario and metric with events, the merged
-// histogram as an OpenMetrics histogram whose buckets are the Result's own
-// (each non-empty bucket's largest value as le, in seconds), and the
-// percentiles as a summary, for Prometheus and its kin.
+// histogram as an OpenMetrics histogram with the same buckets in every run
+// and on every host (OpenMetricsBounds, in seconds), so that Prometheus
+// adds them up, and the percentiles as a summary, for Prometheus and its
+// kin.
 func (d *Document) OpenMetrics(w io.Writer) error {
 	type series struct {
 		labels string
@@ -241,11 +257,16 @@ func (d *Document) OpenMetrics(w io.Writer) error {
 		}
 	}
 	const hname, sname = "tailgate_latency_seconds", "tailgate_latency_quantile_seconds"
-	fmt.Fprintf(w, "# TYPE %s histogram\n# UNIT %s seconds\n# HELP %s Latency of a scenario's metric, all trials merged, in tailgate's log-linear buckets.\n", hname, hname, hname)
+	fmt.Fprintf(w, "# TYPE %s histogram\n# UNIT %s seconds\n# HELP %s Latency of a scenario's metric, all trials merged, in buckets that are the same in every run: %d per power of two from %s to %s.\n",
+		hname, hname, hname, 1<<omSubBits, seconds(1<<omMinExp), seconds(1<<omMaxExp))
+	bounds := OpenMetricsBounds()
+	les := make([]string, len(bounds))
+	for i, b := range bounds {
+		les[i] = seconds(float64(b))
+	}
 	for _, s := range all {
-		bounds, counts := s.m.Cumulative()
-		for i, b := range bounds {
-			fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", hname, s.labels, seconds(float64(b)), counts[i])
+		for i, c := range s.m.Cumulative() {
+			fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", hname, s.labels, les[i], c)
 		}
 		fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", hname, s.labels, s.m.All.Count)
 		fmt.Fprintf(w, "%s_count{%s} %d\n", hname, s.labels, s.m.All.Count)
@@ -276,7 +297,11 @@ func escape(s string) string { return labelEscaper.Replace(s) }
 // Benchstat writes Go benchmark format: configuration lines, then a line
 // per scenario, metric, percentile and trial, such as
 // "BenchmarkSyscallRead/syscall.read/p99 1 164 ns/op", so that benchstat
-// compares two runs and github-action-benchmark tracks them.
+// compares two runs: each trial is one of its samples. benchstat's
+// statistic is not the gate's: it takes the median of the trials' values
+// and compares two runs by a Mann-Whitney U test, percentile by percentile,
+// where the gate reads each side's trials merged (and, in one job, pairs
+// the rounds) and holds the false alarms over all gated tests.
 func (d *Document) Benchstat(w io.Writer) error {
 	config := [][2]string{{"target", d.Target.Name}, {"kernel", d.Environment.KernelRelease}, {"cpu", d.Environment.CPUModel}}
 	for _, c := range config {

@@ -2,8 +2,8 @@
 // scenario and metric, the distribution of all trials merged as bcc-style
 // power-of-two (or fixed-width) histogram rows, its percentiles, and each
 // trial's. The Document is built once from the Result; each output format
-// is a method on it (Text, JSON, CSV, OpenMetrics, Benchstat), so the
-// formats cannot disagree. Nothing here judges: percentiles are read from
+// is a method on it (Text, JSON, CSV, OpenMetrics, Benchstat,
+// GitHubActionBenchmark, Bencher), so the formats cannot disagree. Nothing here judges: percentiles are read from
 // the histograms, which stay the truth.
 package show
 
@@ -47,6 +47,7 @@ type Metric struct {
 	Trials []Trial        `json:"trials"`
 
 	merged *hist.Histogram
+	src    *result.Metric
 }
 
 // Trial is one trial's percentiles and throughput.
@@ -66,7 +67,7 @@ func New(r *result.Result) *Document {
 		sc := Scenario{Name: s.Name, Trials: s.Trials}
 		for name, m := range s.Metrics {
 			merged := m.Merged()
-			sm := Metric{Name: name, Unit: m.Unit, Gated: gated(name, gate), All: result.Summarize(merged), merged: merged}
+			sm := Metric{Name: name, Unit: m.Unit, Gated: gated(name, gate), All: result.Summarize(merged), merged: merged, src: m}
 			if merged.Count() > 0 {
 				sm.MinNs, sm.SumNs = merged.Min(), merged.Mean()*float64(merged.Count())
 			}
@@ -195,18 +196,51 @@ func (m *Metric) Linear(l Linear) []Row {
 	return rows
 }
 
-// Cumulative returns, for each bucket of the merged histogram that holds
-// events, the largest value it holds (ns) and the count of events up to
-// it: the buckets of an OpenMetrics histogram, whose bounds are inclusive.
-func (m *Metric) Cumulative() (bounds []uint64, counts []uint64) {
-	var total uint64
+// The OpenMetrics histogram's buckets are one set, whatever the data, so
+// that Prometheus can add the histograms of different runs and hosts (sum
+// by (le)) and histogram_quantile reads the sum: tailgate's log-linear
+// layout coarsened to 2^omSubBits buckets per power of two from 2^omMinExp
+// to 2^omMaxExp ns, below them one bucket for everything under 2^omMinExp,
+// above them +Inf. Each coarse bucket is a union of whole buckets of the
+// Result's (which split every power of two in 64), so its count is exact.
+const (
+	omSubBits = 2  // a bucket is at most a quarter of its value wide
+	omMinExp  = 6  // 64 ns, where the Result's unit-wide buckets end
+	omMaxExp  = 36 // about 68.7 s
+)
+
+// OpenMetricsBounds returns the upper bounds (ns, inclusive: the largest
+// value each bucket holds) of the OpenMetrics histogram, +Inf left out.
+func OpenMetricsBounds() []uint64 {
+	bounds := []uint64{1<<omMinExp - 1}
+	for e := omMinExp; e < omMaxExp; e++ {
+		for j := uint64(1); j <= 1<<omSubBits; j++ {
+			bounds = append(bounds, (1<<omSubBits+j)<<(e-omSubBits)-1)
+		}
+	}
+	return bounds
+}
+
+// Cumulative returns, for each of OpenMetricsBounds, the events of the
+// merged histogram at or below it.
+func (m *Metric) Cumulative() []uint64 {
+	bounds := OpenMetricsBounds()
+	per := make([]uint64, len(bounds))
 	for i, c := range m.merged.Counts() {
 		if c == 0 {
 			continue
 		}
 		lo, w := hist.Bounds(i)
-		total += c
-		bounds, counts = append(bounds, lo+w-1), append(counts, total)
+		// The first bound at or above the bucket's largest value; the
+		// bucket nests in it. Beyond the last bound: +Inf only.
+		if k, _ := slices.BinarySearch(bounds, lo+w-1); k < len(bounds) {
+			per[k] += c
+		}
 	}
-	return bounds, counts
+	var total uint64
+	for k := range per {
+		total += per[k]
+		per[k] = total
+	}
+	return per
 }

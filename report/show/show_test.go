@@ -3,6 +3,8 @@ package show
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,8 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -88,6 +90,8 @@ func TestGolden(t *testing.T) {
 		{"sample.csv.stdout", FormatCSV, Options{}},
 		{"sample.openmetrics.stdout", FormatOpenMetrics, Options{}},
 		{"sample.benchstat.stdout", FormatBenchstat, Options{}},
+		{"sample.github-action-benchmark.stdout", FormatGitHubActionBenchmark, Options{}},
+		{"sample.bencher.stdout", FormatBencher, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -137,29 +141,55 @@ func TestLinear(t *testing.T) {
 	}
 }
 
-// TestOpenMetricsParses reads the output with Prometheus's own text
-// parser: every histogram bucket and quantile is there, with the values
-// of the Result.
+// parseOpenMetrics reads OpenMetrics 1.0 text with prometheus/common's
+// OpenMetrics parser (which checks the ABNF of the standard, # EOF, the
+// unit suffix and the order of a histogram's buckets), by family name.
+func parseOpenMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
+	t.Helper()
+	dec := expfmt.NewDecoder(bytes.NewReader(text), expfmt.NewFormat(expfmt.TypeOpenMetrics))
+	fams := map[string]*dto.MetricFamily{}
+	for {
+		var mf dto.MetricFamily
+		err := dec.Decode(&mf)
+		if errors.Is(err, io.EOF) {
+			return fams
+		}
+		if err != nil {
+			t.Fatalf("OpenMetrics parser: %v", err)
+		}
+		fams[mf.GetName()] = &mf
+	}
+}
+
+// TestOpenMetricsParses reads the output with an OpenMetrics parser: every
+// histogram has the fixed bucket set, each bucket the events of the Result
+// at or below it, and the quantiles are there.
 func TestOpenMetricsParses(t *testing.T) {
 	res := sample(t)
 	var b bytes.Buffer
 	if err := New(res).OpenMetrics(&b); err != nil {
 		t.Fatal(err)
 	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatalf("expfmt: %v\n%s", err, b.String())
-	}
+	fams := parseOpenMetrics(t, b.Bytes())
 	h, s := fams["tailgate_latency_seconds"], fams["tailgate_latency_quantile_seconds"]
-	if h == nil || s == nil || h.GetType().String() != "HISTOGRAM" || s.GetType().String() != "SUMMARY" {
+	if h == nil || s == nil || h.GetType() != dto.MetricType_HISTOGRAM || s.GetType() != dto.MetricType_SUMMARY || h.GetUnit() != "seconds" {
 		t.Fatalf("families: %v", fams)
 	}
 	if len(h.Metric) != 3 || len(s.Metric) != 3 {
 		t.Errorf("%d histograms, %d summaries; want 3 each (the metrics with events)", len(h.Metric), len(s.Metric))
 	}
-	merged := res.Scenarios[0].Metrics["syscall.read"].Merged()
+	bounds := OpenMetricsBounds()
+	found := false
 	for _, m := range h.Metric {
+		hg := m.GetHistogram()
+		if len(hg.Bucket) != len(bounds)+1 || !math.IsInf(hg.Bucket[len(hg.Bucket)-1].GetUpperBound(), 1) {
+			t.Fatalf("%d buckets, want the fixed %d and +Inf", len(hg.Bucket), len(bounds))
+		}
+		for i, b := range bounds {
+			if got := hg.Bucket[i].GetUpperBound(); got != float64(b)/1e9 {
+				t.Errorf("bucket %d: le %g, want %g", i, got, float64(b)/1e9)
+			}
+		}
 		labels := map[string]string{}
 		for _, l := range m.Label {
 			labels[l.GetName()] = l.GetValue()
@@ -167,12 +197,13 @@ func TestOpenMetricsParses(t *testing.T) {
 		if labels["scenario"] != "syscall-read" || labels["metric"] != "syscall.read" {
 			continue
 		}
-		hg := m.GetHistogram()
+		found = true
+		merged := res.Scenarios[0].Metrics["syscall.read"].Merged()
 		if hg.GetSampleCount() != merged.Count() || math.Abs(hg.GetSampleSum()-merged.Mean()*float64(merged.Count())/1e9) > 1e-9 {
 			t.Errorf("count %d sum %g; want %d, %g", hg.GetSampleCount(), hg.GetSampleSum(), merged.Count(), merged.Mean()*float64(merged.Count())/1e9)
 		}
 		// A bucket's cumulative count is the events at or below its bound.
-		for _, bk := range hg.Bucket {
+		for _, bk := range hg.Bucket[:len(bounds)] {
 			le := uint64(math.Round(bk.GetUpperBound() * 1e9))
 			var want uint64
 			for i, c := range merged.Counts() {
@@ -187,9 +218,31 @@ func TestOpenMetricsParses(t *testing.T) {
 		if labels["target"] != "host" || labels["kernel"] != "6.1.0-test" {
 			t.Errorf("labels %v", labels)
 		}
-		return
 	}
-	t.Error("no histogram of syscall-read syscall.read")
+	if !found {
+		t.Error("no histogram of syscall-read syscall.read")
+	}
+}
+
+// TestOpenMetricsBounds: the bounds nest the Result's buckets (no bucket
+// of the Result straddles one), rise, and are at most a quarter of their
+// value apart.
+func TestOpenMetricsBounds(t *testing.T) {
+	bounds := OpenMetricsBounds()
+	if len(bounds) != 1+(omMaxExp-omMinExp)<<omSubBits {
+		t.Errorf("%d bounds", len(bounds))
+	}
+	for i := 1; i < len(bounds); i++ {
+		if bounds[i] <= bounds[i-1] || float64(bounds[i]-bounds[i-1]) > float64(bounds[i-1]+1)/4 {
+			t.Errorf("bounds %d, %d", bounds[i-1], bounds[i])
+		}
+	}
+	for _, b := range bounds {
+		// b is the last value of a bucket of the Result's: b+1 starts one.
+		if lo, _ := hist.Bounds(hist.Bucket(b + 1)); lo != b+1 {
+			t.Errorf("bound %d splits the Result's bucket from %d", b, lo)
+		}
+	}
 }
 
 // TestBenchstatParses reads the output with golang.org/x/perf/benchfmt:
@@ -276,7 +329,7 @@ func TestParseFormat(t *testing.T) {
 			t.Errorf("ParseFormat(%q) = %q, %v", f, g, err)
 		}
 	}
-	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "want text, json, csv, openmetrics, benchstat") {
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "want text, json, csv, openmetrics, benchstat, github-action-benchmark, bencher") {
 		t.Errorf("xml: %v", err)
 	}
 }
