@@ -303,6 +303,7 @@ func TestActionSteps(t *testing.T) {
 		gh, env := actionEnv(t, srv, 9)
 		// An outer composite action's ref, as the runner gives a nested one.
 		gh["action_path"], gh["action_ref"], gh["action_repository"] = p, "v7", "octo/outer"
+		env = append(env, "GITHUB_ACTION_PATH="+p) // the action reads its path from there
 		w := clone(with)
 		w["comment"] = "false"
 		released(t, runAction(t, a, w, gh, env), env, "v0.9.0")

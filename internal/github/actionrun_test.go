@@ -121,10 +121,19 @@ type runner struct {
 	summary string
 	tmp     string
 	cache   *cacheStore
+	// hostTemp, when set, is what runner.temp expands to: the host's
+	// path, in a container job (see inContainer).
+	hostTemp string
 }
 
 // runOption changes how a run is made.
 type runOption func(*runner)
+
+// inContainer runs the steps as a container job's: runner.temp expands
+// to hostTemp, the runner host's path, as github.action_path and
+// github.workspace do to theirs (the github context given), while the
+// environment holds the container's paths (actions/runner#2185, #2058).
+func inContainer(hostTemp string) runOption { return func(r *runner) { r.hostTemp = hostTemp } }
 
 // withCache serves actions/cache/restore and actions/cache/save from c.
 func withCache(c *cacheStore) runOption { return func(r *runner) { r.cache = c } }
@@ -302,6 +311,11 @@ func (r *runner) runStep(s actionStep, out *actionRun) {
 	os.WriteFile(outFile, nil, 0o644)
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 	cmd.Dir = r.github["workspace"] // where composite run steps start
+	for _, kv := range r.env {
+		if v, ok := strings.CutPrefix(kv, "GITHUB_WORKSPACE="); ok {
+			cmd.Dir = v // the container's, in a container job
+		}
+	}
 	cmd.Env = append(append([]string(nil), r.env...), "GITHUB_OUTPUT="+outFile)
 	for k, v := range s.Env {
 		cmd.Env = append(cmd.Env, k+"="+r.interpolate(v))
@@ -513,6 +527,9 @@ func (r *runner) lookup(path string) any {
 		return r.steps[parts[1]][parts[3]] // "" when unset or not run, as in Actions
 	case "runner":
 		if path == "runner.temp" {
+			if r.hostTemp != "" {
+				return r.hostTemp
+			}
 			// The RUNNER_TEMP of the job, as on a runner.
 			for _, kv := range r.env {
 				if v, ok := strings.CutPrefix(kv, "RUNNER_TEMP="); ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,17 +16,40 @@ import (
 	"github.com/rhysd/actionlint"
 )
 
+// newLinter is actionlint as CI runs it: with shellcheck over every
+// run: script, and the pinned actions' inputs known (registerPins).
+func newLinter(t *testing.T, out *bytes.Buffer) *actionlint.Linter {
+	t.Helper()
+	registerPins(t)
+	l, err := actionlint.NewLinter(out, &actionlint.LinterOptions{Shellcheck: shellcheck(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// shellcheck is the shellcheck for actionlint to run, "" (none) where
+// there is none; on CI its absence is a failure, not a lint without it.
+func shellcheck(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("shellcheck")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
+		t.Fatal("needs shellcheck for actionlint to check the run: scripts (apt-get install shellcheck)")
+	}
+	t.Log("no shellcheck: the run: scripts are not checked")
+	return ""
+}
+
 // lint runs actionlint over files (paths inside the repository, so that
 // `uses: ./` is checked against action.yml's inputs) and returns its
 // findings, one line each.
 func lint(t *testing.T, paths ...string) []string {
 	t.Helper()
 	var out bytes.Buffer
-	l, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs, err := l.LintFiles(paths, nil)
+	errs, err := newLinter(t, &out).LintFiles(paths, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,20 +60,17 @@ func lint(t *testing.T, paths ...string) []string {
 	return msgs
 }
 
-// lintBytes lints one workflow held in memory.
-func lintBytes(t *testing.T, name string, content []byte) []string {
+// lintBytes lints one workflow held in memory, named name; line0 is the
+// line of its first line in the file it comes from.
+func lintBytes(t *testing.T, name string, line0 int, content []byte) []string {
 	t.Helper()
-	l, err := actionlint.NewLinter(&bytes.Buffer{}, &actionlint.LinterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs, err := l.Lint(name, content, nil)
+	errs, err := newLinter(t, &bytes.Buffer{}).Lint(name, content, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var msgs []string
 	for _, e := range errs {
-		msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %s [%s]", name, e.Line, e.Column, e.Message, e.Kind))
+		msgs = append(msgs, fmt.Sprintf("%s:%d:%d: %s [%s]", name, line0+e.Line-1, e.Column, e.Message, e.Kind))
 	}
 	return msgs
 }
@@ -110,7 +131,7 @@ func actionAsWorkflow(t *testing.T, a *actionFile) []byte {
 
 func TestActionLint(t *testing.T) {
 	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
-	for _, msg := range lintBytes(t, "action.yml steps as a workflow", actionAsWorkflow(t, a)) {
+	for _, msg := range lintBytes(t, "action.yml steps as a workflow", 1, actionAsWorkflow(t, a)) {
 		t.Error(msg)
 	}
 }
@@ -126,12 +147,20 @@ jobs:
     runs-on: ubuntu-24.04
     steps:
       - run: echo ${{ inputs.baselin }}
+      - run: rm -rf $RUNNER_TEMP/x
       - uses: actions/upload-artifact@v4
         with:
           nmae: x
+      - uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1
+        with:
+          refs: main
 `)
-	msgs := strings.Join(lintBytes(t, "bad.yml", bad), "\n")
-	for _, want := range []string{`"baselin"`, `"nmae"`} {
+	msgs := strings.Join(lintBytes(t, "bad.yml", 1, bad), "\n")
+	wants := []string{`"baselin"`, `"nmae"`, `"refs"`} // refs: of a pinned action
+	if shellcheck(t) != "" {
+		wants = append(wants, "SC2086") // the unquoted $RUNNER_TEMP
+	}
+	for _, want := range wants {
 		if !strings.Contains(msgs, want) {
 			t.Errorf("actionlint did not flag %s:\n%s", want, msgs)
 		}
@@ -242,37 +271,56 @@ func checkActionUses(a *actionFile, name string, content []byte) []string {
 	return problems
 }
 
-// readmeWorkflows returns the YAML blocks of the README's "Gate your CI"
-// section that are whole workflows.
-func readmeWorkflows(t *testing.T) [][]byte {
+// docWorkflow is a workflow shown in the README or a docs/ page, to be
+// copied as it is.
+type docWorkflow struct {
+	File    string // README.md, docs/NAME.md
+	Line    int    // of its first line
+	Content []byte
+}
+
+func (w docWorkflow) Name() string { return fmt.Sprintf("%s:%d", w.File, w.Line) }
+
+// docWorkflows returns the YAML blocks of the README and the docs/ pages
+// that are whole workflows (they have jobs:), wherever they stand.
+func docWorkflows(t *testing.T) []docWorkflow {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Gate your CI\n")
-	if !ok {
-		t.Fatal(`README.md has no "## Gate your CI" section`)
-	}
-	if i := strings.Index(section, "\n## "); i >= 0 {
-		section = section[:i]
-	}
-	var blocks [][]byte
-	for {
-		_, rest, ok := strings.Cut(section, "```yaml\n")
-		if !ok {
-			break
+	var out []docWorkflow
+	readme := 0
+	for _, page := range append([]string{filepath.Join(repoRoot, "README.md")}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
 		}
-		block, after, _ := strings.Cut(rest, "```\n")
-		if strings.Contains(block, "\njobs:\n") {
-			blocks = append(blocks, []byte(block))
+		rel, _ := filepath.Rel(repoRoot, page)
+		var block []string
+		in, start := false, 0
+		for i, line := range strings.Split(string(b), "\n") {
+			switch {
+			case !in && strings.TrimSpace(line) == "```yaml":
+				in, start, block = true, i+2, nil
+			case in && strings.TrimSpace(line) == "```":
+				in = false
+				content := strings.Join(block, "\n") + "\n"
+				if strings.HasPrefix(content, "jobs:\n") || strings.Contains(content, "\njobs:\n") {
+					out = append(out, docWorkflow{File: rel, Line: start, Content: []byte(content)})
+					if rel == "README.md" {
+						readme++
+					}
+				}
+			case in:
+				block = append(block, line)
+			}
 		}
-		section = after
 	}
-	if len(blocks) == 0 {
-		t.Fatal(`the README's "Gate your CI" has no workflow to copy`)
+	if readme == 0 {
+		t.Fatal("README.md shows no workflow to copy")
 	}
-	return blocks
+	return out
 }
 
 func TestWorkflowsUseDeclaredInputs(t *testing.T) {
@@ -293,10 +341,9 @@ func TestWorkflowsUseDeclaredInputs(t *testing.T) {
 		}
 		check(filepath.Base(f), b)
 	}
-	for i, b := range readmeWorkflows(t) {
-		name := fmt.Sprintf("README.md workflow %d", i+1)
-		check(name, b)
-		for _, msg := range lintBytes(t, name, b) {
+	for _, w := range docWorkflows(t) {
+		check(w.Name(), w.Content)
+		for _, msg := range lintBytes(t, w.File, w.Line, w.Content) {
 			t.Error(msg)
 		}
 	}
@@ -463,8 +510,8 @@ func TestWorkflowPolicy(t *testing.T) {
 			t.Error(p)
 		}
 	}
-	for i, b := range readmeWorkflows(t) {
-		for _, p := range checkWorkflowPolicy(fmt.Sprintf("README.md workflow %d", i+1), b) {
+	for _, w := range docWorkflows(t) {
+		for _, p := range checkWorkflowPolicy(w.Name(), w.Content) {
 			t.Error(p)
 		}
 	}
