@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -132,11 +133,11 @@ func processName(pid int) (string, error) {
 
 // gateOn keeps the gate entries of metrics still measured: an attached
 // process has no workload metrics (timer.lateness).
-func gateOn(gate map[string]map[string]float64, metrics []string) map[string]map[string]float64 {
+func gateOn(gate result.GatePolicy, metrics []string) result.GatePolicy {
 	if gate == nil {
 		return nil
 	}
-	out := map[string]map[string]float64{}
+	out := result.GatePolicy{}
 	for m, th := range gate {
 		for _, have := range metrics {
 			if m == "*" || m == have {

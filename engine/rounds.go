@@ -138,9 +138,9 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 			req.CPUOffset = offset
 			req.Progress = func(e runner.Event) {
 				switch {
-				case e.Phase == "attach" || e.Phase == "warmup":
+				case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
 					p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
-				case e.Phase == "trial" && e.Detail != "":
+				case e.Phase == runner.PhaseTrial && e.Detail != "":
 					p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
 				}
 			}

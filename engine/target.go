@@ -289,11 +289,11 @@ func GuestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*
 	}
 	req.Progress = func(e runner.Event) {
 		switch {
-		case e.Phase == "trial" && e.Detail != "":
+		case e.Phase == runner.PhaseTrial && e.Detail != "":
 			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Detail))
-		case e.Phase == "attach" || e.Phase == "warmup":
+		case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
 			line(fmt.Sprintf("%s: %s", e.Scenario, e.Phase))
-		case e.Phase == "skipped":
+		case e.Phase == runner.PhaseSkipped:
 			line(fmt.Sprintf("%s: skipped: %s", e.Scenario, e.Detail))
 		}
 	}
@@ -332,14 +332,14 @@ func runProgress(req runner.Request, p *progress.Reporter) func(runner.Event) {
 	return func(e runner.Event) {
 		label := fmt.Sprintf("%s (%d/%d)", e.Scenario, e.Index, e.Count)
 		switch e.Phase {
-		case "attach":
+		case runner.PhaseAttach:
 			p.Step(done, total, label+": attaching tracers", "")
-		case "warmup":
+		case runner.PhaseWarmup:
 			p.Step(done, total, label+": warmup", "")
-		case "skipped":
+		case runner.PhaseSkipped:
 			done += trialsOf(e.Scenario)
 			p.Line(fmt.Sprintf("%s: skipped: %s", label, e.Detail))
-		case "trial":
+		case runner.PhaseTrial:
 			if e.Detail == "" {
 				p.Step(done, total, fmt.Sprintf("%s: trial %d/%d", label, e.Trial, e.Trials), "")
 				return

@@ -71,7 +71,7 @@ func RenderRun(w io.Writer, r *result.Result) error {
 }
 
 // metricGated says the gate policy gates metric at some percentile.
-func metricGated(metric string, gate map[string]map[string]float64) bool {
+func metricGated(metric string, gate result.GatePolicy) bool {
 	for _, p := range Percentiles {
 		if _, ok := ResolveThreshold(metric, p.Name, gate, nil); ok {
 			return true

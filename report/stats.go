@@ -16,6 +16,7 @@ import (
 	"sort"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // DefaultResamples is the number of bootstrap resamples behind each
@@ -59,7 +60,7 @@ func LookupPercentile(name string) (Percentile, bool) {
 
 // percentilesFor is Percentiles with every other percentile the policy or
 // the command line thresholds, in the order of their quantiles.
-func percentilesFor(gate map[string]map[string]float64, cli []Threshold) []Percentile {
+func percentilesFor(gate result.GatePolicy, cli []Threshold) []Percentile {
 	out := slices.Clone(Percentiles)
 	add := func(name string) {
 		if slices.ContainsFunc(out, func(p Percentile) bool { return p.Name == name }) {

@@ -86,7 +86,7 @@ func ParseThreshold(s string) (Threshold, error) {
 // its Definition; when that is empty too, p99 of every metric at
 // DefaultThresholds["p99"]. A Definition that cannot be read is warned
 // about and the default used.
-func GatePolicy(s *result.Scenario) (map[string]map[string]float64, *Warning) {
+func GatePolicy(s *result.Scenario) (result.GatePolicy, *Warning) {
 	if len(s.Gate) > 0 {
 		return s.Gate, nil
 	}
@@ -96,7 +96,7 @@ func GatePolicy(s *result.Scenario) (map[string]map[string]float64, *Warning) {
 		// free of the scenarios package and its workloads. The field is
 		// scenarios.Scenario.Gate's.
 		var def struct {
-			Gate map[string]map[string]float64 `json:"gate"`
+			Gate result.GatePolicy `json:"gate"`
 		}
 		if err := json.Unmarshal(s.Definition, &def); err != nil {
 			warn = &Warning{Kind: WarnDefinitionUnreadable, Scenario: s.Name, Detail: err.Error()}
@@ -104,7 +104,7 @@ func GatePolicy(s *result.Scenario) (map[string]map[string]float64, *Warning) {
 			return def.Gate, nil
 		}
 	}
-	return map[string]map[string]float64{"*": {"p99": DefaultThresholds["p99"]}}, warn
+	return result.GatePolicy{"*": {"p99": DefaultThresholds["p99"]}}, warn
 }
 
 // ResolveThreshold returns the threshold for metric at percentile and
@@ -112,7 +112,7 @@ func GatePolicy(s *result.Scenario) (map[string]map[string]float64, *Warning) {
 // override naming the metric, a command-line override for the percentile
 // (either may turn gating off), the gate policy for the metric, its "*"
 // entry. What none of them names is not gated.
-func ResolveThreshold(metric, percentile string, gate map[string]map[string]float64, cli []Threshold) (value float64, gated bool) {
+func ResolveThreshold(metric, percentile string, gate result.GatePolicy, cli []Threshold) (value float64, gated bool) {
 	// The last of several matching overrides wins, as with repeated flags.
 	for _, wantMetric := range []string{metric, ""} {
 		for i := len(cli) - 1; i >= 0; i-- {

@@ -97,7 +97,7 @@ func TestGatePolicy(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		s        result.Scenario
-		want     map[string]map[string]float64
+		want     result.GatePolicy
 		wantWarn bool
 	}{
 		{"resolved gate wins", result.Scenario{Gate: map[string]map[string]float64{"*": {"p90": 0.2}}, Definition: def}, map[string]map[string]float64{"*": {"p90": 0.2}}, false},

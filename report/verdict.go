@@ -364,17 +364,17 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 
 // gateDiffers warns of every metric and percentile the two policies
 // threshold differently.
-func gateDiffers(scenario string, base, cand map[string]map[string]float64) []Warning {
+func gateDiffers(scenario string, base, cand result.GatePolicy) []Warning {
 	var ws []Warning
 	keys := map[[2]string]bool{}
-	for _, g := range []map[string]map[string]float64{base, cand} {
+	for _, g := range []result.GatePolicy{base, cand} {
 		for m, ps := range g {
 			for p := range ps {
 				keys[[2]string{m, p}] = true
 			}
 		}
 	}
-	fmtT := func(g map[string]map[string]float64, k [2]string) string {
+	fmtT := func(g result.GatePolicy, k [2]string) string {
 		v, ok := g[k[0]][k[1]]
 		if !ok {
 			return ""
@@ -399,7 +399,7 @@ func gateDiffers(scenario string, base, cand map[string]map[string]float64) []Wa
 // checkCandidateGated returns ErrCandidateIncomplete, naming what is
 // missing, when the candidate lacks trials or events of a metric the
 // policy gates and the baseline has.
-func checkCandidateGated(base, cand *result.Scenario, gate map[string]map[string]float64, cli []Threshold) error {
+func checkCandidateGated(base, cand *result.Scenario, gate result.GatePolicy, cli []Threshold) error {
 	var missing []string
 	if cand.Trials == 0 && base.Trials > 0 {
 		missing = append(missing, "every trial")

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -109,15 +109,11 @@ func PrimaryMetrics(s *Scenario) []string {
 // none, p99 of its primary metrics at DefaultGateThreshold. Everything else
 // is reported, not gated: each gated test spends part of the gate's
 // false-alarm budget.
-func GatePolicy(s *Scenario) map[string]map[string]float64 {
+func GatePolicy(s *Scenario) result.GatePolicy {
 	if len(s.Gate) > 0 {
-		out := make(map[string]map[string]float64, len(s.Gate))
-		for m, ps := range s.Gate {
-			out[m] = maps.Clone(ps)
-		}
-		return out
+		return s.Gate.Clone()
 	}
-	out := map[string]map[string]float64{}
+	out := result.GatePolicy{}
 	for _, m := range PrimaryMetrics(s) {
 		out[m] = map[string]float64{"p99": DefaultGateThreshold}
 	}

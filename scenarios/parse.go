@@ -18,6 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // ParseError is a bad scenario file: where and what.
@@ -342,12 +343,12 @@ func (p *scenarioParser) tracers(tf config.Field, w Workload) (Tracers, error) {
 	return t, nil
 }
 
-func (p *scenarioParser) gate(gf config.Field, metrics []string) (map[string]map[string]float64, error) {
+func (p *scenarioParser) gate(gf config.Field, metrics []string) (result.GatePolicy, error) {
 	fs, err := gf.Value.Fields("gate", nil)
 	if err != nil {
 		return nil, err
 	}
-	gate := map[string]map[string]float64{}
+	gate := result.GatePolicy{}
 	for _, f := range fs {
 		if f.Key != "*" && !slices.Contains(metrics, f.Key) {
 			return nil, f.KeyAt.Errorf("gate names %q, which this scenario does not measure; metrics: %s, or * for all", f.Key, strings.Join(metrics, ", "))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 func TestBuiltinParse(t *testing.T) {
@@ -344,7 +345,7 @@ func TestParseValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]map[string]float64{"syscall.read": {"p99": 0.10}}, s.Gate); diff != "" {
+	if diff := cmp.Diff(result.GatePolicy{"syscall.read": {"p99": 0.10}}, s.Gate); diff != "" {
 		t.Errorf("gate (-want +got):\n%s", diff)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -57,7 +58,7 @@ type Scenario struct {
 	// Gate maps a metric name (or "*" for every metric) to percentile
 	// ("p50", "p95", "p99.99", any pN, or "max") to threshold as a fraction
 	// (0.10 for 10%).
-	Gate map[string]map[string]float64 `json:"gate,omitempty"`
+	Gate result.GatePolicy `json:"gate,omitempty"`
 	// Source is where the scenario came from: "builtin:NAME.yaml" or a path.
 	Source string `json:"source"`
 }

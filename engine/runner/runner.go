@@ -70,10 +70,23 @@ type Event struct {
 	Count    int // scenarios in the request
 	Trial    int // 1-based; 0 while attaching or warming up
 	Trials   int
-	Phase    string // "attach", "warmup", "trial", "done"
-	// Detail says what a finished trial measured, for plain-line progress.
+	Phase    Phase
+	// Detail says what a finished trial measured (Phase Trial), or why a
+	// scenario was skipped (Phase Skipped), for plain-line progress.
 	Detail string
 }
+
+// Phase is the step of a scenario an Event reports.
+type Phase string
+
+// Phases, in the order a scenario goes through them.
+const (
+	PhaseAttach  Phase = "attach"  // loading and attaching the tracers
+	PhaseWarmup  Phase = "warmup"  // the scenario's warmup, not measured
+	PhaseTrial   Phase = "trial"   // a trial started (Detail empty) or finished
+	PhaseDone    Phase = "done"    // every trial of the scenario ran
+	PhaseSkipped Phase = "skipped" // the kernel cannot trace it (SkipUnsupported)
+)
 
 // ErrPrivileges reports that tracers cannot be loaded for lack of privileges.
 var ErrPrivileges = tracing.ErrPrivileges
@@ -198,7 +211,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if why := unsupported(err); req.SkipUnsupported && why != "" && (sr == nil || sr.Trials == 0) {
 			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: why})
 			if req.Progress != nil {
-				req.Progress(Event{Phase: "skipped", Scenario: s.Name, Index: i + 1, Count: len(req.Scenarios), Detail: why})
+				req.Progress(Event{Phase: PhaseSkipped, Scenario: s.Name, Index: i + 1, Count: len(req.Scenarios), Detail: why})
 			}
 			continue
 		}
@@ -279,7 +292,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 		}
 	}()
 
-	emit(Event{Phase: "attach"})
+	emit(Event{Phase: PhaseAttach})
 	opts := traceOptions(wl, s.Workload, kb)
 	opts.Evidence = s.Evidence
 	ilog, err := loadInterference(s, kb)
@@ -314,7 +327,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 	}
 
 	if s.Warmup > 0 {
-		emit(Event{Phase: "warmup"})
+		emit(Event{Phase: PhaseWarmup})
 		if err := startWorkload(ctx, wl); err != nil {
 			return sr, err
 		}
@@ -325,7 +338,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 	sym := tracing.NewSymbolizer()
 	sym.LeaveCore(text)
 	for trial := 1; trial <= s.Trials; trial++ {
-		emit(Event{Phase: "trial", Trial: trial})
+		emit(Event{Phase: PhaseTrial, Trial: trial})
 		if err := startWorkload(ctx, wl); err != nil {
 			return sr, err
 		}
@@ -366,9 +379,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			added++
 		}
 		sr.Trials = trial
-		emit(Event{Phase: "trial", Trial: trial, Detail: detail(sr, st.Ops, elapsed)})
+		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, st.Ops, elapsed)})
 	}
-	emit(Event{Phase: "done", Trial: s.Trials})
+	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
 }
 
@@ -406,7 +419,7 @@ func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, 
 		return nil, err
 	}
 	for trial := 1; trial <= s.Trials; trial++ {
-		emit(Event{Phase: "trial", Trial: trial})
+		emit(Event{Phase: PhaseTrial, Trial: trial})
 		off := cpuOffset()
 		if offset != nil {
 			off = *offset
@@ -431,9 +444,9 @@ func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, 
 			ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
 		}
 		sr.Trials = trial
-		emit(Event{Phase: "trial", Trial: trial, Detail: detail(sr, ops, elapsed)})
+		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, ops, elapsed)})
 	}
-	emit(Event{Phase: "done", Trial: s.Trials})
+	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
 }
 

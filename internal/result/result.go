@@ -91,10 +91,10 @@ type Scenario struct {
 	// what it names is gated; the rest is reported. Results written
 	// before the field existed have none (readers fall back to the gate
 	// block inside Definition).
-	Gate    map[string]map[string]float64 `json:"gate,omitempty"`
-	Tracers []TracerInfo                  `json:"tracers,omitempty"`
-	Metrics map[string]*Metric            `json:"metrics"`
-	Trials  int                           `json:"trials"` // trials completed
+	Gate    GatePolicy         `json:"gate,omitempty"`
+	Tracers []TracerInfo       `json:"tracers,omitempty"`
+	Metrics map[string]*Metric `json:"metrics"`
+	Trials  int                `json:"trials"` // trials completed
 }
 
 // TracerInfo records how a tracer was attached.

@@ -1,5 +1,8 @@
 package report
 
+// The noise floor of an A/A comparison, laid out as a table: no command
+// uses it; TestNoiseGolden keeps its layout.
+
 import (
 	"io"
 	"math"
