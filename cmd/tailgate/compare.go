@@ -33,6 +33,7 @@ type reportFlags struct {
 type reportOutput struct {
 	format report.Format
 	path   string
+	strict bool // --strict: a JUnit report fails inconclusive verdicts, as the exit code does
 }
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
@@ -49,7 +50,7 @@ func (f *reportFlags) register(fs *flag.FlagSet) {
 		if path == stdoutPath {
 			path = ""
 		}
-		f.outputs = append(f.outputs, reportOutput{format, path})
+		f.outputs = append(f.outputs, reportOutput{format: format, path: path})
 		return nil
 	})
 	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
@@ -81,7 +82,7 @@ func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 func (f *reportFlags) resolveOutputs() ([]reportOutput, error) {
 	outs := append([]reportOutput(nil), f.outputs...)
 	if len(outs) == 0 {
-		outs = []reportOutput{{report.Text, ""}}
+		outs = []reportOutput{{format: report.Text}}
 	}
 	var toStdout []int
 	for i, o := range outs {
@@ -121,6 +122,9 @@ func (f *reportFlags) resolveOutputs() ([]reportOutput, error) {
 	if f.resamples < 1 {
 		return nil, usagef("--resamples must be at least 1, got %d", f.resamples)
 	}
+	for i := range outs {
+		outs[i].strict = f.strict
+	}
 	return outs, nil
 }
 
@@ -131,15 +135,20 @@ func (f *reportFlags) options() report.Options {
 // writeReports renders m, a comparison's (Report.Matrix) or a matrix's,
 // to every output.
 func writeReports(m *report.Matrix, outs []reportOutput, stdout, stderr io.Writer) error {
-	return writeOutputs(outs, func(w io.Writer, f report.Format) error { return report.WriteMatrix(w, m, f) }, stdout, stderr)
+	return writeOutputs(outs, func(w io.Writer, o reportOutput) error {
+		if o.format == report.JUnit {
+			return report.WriteJUnit(w, m, report.JUnitOptions{Strict: o.strict})
+		}
+		return report.WriteMatrix(w, m, o.format)
+	}, stdout, stderr)
 }
 
 // writeOutputs renders each output's format with render; files are written
 // atomically so that CI never picks up half a report.
-func writeOutputs(outs []reportOutput, render func(io.Writer, report.Format) error, stdout, stderr io.Writer) error {
+func writeOutputs(outs []reportOutput, render func(io.Writer, reportOutput) error, stdout, stderr io.Writer) error {
 	for _, o := range outs {
 		var b bytes.Buffer
-		if err := render(&b, o.format); err != nil {
+		if err := render(&b, o); err != nil {
 			return err
 		}
 		if o.path == "" {
