@@ -21,6 +21,8 @@ type htmlDoc struct {
 	Title     string
 	Headlines []string
 	Sides     []htmlSide
+	Names     []string         // the targets as the plots name them
+	Differ    []htmlDifference // what differs between the targets
 	Warnings  []string
 	Scenarios []htmlScenario
 }
@@ -84,11 +86,12 @@ func cellClass(v *Verdict) string {
 	return "v-" + string(v.Kind)
 }
 
-// metricPlots draws a metric's tail plot and its per-trial p99 plot. p99
-// holds each side's p99 verdict against the first side (nil for the first
-// and where not compared): its interval, applied to the first side's p99,
-// is the bar drawn on that side.
-func metricPlots(scenario, metric string, sides []plotSide, p99 []*Verdict) (tail, trials string, err error) {
+// metricPlots draws a metric's tail plot and its per-trial plot of
+// percentile pct (name) at quantile q. verdicts holds each side's verdict
+// of pct against the first side (nil for the first and where not
+// compared): its interval, applied to the first side's value, is the bar
+// drawn on that side.
+func metricPlots(scenario, metric, pct string, q float64, sides []plotSide, verdicts []*Verdict) (tail, trials string, err error) {
 	var ts []tailSeries
 	var tr []trialSeries
 	threshold := 0.0
@@ -105,17 +108,17 @@ func metricPlots(scenario, metric string, sides []plotSide, p99 []*Verdict) (tai
 		for _, trial := range s.metric.Trials {
 			v := math.NaN()
 			if trial.Histogram != nil && trial.Histogram.Count() > 0 {
-				v = trial.Histogram.Quantile(0.99)
+				v = trialValue(trial.Histogram, q)
 			}
 			t.Trials = append(t.Trials, v)
 		}
 		if merged.Count() > 0 {
-			t.Value = merged.Quantile(0.99)
+			t.Value = trialValue(merged, q)
 		}
 		if i == 0 {
 			ref = t.Value
 		}
-		if v := p99[i]; v != nil {
+		if v := verdicts[i]; v != nil {
 			if v.Gated && threshold == 0 {
 				threshold = v.Threshold
 			}
@@ -128,10 +131,104 @@ func metricPlots(scenario, metric string, sides []plotSide, p99 []*Verdict) (tai
 	if tail, err = tailPlotSVG(fmt.Sprintf("%s %s: tail", scenario, metric), ts); err != nil {
 		return "", "", fmt.Errorf("tail plot of %s %s: %w", scenario, metric, err)
 	}
-	if trials, err = trialPlotSVG(fmt.Sprintf("%s %s: p99 per trial", scenario, metric), tr, threshold); err != nil {
+	if trials, err = trialPlotSVG(fmt.Sprintf("%s %s: %s per trial", scenario, metric, pct), tr, threshold); err != nil {
 		return "", "", fmt.Errorf("trial plot of %s %s: %w", scenario, metric, err)
 	}
 	return tail, trials, nil
+}
+
+// trialValue is h's quantile q, its maximum for q = 1.
+func trialValue(h *hist.Histogram, q float64) float64 {
+	if q >= 1 {
+		return float64(h.Max())
+	}
+	return h.Quantile(q)
+}
+
+// plottedPercentile is the percentile a metric's per-trial plot shows:
+// the highest the gate policy gates (the verdicts say which; the rows are
+// in quantile order), else p99.
+func plottedPercentile(mm MatrixMetric) (name string, q float64) {
+	name, q = "p99", 0.99
+	for _, row := range mm.Rows {
+		for _, c := range row.Cells {
+			if c.Verdict != nil && c.Verdict.Gated {
+				if rq, ok := hist.ParsePercentile(row.Quantile); ok {
+					name, q = row.Quantile, rq
+				}
+				break
+			}
+		}
+	}
+	return name, q
+}
+
+// sideNames are the names the plots' legends and axes give the targets:
+// their own, and their role beside it where two share a name (a
+// comparison of two runs on one host).
+func (m *Matrix) sideNames() []string {
+	count := map[string]int{}
+	for _, t := range m.Targets {
+		count[t.Name]++
+	}
+	var out []string
+	for i, t := range m.Targets {
+		if count[t.Name] > 1 {
+			out = append(out, m.role(i)+" ("+t.Name+")")
+			continue
+		}
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// htmlDifference is one property of the targets that is not the same on
+// all of them.
+type htmlDifference struct {
+	Field  string
+	Values []string // per target
+}
+
+// differences lists what differs between the targets' Results: the
+// kernel, its command line and configuration, the CPU, the clock source,
+// the VM's shape. Nothing when a Result is not at hand.
+func (m *Matrix) differences() []htmlDifference {
+	for _, t := range m.Targets {
+		if t.Result == nil {
+			return nil
+		}
+	}
+	fields := []struct {
+		name string
+		get  func(r *result.Result) string
+	}{
+		{"kernel release", func(r *result.Result) string { return r.Environment.KernelRelease }},
+		{"kernel version", func(r *result.Result) string { return r.Environment.KernelVersion }},
+		{"kernel config", func(r *result.Result) string { return r.Environment.ConfigHash }},
+		{"kernel command line", func(r *result.Result) string { return r.Environment.Cmdline }},
+		{"CPU", func(r *result.Result) string { return r.Environment.CPUModel }},
+		{"CPUs", func(r *result.Result) string { return fmt.Sprint(r.Environment.CPUs) }},
+		{"clock source", func(r *result.Result) string { return r.Environment.Clocksource }},
+		{"virtualized", func(r *result.Result) string { return r.Environment.Virtualized }},
+		{"target kind", func(r *result.Result) string { return r.Target.Kind }},
+		{"accelerator", func(r *result.Result) string { return r.Target.Accel }},
+	}
+	var out []htmlDifference
+	for _, f := range fields {
+		d := htmlDifference{Field: f.name}
+		same := true
+		for i, t := range m.Targets {
+			v := f.get(t.Result)
+			if i > 0 && v != d.Values[0] {
+				same = false
+			}
+			d.Values = append(d.Values, v)
+		}
+		if !same {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (m *htmlMetric) setPlots(tail, trials string) {
@@ -159,6 +256,8 @@ func writeHTML(w io.Writer, m *Matrix) error {
 		Title:     "tailgate: " + strings.Join(names, ", ") + " vs " + m.Targets[0].Name,
 		Headlines: m.Headlines(),
 		Warnings:  m.warnings(),
+		Names:     m.sideNames(),
+		Differ:    m.differences(),
 	}
 	results := true
 	for i, t := range m.Targets {
@@ -175,11 +274,12 @@ func writeHTML(w io.Writer, m *Matrix) error {
 		}
 		for _, mm := range s.Metrics {
 			hm := htmlMetric{Name: mm.Name, ID: htmlID(s.Name, mm.Name), Header: header}
-			p99 := make([]*Verdict, len(m.Targets))
+			pct, q := plottedPercentile(mm)
+			verdicts := make([]*Verdict, len(m.Targets))
 			for _, row := range mm.Rows {
-				if row.Quantile == "p99" {
+				if row.Quantile == pct {
 					for i, c := range row.Cells {
-						p99[i] = c.Verdict
+						verdicts[i] = c.Verdict
 					}
 				}
 				var cells []htmlCell
@@ -196,14 +296,14 @@ func writeHTML(w io.Writer, m *Matrix) error {
 			}
 			if results {
 				var sides []plotSide
-				for _, t := range m.Targets {
-					ps := plotSide{name: t.Name}
+				for i, t := range m.Targets {
+					ps := plotSide{name: doc.Names[i]}
 					if rs := t.Result.Find(s.Name); rs != nil {
 						ps.metric = rs.Metrics[mm.Name]
 					}
 					sides = append(sides, ps)
 				}
-				tail, trials, err := metricPlots(s.Name, mm.Name, sides, p99)
+				tail, trials, err := metricPlots(s.Name, mm.Name, pct, q, sides, verdicts)
 				if err != nil {
 					return err
 				}
@@ -263,7 +363,12 @@ figure svg { max-width: 100%; height: auto; }
 {{end}}<table id="sides">
 {{range .Sides}}<tr><th><span class="swatch" style="background: {{.Color}}"></span>{{.Role}}</th><td>{{.Description}}</td></tr>
 {{end}}</table>
-{{if .Warnings}}<ul class="warnings" id="warnings">
+{{if .Differ}}<table id="differences">
+<caption>what differs between the sides</caption>
+<tr><th></th>{{range .Names}}<th>{{.}}</th>{{end}}</tr>
+{{range .Differ}}<tr><th>{{.Field}}</th>{{range .Values}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{if .Warnings}}<ul class="warnings" id="warnings">
 {{range .Warnings}}<li>{{.}}</li>
 {{end}}</ul>
 {{end}}{{range .Scenarios}}<section class="scenario" id="{{.ID}}">
@@ -288,7 +393,7 @@ figure svg { max-width: 100%; height: auto; }
 {{range .Warnings}}<li>{{.}}</li>
 {{end}}</ul>
 {{end}}</section>
-{{end}}<p class="note">Tail plots: latency on a log axis against the fraction of events slower (1 − CDF) on a log axis, so p99 and p99.9 get as much room as the median. Per-trial plots: each trial's p99 as a point, the merged p99 as a bar, and beside it the 95% interval of the ratio to the reference applied to the reference's p99, over the reference's ±threshold band.</p>
+{{end}}<p class="note">Tail plots: latency on a log axis against the fraction of events slower (1 − CDF) on a log axis, so p99 and p99.9 get as much room as the median. Per-trial plots, on a log axis: each trial's value of the highest gated percentile (p99 where none is gated) as a point, the value of the trials merged as a bar, and beside it the 95% interval of the ratio to the reference applied to the reference's value, over the reference's ±threshold band.</p>
 </body>
 </html>
 `))

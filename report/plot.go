@@ -112,11 +112,14 @@ type trialSeries struct {
 // trialPlotSVG draws each target's per-trial values as points, the merged
 // value as a bar, and the interval, over a band of ±threshold around the
 // reference (the first series): an interval clear of the band is what a
-// regression or improvement looks like.
+// regression or improvement looks like. The latency axis is logarithmic,
+// so that one slow trial or a wide interval does not flatten the rest
+// into a line; values of 0 ns, which it cannot show, are left out.
 func trialPlotSVG(title string, series []trialSeries, threshold float64) (string, error) {
 	p := newPlot(title)
-	p.Y.Label.Text = "latency"
-	p.Y.Tick.Marker = nsTicks{}
+	p.Y.Label.Text = "latency (log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = nsLogTicks{}
 	p.X.Min, p.X.Max = -0.6, float64(len(series))-0.4
 	var ticks plot.ConstantTicks
 	for i, s := range series {
@@ -124,10 +127,11 @@ func trialPlotSVG(title string, series []trialSeries, threshold float64) (string
 	}
 	p.X.Tick.Marker = ticks
 	p.Add(plotter.NewGrid())
-	if len(series) > 0 && threshold > 0 && !math.IsNaN(series[0].Value) {
+	if len(series) > 0 && threshold > 0 && series[0].Value > 0 {
 		ref := series[0].Value
+		low := ref * math.Max(1-threshold, 0.01)
 		band, err := plotter.NewPolygon(plotter.XYs{
-			{X: p.X.Min, Y: ref * (1 - threshold)}, {X: p.X.Max, Y: ref * (1 - threshold)},
+			{X: p.X.Min, Y: low}, {X: p.X.Max, Y: low},
 			{X: p.X.Max, Y: ref * (1 + threshold)}, {X: p.X.Min, Y: ref * (1 + threshold)},
 		})
 		if err != nil {
@@ -143,7 +147,7 @@ func trialPlotSVG(title string, series []trialSeries, threshold float64) (string
 		c := seriesColor(i)
 		var pts plotter.XYs
 		for k, v := range s.Trials {
-			if math.IsNaN(v) {
+			if !(v > 0) {
 				continue
 			}
 			// Trials side by side, in run order, so none hides another.
@@ -164,7 +168,7 @@ func trialPlotSVG(title string, series []trialSeries, threshold float64) (string
 			p.Add(sc)
 			drawn++
 		}
-		if math.IsNaN(s.Value) {
+		if !(s.Value > 0) {
 			continue
 		}
 		bar, err := plotter.NewLine(plotter.XYs{{X: float64(i) - 0.28, Y: s.Value}, {X: float64(i) + 0.28, Y: s.Value}})
@@ -174,7 +178,7 @@ func trialPlotSVG(title string, series []trialSeries, threshold float64) (string
 		bar.Color = c
 		bar.Width = vg.Points(2)
 		p.Add(bar)
-		if !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
+		if s.Lo > 0 && !math.IsNaN(s.Hi) {
 			eb, err := plotter.NewYErrorBars(errorPoint{x: float64(i) + 0.3, y: s.Value, lo: s.Value - s.Lo, hi: s.Hi - s.Value})
 			if err != nil {
 				return "", err
