@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,7 +245,8 @@ func TestVariantSysctls(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "vm", "swappiness"), []byte("60\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	name, settings, descr, err := ParseVariant("low:vm.swappiness=10")
+	vs, err := ParseVariant("low:vm.swappiness=10")
+	name, settings, descr := vs.Name, vs.Sysctls, vs.Description
 	if err != nil || name != "low" || descr != "host, vm.swappiness=10" {
 		t.Fatalf("ParseVariant = %q, %v, %q, %v", name, settings, descr, err)
 	}
@@ -254,14 +256,18 @@ func TestVariantSysctls(t *testing.T) {
 	if err := CheckVariants([]Target{v}, root, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Rounds(context.Background(), []Target{v}, spec(1), Plan{Rounds: 1}, io.Discard); err != nil {
+	res, _, err := Rounds(context.Background(), []Target{v}, spec(1), Plan{Rounds: 1}, io.Discard)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := res[0].Target.Sysctls, []result.Sysctl{{Key: "vm.swappiness", Set: "10", Read: "10"}}; !slices.Equal(got, want) {
+		t.Errorf("the Result records sysctls %v, want %v", got, want)
 	}
 	after, _ := sysctl.Read(root, "vm.swappiness")
 	if during != "10" || after != "60" {
 		t.Errorf("vm.swappiness %s during the trial, %s after; want 10 then 60", during, after)
 	}
-	if _, _, _, err := ParseVariant("bad name"); !errors.As(err, new(*InputError)) {
+	if _, err := ParseVariant("bad name"); !errors.As(err, new(*InputError)) {
 		t.Errorf("ParseVariant(bad name) = %v, want an InputError", err)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,16 +16,24 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // Variant is a target with sysctls in force during its trials, exactly
 // that long: they are restored when each run returns, however it returns
 // (an error, an interrupt, a panic). A host variant is a Variant of Host.
+// Dir and Env change its scenarios' own programs (scenarios.InDir): the
+// base and the head of a pull request, built in two checkouts, gated in
+// one job.
 type Variant struct {
 	Target
 	// VariantName names the variant; "" is the target's own name.
 	VariantName string
 	Sysctls     []sysctl.Setting
+	// Dir stands in for the scenario file's directory (absolute); Env is
+	// added to the exec workloads' environment.
+	Dir string
+	Env map[string]string
 	// Root is /proc/sys.
 	Root string
 }
@@ -34,9 +45,33 @@ func (v *Variant) Name() string {
 	return v.Target.Name()
 }
 
-func (v *Variant) Prepare(req runner.Request) (runner.Request, error) { return v.Target.Prepare(req) }
+// Prepare refuses a dir= or env. a scenario has nowhere to put (a
+// built-in loop), before any trial.
+func (v *Variant) Prepare(req runner.Request) (runner.Request, error) {
+	if _, err := v.scenarios(req); err != nil {
+		return req, err
+	}
+	return v.Target.Prepare(req)
+}
+
+func (v *Variant) scenarios(req runner.Request) (runner.Request, error) {
+	if v.Dir == "" && len(v.Env) == 0 {
+		return req, nil
+	}
+	out := req
+	out.Scenarios = make([]*scenarios.Scenario, len(req.Scenarios))
+	for i, s := range req.Scenarios {
+		c, err := scenarios.InDir(s, v.Dir, v.Env)
+		if err != nil {
+			return req, Inputf("variant %s: %v", v.Name(), err)
+		}
+		out.Scenarios[i] = c
+	}
+	return out, nil
+}
 
 func (v *Variant) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (res *result.Result, err error) {
+	var set []result.Sysctl
 	if len(v.Sysctls) > 0 {
 		applied, aerr := sysctl.Apply(v.Root, v.Sysctls)
 		if aerr != nil {
@@ -51,36 +86,102 @@ func (v *Variant) Run(ctx context.Context, req runner.Request, p *progress.Repor
 				err = &RestoreError{errors.Join(rerr, err)}
 			}
 		}()
+		for _, st := range v.Sysctls {
+			got, _ := sysctl.Read(v.Root, st.Key)
+			set = append(set, result.Sysctl{Key: st.Key, Set: st.Value, Read: got})
+		}
 	}
-	return v.Target.Run(ctx, req, p)
+	run, err := v.scenarios(req)
+	if err != nil {
+		return nil, err
+	}
+	res, err = v.Target.Run(ctx, run, p)
+	if res != nil {
+		res.Target.Sysctls, res.Target.Dir, res.Target.Env = set, v.Dir, maps.Clone(v.Env)
+		// The digest that guards the comparison is the scenario's as
+		// given: the variant's own keys are what is compared on purpose.
+		for i := range res.Scenarios {
+			for _, s := range req.Scenarios {
+				if s.Name == res.Scenarios[i].Name && (v.Dir != "" || len(v.Env) > 0) {
+					res.Scenarios[i].Params = scenarios.Params(req.Resolve(s))
+				}
+			}
+		}
+	}
+	return res, err
 }
 
 var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// ParseVariant reads a host variant, NAME[:KEY=VALUE[,KEY=VALUE...]], and
-// describes it ("host, vm.swappiness=10").
-func ParseVariant(s string) (name string, settings []sysctl.Setting, description string, err error) {
+// VariantSpec is a host variant as --variant gives it.
+type VariantSpec struct {
+	Name    string
+	Sysctls []sysctl.Setting
+	Dir     string            // absolute
+	Env     map[string]string // env.NAME=VALUE
+	// Description is for reports: "host, vm.swappiness=10, dir=../base".
+	Description string
+}
+
+// ParseVariant reads a host variant, NAME[:KEY=VALUE[,KEY=VALUE...]]: each
+// KEY a sysctl, dir (a directory standing in for the scenario file's: a
+// checkout of the same tree) or env.NAME (one more environment variable
+// of the exec workload).
+func ParseVariant(s string) (VariantSpec, error) {
 	name, list, _ := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
 	if !variantName.MatchString(name) {
-		return "", nil, "", Inputf("--variant %q: name %q must be letters, digits, '.', '_' or '-' (it names the Result file); want NAME[:KEY=VALUE,...]", s, name)
+		return VariantSpec{}, Inputf("--variant %q: name %q must be letters, digits, '.', '_' or '-' (it names the Result file); want NAME[:KEY=VALUE,...]", s, name)
 	}
+	v := VariantSpec{Name: name}
 	if strings.TrimSpace(list) == "" {
-		return name, nil, "host", nil
+		v.Description = "host"
+		return v, nil
 	}
-	var descr []string
+	descr := []string{"host"}
 	for _, kv := range strings.Split(list, ",") {
-		st, err := sysctl.Parse(kv)
-		if err != nil {
-			return "", nil, "", Inputf("--variant %s: %v", name, err)
+		k, val, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		switch {
+		case k == "dir":
+			if v.Dir != "" {
+				return VariantSpec{}, Inputf("--variant %s: dir set twice", name)
+			}
+			abs, err := filepath.Abs(val)
+			if err != nil || val == "" {
+				return VariantSpec{}, Inputf("--variant %s: dir=%q: want the directory of a checkout, e.g. dir=../base", name, val)
+			}
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return VariantSpec{}, Inputf("--variant %s: dir=%s is not a directory; check out the base there first", name, val)
+			}
+			v.Dir = abs
+			descr = append(descr, "dir="+val)
+		case strings.HasPrefix(k, "env."):
+			n := strings.TrimPrefix(k, "env.")
+			if n == "" || strings.ContainsAny(n, "=\x00") || !strings.Contains(kv, "=") {
+				return VariantSpec{}, Inputf("--variant %s: %q: want env.NAME=VALUE", name, kv)
+			}
+			if _, dup := v.Env[n]; dup {
+				return VariantSpec{}, Inputf("--variant %s: env.%s set twice", name, n)
+			}
+			if v.Env == nil {
+				v.Env = map[string]string{}
+			}
+			v.Env[n] = val
+			descr = append(descr, k+"="+val)
+		default:
+			st, err := sysctl.Parse(kv)
+			if err != nil {
+				return VariantSpec{}, Inputf("--variant %s: %v (a key is a sysctl, dir or env.NAME)", name, err)
+			}
+			if slices.ContainsFunc(v.Sysctls, func(o sysctl.Setting) bool { return o.Key == st.Key }) {
+				return VariantSpec{}, Inputf("--variant %s: %s set twice", name, st.Key)
+			}
+			v.Sysctls = append(v.Sysctls, st)
+			descr = append(descr, st.String())
 		}
-		if slices.ContainsFunc(settings, func(o sysctl.Setting) bool { return o.Key == st.Key }) {
-			return "", nil, "", Inputf("--variant %s: %s set twice", name, st.Key)
-		}
-		settings = append(settings, st)
-		descr = append(descr, st.String())
 	}
-	return name, settings, "host, " + strings.Join(descr, ", "), nil
+	v.Description = strings.Join(descr, ", ")
+	return v, nil
 }
 
 // CheckVariants puts back, before anything runs, the sysctls under root

@@ -30,6 +30,11 @@ func writeMarkdown(w io.Writer, m *Matrix) error {
 		sides = append(sides, m.role(i)+": "+mdEscape(m.describe(i)))
 	}
 	fmt.Fprintf(ew, "%s\n", capitalize(strings.Join(sides, " · ")))
+	for _, p := range ps {
+		if line := differenceLine(p.r); line != "" {
+			fmt.Fprintf(ew, "\n%sWhat differs: %s.\n", mdEscape(p.prefix()), mdEscape(line))
+		}
+	}
 	if warns := m.warnings(); len(warns) > 0 {
 		fmt.Fprintf(ew, "\n")
 		for _, warn := range warns {

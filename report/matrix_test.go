@@ -41,10 +41,12 @@ func sampleMatrix(t *testing.T) *Matrix {
 	base := synthetic{Median: 50000, Sigma: 0.4, Scale: 1}
 	slow := base
 	slow.Scale = 1.4
+	slowResult := syntheticResult("slow", "6.1.0-57-amd64", slow, 5, 3)
+	slowResult.Target.Sysctls = []result.Sysctl{{Key: "vm.swappiness", Set: "10", Read: "10"}}
 	m, err := CompareMatrix([]MatrixTarget{
 		{Name: "generic", Description: "debian:6.1-generic", Result: syntheticResult("generic", "6.1.0-57-amd64", base, 5, 1)},
 		{Name: "generic-again", Description: "debian:6.1-generic", Result: syntheticResult("generic-again", "6.1.0-57-amd64", base, 5, 2)},
-		{Name: "slow", Description: "vm.swappiness=10", Result: syntheticResult("slow", "6.1.0-57-amd64", slow, 5, 3)},
+		{Name: "slow", Description: "vm.swappiness=10", Result: slowResult},
 	}, sampleMatrixOptions)
 	if err != nil {
 		t.Fatal(err)

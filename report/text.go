@@ -24,6 +24,11 @@ func writeText(w io.Writer, m *Matrix) error {
 	for i := range m.Targets {
 		fmt.Fprintf(ew, "%-10s %s\n", m.role(i)+":", m.describe(i))
 	}
+	for _, p := range ps {
+		if line := differenceLine(p.r); line != "" {
+			fmt.Fprintf(ew, "%-10s %s%s\n", "differs:", p.prefix(), line)
+		}
+	}
 	for _, warn := range m.warnings() {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}

@@ -180,7 +180,7 @@ func TestHistoryBadInput(t *testing.T) {
 		{"duplicate", []string{"add", store, res, "--commit", commits[0]}, "already recorded", 2},
 		{"bad time", []string{"add", store, res, "--commit", commits[0], "--time", "yesterday"}, "--time", 2},
 		{"no store", []string{"changes", filepath.Join(t.TempDir(), "none")}, "no such file", 2},
-		{"bad percentile", []string{"changes", store, "--percentile", "p42"}, "unknown percentile", 2},
+		{"bad percentile", []string{"changes", store, "--percentile", "p100"}, "unknown percentile", 2},
 		{"prune nothing", []string{"prune", store}, "--keep N or --older-than D", 2},
 		{"host confirm", []string{"confirm", store, commits[6]}, "give --build", 2},
 		{"first confirm", []string{"confirm", store, commits[0]}, "no commit before it", 2},

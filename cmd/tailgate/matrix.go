@@ -181,11 +181,11 @@ func matrixTargets(tf *targetFlags, env matrixEnv) ([]engine.Target, []string, e
 				}
 			}
 		case "variant":
-			name, settings, d, err := engine.ParseVariant(fl.value)
+			v, err := engine.ParseVariant(fl.value)
 			if err != nil {
 				return nil, nil, err
 			}
-			add(&engine.Variant{Target: &engine.Host{Runner: runScenarios}, VariantName: name, Sysctls: settings, Root: env.sysctlRoot}, d)
+			add(&engine.Variant{Target: &engine.Host{Runner: runScenarios}, VariantName: v.Name, Sysctls: v.Sysctls, Dir: v.Dir, Env: v.Env, Root: env.sysctlRoot}, v.Description)
 		}
 	}
 	seen := map[string]bool{}

@@ -216,6 +216,9 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 			continue
 		}
 		if sr != nil && sr.Trials > 0 {
+			// What the trials ran, found as they found it: identified
+			// once here, not by every trial's worker.
+			sr.Executables = scenarios.Executables(s)
 			res.Scenarios = append(res.Scenarios, *sr)
 		}
 		if err != nil {

@@ -68,7 +68,7 @@ func Merge(in []Input) (*Result, error) {
 		if r.Schema != out.Schema {
 			return nil, fmt.Errorf("%w: %s has schema %d, %s has %d", ErrMismatch, first.Path, out.Schema, x.Path, r.Schema)
 		}
-		if r.Target != out.Target {
+		if !r.Target.Equal(out.Target) {
 			return nil, fmt.Errorf("%w: %s is target %s, %s is target %s; merge the runs of one target at a time",
 				ErrMismatch, first.Path, describeTarget(out.Target), x.Path, describeTarget(r.Target))
 		}
@@ -102,6 +102,10 @@ func Merge(in []Input) (*Result, error) {
 			}
 			if have.Params != s.Params {
 				return nil, fmt.Errorf("%w: scenario %s was run with different parameters in %s and %s",
+					ErrMismatch, s.Name, from[s.Name], x.Path)
+			}
+			if !slices.Equal(have.Executables, s.Executables) {
+				return nil, fmt.Errorf("%w: scenario %s ran other programs in %s than in %s (their paths or content differ)",
 					ErrMismatch, s.Name, from[s.Name], x.Path)
 			}
 			for name, m := range s.Metrics {

@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -61,6 +63,42 @@ type Target struct {
 	VCPUs   int    `json:"vcpus,omitempty"`
 	MemMiB  int    `json:"mem_mib,omitempty"`
 	Cmdline string `json:"cmdline,omitempty"` // extra kernel cmdline for VMs
+	// Sysctls are a host variant's settings: the value set and the value
+	// the kernel read back while the trials ran.
+	Sysctls []Sysctl `json:"sysctls,omitempty"`
+	// Dir is a host variant's directory (dir=), standing in for the
+	// scenario file's: where its exec workloads ran.
+	Dir string `json:"dir,omitempty"`
+	// Env is what a host variant added to its exec workloads' environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Equal reports whether t and o are the same target, settings included.
+func (t Target) Equal(o Target) bool {
+	return t.Name == o.Name && t.Kind == o.Kind && t.Kernel == o.Kernel && t.Accel == o.Accel &&
+		t.VCPUs == o.VCPUs && t.MemMiB == o.MemMiB && t.Cmdline == o.Cmdline && t.Dir == o.Dir &&
+		slices.Equal(t.Sysctls, o.Sysctls) && maps.Equal(t.Env, o.Env)
+}
+
+// Sysctl is one setting of a variant, as set and as read back.
+type Sysctl struct {
+	Key  string `json:"key"`
+	Set  string `json:"set"`
+	Read string `json:"read"`
+}
+
+// Executable is a program a scenario ran, as it was found: after $PATH and
+// the working directory.
+type Executable struct {
+	// Role is what it was to the workload: command, load, setup,
+	// teardown, or the binary a ufunc tracer probed.
+	Role   string `json:"role"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+	// GitHead is `git rev-parse HEAD` of the working directory when that
+	// is a git work tree; GitDirty says its tracked files had changes.
+	GitHead  string `json:"git_head,omitempty"`
+	GitDirty bool   `json:"git_dirty,omitempty"`
 }
 
 // Environment is what was measured about the machine the workload ran on.
@@ -91,10 +129,13 @@ type Scenario struct {
 	// what it names is gated; the rest is reported. Results written
 	// before the field existed have none (readers fall back to the gate
 	// block inside Definition).
-	Gate    GatePolicy         `json:"gate,omitempty"`
-	Tracers []TracerInfo       `json:"tracers,omitempty"`
-	Metrics map[string]*Metric `json:"metrics"`
-	Trials  int                `json:"trials"` // trials completed
+	Gate    GatePolicy   `json:"gate,omitempty"`
+	Tracers []TracerInfo `json:"tracers,omitempty"`
+	// Executables are the programs the workload ran and the tracers
+	// probed, identified by content (exec and ufunc scenarios).
+	Executables []Executable       `json:"executables,omitempty"`
+	Metrics     map[string]*Metric `json:"metrics"`
+	Trials      int                `json:"trials"` // trials completed
 }
 
 // TracerInfo records how a tracer was attached.
