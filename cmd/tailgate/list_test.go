@@ -37,10 +37,3 @@ func TestListSyscalls(t *testing.T) {
 		t.Errorf("list nosuch: exit %d, want %d", code, exitUsage)
 	}
 }
-
-func TestWrapText(t *testing.T) {
-	got := wrapText("aa bb cc dd", 5, " ")
-	if want := "aa bb\n cc\n dd\n"; got != want {
-		t.Errorf("wrapText = %q, want %q", got, want)
-	}
-}

@@ -12,9 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
@@ -389,22 +387,11 @@ func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []engine.Target)
 	return work
 }
 
-// gatedList names what a scenario gates, one line each: "syscall.read p99 10%".
-func gatedList(s *scenarios.Scenario) string {
-	var out []string
-	pol := scenarios.GatePolicy(s)
-	for _, m := range slices.Sorted(maps.Keys(pol)) {
-		for _, p := range report.Percentiles {
-			if v, ok := pol[m][p.Name]; ok {
-				out = append(out, fmt.Sprintf("%s %s %g%%", m, p.Name, v*100))
-			}
-		}
-	}
-	return strings.Join(out, "\n")
-}
+// listWidth is the width tailgate list keeps to.
+const listWidth = report.CatalogWidth
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	lists := valueLists()
+	lists := engine.ValueLists()
 	keys := slices.Sorted(maps.Keys(lists))
 	usage := "usage: tailgate list\n"
 	for _, key := range keys {
@@ -412,7 +399,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	usage += "\nLists the built-in scenarios (what each runs, traces and gates), the tracers and their metrics;\n"
 	for _, key := range keys {
-		usage += fmt.Sprintf("'list %s' the values the %s tracer's %s key takes.\n", key, lists[key].tracer, key)
+		usage += fmt.Sprintf("'list %s' the values the %s tracer's %s key takes.\n", key, lists[key].Tracer, key)
 	}
 	fs := newFlagSet("list")
 	setUsage(fs, stdout, usage)
@@ -428,98 +415,10 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if !ok || len(pos) > 1 {
 			return usagef("list: unknown argument %q; want nothing or one of: %s", strings.Join(pos, " "), strings.Join(keys, ", "))
 		}
-		for _, n := range l.values() {
+		for _, n := range l.Values() {
 			fmt.Fprintln(stdout, n)
 		}
 		return nil
 	}
-	fmt.Fprintln(stdout, "Scenarios (built in; run with 'tailgate run NAME'):")
-	t := report.NewTable(stdout)
-	t.Header([]string{"scenario", "workload", "tracers", "gated"})
-	for _, s := range scenarios.Builtin() {
-		var tr []string
-		for _, k := range tracers.All {
-			if s.Tracers[k.Name] != nil {
-				tr = append(tr, k.Name)
-			}
-		}
-		if err := t.Append([]string{s.Name, s.Workload.Kind, strings.Join(tr, ","), gatedList(s)}); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout)
-	for _, s := range scenarios.Builtin() {
-		fmt.Fprint(stdout, wrapText(s.Name+": "+s.Description+". Metrics: "+strings.Join(scenarios.Metrics(s), ", ")+".", listWidth, "    "))
-	}
-	fmt.Fprintln(stdout, "\nTracers:")
-	t = report.NewTable(stdout)
-	t.Header([]string{"tracer", "metrics", "what"})
-	for _, k := range tracers.All {
-		what := wrapText(k.Description, listWhatWidth, "")
-		for _, key := range slices.Sorted(maps.Keys(k.Values)) {
-			what += "(names: tailgate list " + key + ")"
-		}
-		if err := t.Append([]string{k.Name, strings.Join(k.Metrics, "\n"), strings.TrimSuffix(what, "\n")}); err != nil {
-			return err
-		}
-	}
-	for _, k := range scenarios.WorkloadKinds() {
-		for _, m := range k.Metrics {
-			what := wrapText(m.Description, listWhatWidth, "")
-			if err := t.Append([]string{"(" + k.Name + " workload)", m.Name, strings.TrimSuffix(what, "\n")}); err != nil {
-				return err
-			}
-		}
-	}
-	return t.Render()
-}
-
-// listWhatWidth is the width of the "what" column of tailgate list's
-// tracers.
-const listWhatWidth = 44
-
-// valueList is the values a tracer's config key takes.
-type valueList struct {
-	tracer string
-	values func() []string
-}
-
-// valueLists returns, by config key, what tailgate list KEY prints: the
-// values the tracers declare (tracing.Kind.Values).
-func valueLists() map[string]valueList {
-	lists := map[string]valueList{}
-	for _, k := range tracers.All {
-		for key, values := range k.Values {
-			lists[key] = valueList{tracer: k.Name, values: values}
-		}
-	}
-	return lists
-}
-
-// listWidth is the width tailgate list keeps to.
-const listWidth = 100
-
-// wrapText breaks s at spaces into lines of at most width columns, the
-// lines after the first indented; a word longer than a line stays whole.
-func wrapText(s string, width int, indent string) string {
-	var b strings.Builder
-	line := ""
-	for _, w := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
-			b.WriteString(line + "\n")
-			line = indent + w
-		default:
-			line += " " + w
-		}
-	}
-	if line != "" {
-		b.WriteString(line + "\n")
-	}
-	return b.String()
+	return report.WriteCatalog(stdout, engine.Catalog())
 }

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"strings"
@@ -25,13 +25,13 @@ func TestDoctorKVMCheck(t *testing.T) {
 			[]string{"open /dev/kvm: no such file or directory: VMs use TCG"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kvmCheck(tc.kvm)
-			if c.ok != tc.ok || c.name != "kvm" {
+			c := KVM(tc.kvm)
+			if c.OK != tc.ok || c.Name != "kvm" {
 				t.Errorf("check = %+v, want ok %v", c, tc.ok)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(c.detail, w) {
-					t.Errorf("detail %q lacks %q", c.detail, w)
+				if !strings.Contains(c.Detail, w) {
+					t.Errorf("detail %q lacks %q", c.Detail, w)
 				}
 			}
 		})

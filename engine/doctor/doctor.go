@@ -1,0 +1,153 @@
+// Package doctor checks what runs need on this machine: privileges, BTF,
+// each tracer, cgroup v2, qemu and kvm. It is what tailgate doctor prints.
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+// NeedHost is the Need of a check host runs cannot do without: only such a
+// check fails doctor; the others warn.
+const NeedHost = "host runs"
+
+// Check is one line of tailgate doctor.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+	// Need says what the check is needed for; a failed check of NeedHost
+	// fails doctor, any other only warns (VMs may not be asked for).
+	Need string
+}
+
+// Checks runs every check, in the order tailgate doctor lists them.
+func Checks() []Check {
+	var cs []Check
+	add := func(name string, err error, okDetail, need string) {
+		c := Check{Name: name, OK: err == nil, Detail: okDetail, Need: need}
+		if err != nil {
+			c.Detail = err.Error()
+		}
+		cs = append(cs, c)
+	}
+
+	env := runner.Environment()
+	cs = append(cs, Check{Name: "kernel", OK: true, Detail: env.KernelRelease, Need: NeedHost})
+
+	add("privileges", tracing.CheckPrivileges(), "may load and attach BPF programs", NeedHost)
+
+	_, err := os.Stat("/sys/kernel/btf/vmlinux")
+	add("kernel BTF", err, "/sys/kernel/btf/vmlinux present", NeedHost)
+
+	if err := tracing.RemoveMemlock(); err != nil {
+		add("memlock", err, "", NeedHost)
+	}
+	opts := tracing.TracerOptions{TGID: uint32(os.Getpid())}
+	for _, k := range tracers.All {
+		name := k.Name + " tracer"
+		if t, err := k.New(k.Probe, opts); errors.Is(err, ebpf.ErrNotSupported) {
+			// A tracer this kernel cannot load at all (kfunc without
+			// fentry or kprobes) fails only the scenarios that use it;
+			// runs of every built-in pass over them.
+			add(name, err, "", "scenarios using it")
+		} else if err != nil {
+			add(name, err, "", NeedHost)
+		} else {
+			add(name, nil, "loads and attaches ("+string(t.Variant())+")", NeedHost)
+			t.Close()
+		}
+	}
+
+	cs = append(cs, Cgroup())
+
+	q, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		err = errors.New("qemu-system-x86_64 not found; install Debian's qemu-system-x86 (make deps)")
+	}
+	add("qemu", err, q, "VM runs")
+
+	cs = append(cs, KVM(vmtest.CheckKVM()))
+
+	_, err = exec.LookPath("apt-get")
+	if err != nil {
+		err = errors.New("apt-get not found: debian: kernel specs cannot be fetched; use a local bzImage path")
+	}
+	add("apt-get", err, "debian:<abi> kernels can be fetched", "VM runs")
+	return cs
+}
+
+// KVM words what vmtest found out about KVM.
+func KVM(k vmtest.KVM) Check {
+	c := Check{Name: "kvm", OK: k.Usable, Need: "fast VM runs"}
+	found := fmt.Sprintf("probed in %v", k.Took.Round(time.Millisecond))
+	if k.Cached {
+		found = "found earlier this boot, in " + k.CacheFile
+	}
+	switch {
+	case k.Usable:
+		c.Detail = fmt.Sprintf("a test guest runs under KVM (%s): VMs run with -accel kvm", found)
+	case k.Opens:
+		c.Detail = fmt.Sprintf("/dev/kvm opens but a guest does not run (%s; %s); VMs use TCG (emulated timings)", k.Reason, found)
+	default:
+		c.Detail = k.Reason + ": VMs use TCG (emulated timings)"
+	}
+	return c
+}
+
+// Cgroup makes and removes a cgroup v2 group, as each trial of an exec
+// workload does; run --cgroup needs the hierarchy too.
+func Cgroup() Check {
+	c := Check{Name: "cgroup v2", Need: "exec, --cgroup"}
+	mount, err := cgroup.Mount()
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	g, err := cgroup.New()
+	if err != nil {
+		c.Detail = fmt.Sprintf("mounted at %s, but a group cannot be made: %v", mount, err)
+		return c
+	}
+	if err := g.Remove(); err != nil {
+		c.Detail = fmt.Sprintf("mounted at %s; a group was made but not removed: %v", mount, err)
+		return c
+	}
+	c.OK, c.Detail = true, "groups can be made and removed under "+mount
+	return c
+}
+
+// Write lays the checks out as a table and returns how many of those host
+// runs need failed.
+func Write(w io.Writer, cs []Check) (failed int, err error) {
+	t := report.NewTable(w)
+	t.Header([]string{"check", "status", "needed for", "detail"})
+	for _, c := range cs {
+		status := "ok"
+		if !c.OK {
+			status = "FAIL"
+			if c.Need == NeedHost {
+				failed++
+			} else {
+				status = "warn"
+			}
+		}
+		if err := t.Append([]string{c.Name, status, c.Need, c.Detail}); err != nil {
+			return failed, err
+		}
+	}
+	return failed, t.Render()
+}
