@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,4 +132,21 @@ func ResolveThreshold(metric, percentile string, gate result.GatePolicy, cli []T
 		}
 	}
 	return 0, false
+}
+
+// CheckThresholdMetrics refuses a threshold for a metric that none of
+// metrics (what the scenarios run or compared measure) is: a typo would
+// otherwise be ignored and the default threshold gate in its place.
+func CheckThresholdMetrics(ths []Threshold, metrics []string) error {
+	for _, th := range ths {
+		if th.Metric == "" || slices.Contains(metrics, th.Metric) {
+			continue
+		}
+		known := slices.Compact(slices.Sorted(slices.Values(metrics)))
+		if len(known) == 0 {
+			return fmt.Errorf("--threshold %s: no scenario measures %s; they measure nothing", th, th.Metric)
+		}
+		return fmt.Errorf("--threshold %s: no scenario measures %s; they measure %s", th, th.Metric, strings.Join(known, ", "))
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package result
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // GatePolicy is what a run gates: a metric name, or "*" for every metric
 // the policy does not name, to a percentile ("p50", "p99.9", any pN as
@@ -18,5 +21,22 @@ func (g GatePolicy) Clone() GatePolicy {
 	for m, ps := range g {
 		out[m] = maps.Clone(ps)
 	}
+	return out
+}
+
+// MetricNames returns the names of the metrics of every scenario in rs,
+// sorted, each once.
+func MetricNames(rs ...*Result) []string {
+	var out []string
+	for _, r := range rs {
+		for _, s := range r.Scenarios {
+			for name := range s.Metrics {
+				if !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }
