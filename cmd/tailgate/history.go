@@ -9,10 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +122,7 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var when time.Time
 	if *at != "" {
-		if when, err = parseTime(*at); err != nil {
+		if when, err = history.ParseTime(*at); err != nil {
 			return usagef("--time %q: want RFC 3339 (2026-01-02T15:04:05Z) or Unix seconds", *at)
 		}
 	}
@@ -150,13 +148,6 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stderr, "recorded %s target %s (%d scenarios) in %s as %s\n", e.Commit, e.Target, len(e.Scenarios), s, e.Path)
 	return nil
-}
-
-func parseTime(s string) (time.Time, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Unix(n, 0).UTC(), nil
-	}
-	return time.Parse(time.RFC3339, s)
 }
 
 func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
@@ -197,22 +188,6 @@ func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// parseAge reads a Go duration or a number of days ("90d").
-func parseAge(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(d, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("bad age")
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("bad age")
-	}
-	return d, nil
-}
-
 func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := historySub("prune", "usage: tailgate history prune STORE --keep N | --older-than D\n\nRemoves the records of old commits, and files the index does not list.\n\n", stdout)
 	keep := fs.Int("keep", 0, "keep the newest `N` commits")
@@ -229,7 +204,7 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	p := history.Policy{Keep: *keep}
 	if *older != "" {
-		if p.OlderThan, err = parseAge(*older); err != nil {
+		if p.OlderThan, err = history.ParseAge(*older); err != nil {
 			return usagef("--older-than %q: want a duration such as 720h or 90d", *older)
 		}
 	}
@@ -410,57 +385,11 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	v, err := s.Read(ctx)
+	p, err := s.Pair(ctx, pos[1], *target)
 	if err != nil {
 		return historyError(err)
 	}
-	defer v.Close()
-	heads, err := v.Index.Lookup(pos[1])
-	if err != nil {
-		return historyError(err)
-	}
-	var head *history.Entry
-	var names []string
-	for i := range heads {
-		names = append(names, heads[i].Target)
-		if *target == "" || heads[i].Target == *target {
-			head = &heads[i]
-		}
-	}
-	if head == nil || (*target == "" && len(heads) > 1) {
-		return usagef("commit %s has records of targets %s; name one with --target", pos[1], strings.Join(names, ", "))
-	}
-	var base *history.Entry
-	for i := range v.Index.Entries {
-		e := &v.Index.Entries[i]
-		if e.Commit == head.Commit {
-			break
-		}
-		if e.Target == head.Target {
-			base = e
-		}
-	}
-	if base == nil {
-		return usagef("commit %s is the first of target %s in %s: there is no commit before it to confirm against", head.Commit, head.Target, s)
-	}
-	brec, err := v.Record(*base)
-	if err != nil {
-		return historyError(err)
-	}
-	hrec, err := v.Record(*head)
-	if err != nil {
-		return historyError(err)
-	}
-	var scen []string
-	for _, sc := range hrec.Result.Scenarios {
-		if brec.Result.Find(sc.Name) != nil {
-			scen = append(scen, sc.Name)
-		}
-	}
-	if len(scen) == 0 {
-		return usagef("commits %s and %s share no scenario", short12(base.Commit), short12(head.Commit))
-	}
-	kernels := [2]string{kernelArg(brec.Result.Target), kernelArg(hrec.Result.Target)}
+	base, head, kernels := p.Base, p.Head, p.Kernels
 	if *build != "" {
 		out := *dir
 		if out == "" {
@@ -469,53 +398,23 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 			}
 		}
 		for i, c := range []struct{ role, commit string }{{"base", base.Commit}, {"head", head.Commit}} {
-			img, err := buildKernel(ctx, *build, c.commit, filepath.Join(out, c.role), stderr)
-			if err != nil {
-				return err
+			img, err := history.BuildKernel(ctx, *build, c.commit, filepath.Join(out, c.role), stderr)
+			if errors.Is(err, history.ErrBadInput) {
+				return usagef("%w", err)
+			} else if err != nil {
+				return infra(err)
 			}
 			kernels[i] = img
 		}
 	}
 	if kernels[0] == "" || kernels[1] == "" {
-		return usagef("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", short12(base.Commit), short12(head.Commit))
+		return usagef("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", history.Short(base.Commit), history.Short(head.Commit))
 	}
-	gargs := append(append(slices.Clone(scen), "--kernel", kernels[0], "--kernel", kernels[1]), gateArgs...)
-	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", short12(head.Commit), short12(base.Commit), head.Target, joinArgs(gargs))
+	gargs := append(append(slices.Clone(p.Scenarios), "--kernel", kernels[0], "--kernel", kernels[1]), gateArgs...)
+	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(head.Commit), history.Short(base.Commit), head.Target, joinArgs(gargs))
 	if *dry {
 		fmt.Fprintf(stdout, "tailgate gate %s\n", joinArgs(gargs))
 		return nil
 	}
 	return confirmGate(ctx, gargs, stdout, stderr)
-}
-
-func short12(c string) string { return c[:min(12, len(c))] }
-
-// kernelArg is a VM target's kernel as --kernel takes it, "" for the host.
-func kernelArg(t result.Target) string {
-	if t.Kind != "vm" || t.Kernel == "" {
-		return ""
-	}
-	if t.Cmdline != "" {
-		return t.Kernel + " " + t.Cmdline
-	}
-	return t.Kernel
-}
-
-// buildKernel runs the build command for commit and returns the image it
-// wrote.
-func buildKernel(ctx context.Context, cmdline, commit, out string, stderr io.Writer) (string, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", infra(err)
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
-	cmd.Env = append(os.Environ(), "TAILGATE_COMMIT="+commit, "TAILGATE_OUT="+out)
-	cmd.Stdout, cmd.Stderr = stderr, stderr
-	if err := cmd.Run(); err != nil {
-		return "", infra(fmt.Errorf("--build for %s: %w", short12(commit), err))
-	}
-	img := filepath.Join(out, "bzImage")
-	if st, err := os.Stat(img); err != nil || !st.Mode().IsRegular() {
-		return "", usagef("--build for %s exited 0 but wrote no %s; the command must write the kernel image there", short12(commit), img)
-	}
-	return img, nil
 }

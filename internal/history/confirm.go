@@ -1,0 +1,152 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// Pair is what history confirm re-measures: a commit's record (Head), the
+// record of the commit before it on the same target (Base), the scenarios
+// both ran, and the kernels they booted.
+type Pair struct {
+	Base, Head             Entry
+	BaseRecord, HeadRecord *Record
+	Scenarios              []string
+	// Kernels are base's and head's kernels as --kernel takes them: the
+	// spec, then its command line; "" for a record of a host run.
+	Kernels [2]string
+}
+
+// Pair finds commit's record of target ("" when commit has one) and the
+// record before it on that target.
+func (s *Store) Pair(ctx context.Context, commit, target string) (*Pair, error) {
+	v, err := s.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	heads, err := v.Index.Lookup(commit)
+	if err != nil {
+		return nil, err
+	}
+	var head *Entry
+	var names []string
+	for i := range heads {
+		names = append(names, heads[i].Target)
+		if target == "" || heads[i].Target == target {
+			head = &heads[i]
+		}
+	}
+	if head == nil || (target == "" && len(heads) > 1) {
+		return nil, badInputf("commit %s has records of targets %s; name one with --target", commit, strings.Join(names, ", "))
+	}
+	var base *Entry
+	for i := range v.Index.Entries {
+		e := &v.Index.Entries[i]
+		if e.Commit == head.Commit {
+			break
+		}
+		if e.Target == head.Target {
+			base = e
+		}
+	}
+	if base == nil {
+		return nil, badInputf("commit %s is the first of target %s in %s: there is no commit before it to confirm against", head.Commit, head.Target, s)
+	}
+	p := &Pair{Base: *base, Head: *head}
+	if p.BaseRecord, err = v.Record(*base); err != nil {
+		return nil, err
+	}
+	if p.HeadRecord, err = v.Record(*head); err != nil {
+		return nil, err
+	}
+	for _, sc := range p.HeadRecord.Result.Scenarios {
+		if p.BaseRecord.Result.Find(sc.Name) != nil {
+			p.Scenarios = append(p.Scenarios, sc.Name)
+		}
+	}
+	if len(p.Scenarios) == 0 {
+		return nil, badInputf("commits %s and %s share no scenario", Short(base.Commit), Short(head.Commit))
+	}
+	p.Kernels = [2]string{kernelArg(p.BaseRecord.Result.Target), kernelArg(p.HeadRecord.Result.Target)}
+	return p, nil
+}
+
+// Short is the first 12 digits of commit c, for messages.
+func Short(c string) string { return c[:min(12, len(c))] }
+
+// kernelArg is a VM target's kernel as --kernel takes it, "" for the host.
+func kernelArg(t result.Target) string {
+	if t.Kind != "vm" || t.Kernel == "" {
+		return ""
+	}
+	if t.Cmdline != "" {
+		return t.Kernel + " " + t.Cmdline
+	}
+	return t.Kernel
+}
+
+// BuildKernel runs the shell command cmdline for commit, with
+// TAILGATE_COMMIT and TAILGATE_OUT (out, made if missing) in its
+// environment and its output on log, and returns the kernel image it must
+// have written, out/bzImage. A command that exits 0 without writing it is
+// ErrBadInput; any other error is the machinery's.
+func BuildKernel(ctx context.Context, cmdline, commit, out string, log io.Writer) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
+	cmd.Env = append(os.Environ(), "TAILGATE_COMMIT="+commit, "TAILGATE_OUT="+out)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("--build for %s: %w", Short(commit), err)
+	}
+	img := filepath.Join(out, "bzImage")
+	if st, err := os.Stat(img); err != nil || !st.Mode().IsRegular() {
+		return "", badInputf("--build for %s exited 0 but wrote no %s; the command must write the kernel image there", Short(commit), img)
+	}
+	return img, nil
+}
+
+// ParseTime reads a commit's time: RFC 3339 or Unix seconds.
+func ParseTime(s string) (time.Time, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(n, 0).UTC(), nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// ParseAge reads an age to prune at: a Go duration or a number of days
+// ("90d").
+func ParseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad age")
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad age")
+	}
+	return d, nil
+}
+
+// inputError is bad input worded for the user alone: it is ErrBadInput
+// without that error's text.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+
+func badInputf(format string, a ...any) error { return &inputError{fmt.Sprintf(format, a...)} }
