@@ -17,72 +17,100 @@ type Difference struct {
 	Cand string `json:"candidate"`
 }
 
+// respect is one recorded respect of a Result: what and its value.
+type respect struct{ what, value string }
+
+// respects lists what a Result records about what was measured: the
+// kernel, its command line and configuration, the CPU, the target's
+// shape, a variant's sysctls (as read back), directory and environment,
+// and each scenario's programs (path, content, commit). The target's name
+// is left out: it always differs.
+func respects(r *result.Result) []respect {
+	var out []respect
+	add := func(what, v string) {
+		if v != "" {
+			out = append(out, respect{what, v})
+		}
+	}
+	e, t := r.Environment, r.Target
+	add("kernel", e.KernelRelease)
+	add("kernel version", e.KernelVersion)
+	add("kernel config", short(e.ConfigHash))
+	add("kernel command line", e.Cmdline)
+	add("CPU", e.CPUModel)
+	if e.CPUs > 0 {
+		add("CPUs", fmt.Sprint(e.CPUs))
+	}
+	add("clock source", e.Clocksource)
+	add("virtualized", e.Virtualized)
+	add("target kind", t.Kind)
+	add("accel", t.Accel)
+	add("kernel spec", t.Kernel)
+	add("extra command line", t.Cmdline)
+	add("dir", t.Dir)
+	for _, st := range t.Sysctls {
+		add("sysctl "+st.Key, sysctlText(st))
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		add("env "+k, t.Env[k])
+	}
+	for _, sc := range r.Scenarios {
+		for _, x := range sc.Executables {
+			p := sc.Name + " " + x.Role
+			add(p, x.Path)
+			add(p+" sha256", short(x.SHA256))
+			add(p+" commit", commitText(x))
+		}
+	}
+	return out
+}
+
+// differing lists, in the order first recorded, each respect whose value
+// is not the same in all of rs (a respect one lacks reads "-"), with its
+// value in each.
+func differing(rs []*result.Result) (whats []string, values [][]string) {
+	vals := map[string][]string{}
+	for i, r := range rs {
+		for _, x := range respects(r) {
+			if _, ok := vals[x.what]; !ok {
+				whats = append(whats, x.what)
+				vals[x.what] = make([]string, len(rs))
+			}
+			vals[x.what][i] = x.value
+		}
+	}
+	out := whats[:0]
+	for _, w := range whats {
+		v := vals[w]
+		same := true
+		for i := range v {
+			if v[i] != v[0] {
+				same = false
+			}
+		}
+		if same {
+			continue
+		}
+		for i := range v {
+			v[i] = orNone(v[i])
+		}
+		out = append(out, w)
+		values = append(values, v)
+	}
+	return out, values
+}
+
 // Differences lists what the two Results record differently about what
-// was measured: the kernel, its command line, a variant's sysctls (as
-// read back), directory and environment, and each scenario's programs
-// (path, content, commit). The targets' names are left out: they always
-// differ. None at all, in a comparison of two runs, is an A/A, which a
-// report says (so that one made by mistake is seen).
+// was measured (respects). None at all, in a comparison of two runs, is
+// an A/A, which a report says, so that one made by mistake is seen.
 func Differences(base, cand *result.Result) []Difference {
 	if base == nil || cand == nil {
 		return nil
 	}
-	var ds []Difference
-	diff := func(what, b, c string) {
-		if b != c {
-			ds = append(ds, Difference{What: what, Base: orNone(b), Cand: orNone(c)})
-		}
-	}
-	be, ce := base.Environment, cand.Environment
-	diff("kernel", be.KernelRelease, ce.KernelRelease)
-	diff("kernel version", be.KernelVersion, ce.KernelVersion)
-	diff("kernel config", short(be.ConfigHash), short(ce.ConfigHash))
-	diff("kernel command line", be.Cmdline, ce.Cmdline)
-	bt, ct := base.Target, cand.Target
-	diff("kernel spec", bt.Kernel, ct.Kernel)
-	diff("accel", bt.Accel, ct.Accel)
-	diff("extra command line", bt.Cmdline, ct.Cmdline)
-	diff("dir", bt.Dir, ct.Dir)
-	keys := map[string]bool{}
-	bs, cs := map[string]result.Sysctl{}, map[string]result.Sysctl{}
-	for _, s := range bt.Sysctls {
-		bs[s.Key], keys[s.Key] = s, true
-	}
-	for _, s := range ct.Sysctls {
-		cs[s.Key], keys[s.Key] = s, true
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		diff("sysctl "+k, sysctlText(bs[k]), sysctlText(cs[k]))
-	}
-	envs := map[string]bool{}
-	for k := range bt.Env {
-		envs[k] = true
-	}
-	for k := range ct.Env {
-		envs[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(envs)) {
-		diff("env "+k, bt.Env[k], ct.Env[k])
-	}
-	for _, c := range cand.Scenarios {
-		b := base.Find(c.Name)
-		if b == nil {
-			continue
-		}
-		roles := map[string]bool{}
-		bx, cx := map[string]result.Executable{}, map[string]result.Executable{}
-		for _, x := range b.Executables {
-			bx[x.Role], roles[x.Role] = x, true
-		}
-		for _, x := range c.Executables {
-			cx[x.Role], roles[x.Role] = x, true
-		}
-		for _, r := range slices.Sorted(maps.Keys(roles)) {
-			p := c.Name + " " + r
-			diff(p, bx[r].Path, cx[r].Path)
-			diff(p+" sha256", short(bx[r].SHA256), short(cx[r].SHA256))
-			diff(p+" commit", commitText(bx[r]), commitText(cx[r]))
-		}
+	whats, values := differing([]*result.Result{base, cand})
+	ds := make([]Difference, len(whats))
+	for i, w := range whats {
+		ds[i] = Difference{What: w, Base: values[i][0], Cand: values[i][1]}
 	}
 	return ds
 }

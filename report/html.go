@@ -189,44 +189,21 @@ type htmlDifference struct {
 	Values []string // per target
 }
 
-// differences lists what differs between the targets' Results: the
-// kernel, its command line and configuration, the CPU, the clock source,
-// the VM's shape. Nothing when a Result is not at hand.
+// differences lists what differs between the targets' Results, as the
+// text and Markdown reports do (respects). Nothing when a Result is not at
+// hand.
 func (m *Matrix) differences() []htmlDifference {
+	var rs []*result.Result
 	for _, t := range m.Targets {
 		if t.Result == nil {
 			return nil
 		}
+		rs = append(rs, t.Result)
 	}
-	fields := []struct {
-		name string
-		get  func(r *result.Result) string
-	}{
-		{"kernel release", func(r *result.Result) string { return r.Environment.KernelRelease }},
-		{"kernel version", func(r *result.Result) string { return r.Environment.KernelVersion }},
-		{"kernel config", func(r *result.Result) string { return r.Environment.ConfigHash }},
-		{"kernel command line", func(r *result.Result) string { return r.Environment.Cmdline }},
-		{"CPU", func(r *result.Result) string { return r.Environment.CPUModel }},
-		{"CPUs", func(r *result.Result) string { return fmt.Sprint(r.Environment.CPUs) }},
-		{"clock source", func(r *result.Result) string { return r.Environment.Clocksource }},
-		{"virtualized", func(r *result.Result) string { return r.Environment.Virtualized }},
-		{"target kind", func(r *result.Result) string { return r.Target.Kind }},
-		{"accelerator", func(r *result.Result) string { return r.Target.Accel }},
-	}
-	var out []htmlDifference
-	for _, f := range fields {
-		d := htmlDifference{Field: f.name}
-		same := true
-		for i, t := range m.Targets {
-			v := f.get(t.Result)
-			if i > 0 && v != d.Values[0] {
-				same = false
-			}
-			d.Values = append(d.Values, v)
-		}
-		if !same {
-			out = append(out, d)
-		}
+	whats, values := differing(rs)
+	out := make([]htmlDifference, len(whats))
+	for i, w := range whats {
+		out[i] = htmlDifference{Field: w, Values: values[i]}
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func TestHTMLNamesAndDifferences(t *testing.T) {
 	page := buf.String()
 	for _, want := range []string{
 		"baseline (host)", "candidate (host)", // in the plots
-		`<table id="differences">`, "<th>kernel release</th><td>6.1.0-57-amd64</td><td>6.12.9-amd64</td>",
+		`<table id="differences">`, "<th>kernel</th><td>6.1.0-57-amd64</td><td>6.12.9-amd64</td>",
 		"<th>clock source</th>",
 		"p99.9 per trial",
 		"latency (log)",

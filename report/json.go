@@ -31,6 +31,9 @@ type JSONReport struct {
 	// Run is how a sequential gate run went: rounds, seconds and why it
 	// stopped; absent for a single comparison.
 	Run *JSONRun `json:"run,omitempty"`
+	// Differs is what the two Results record differently (Differences):
+	// empty for an A/A; absent for a report built without its Results.
+	Differs []Difference `json:"differs,omitempty"`
 }
 
 // JSONRun is how a sequential gate run went.
@@ -122,6 +125,7 @@ func (r *Report) JSON() JSONReport {
 	if r.Calibration != nil {
 		out.CalibrationRuns = r.Calibration.Runs
 	}
+	out.Differs = Differences(r.BaseResult, r.CandResult)
 	if r.Run != nil {
 		out.Run = &JSONRun{Rounds: r.Run.Rounds, Seconds: r.Run.Seconds, Reason: string(r.Run.Stop.Reason), Text: r.Run.String()}
 	}
