@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -57,3 +58,23 @@ func (t *trialSet) add(from string, r *result.Result, ran []*scenarios.Scenario)
 
 // result is the trials so far, nil for none.
 func (t *trialSet) result() *result.Result { return t.res }
+
+// ShardWork deals the scenario × target units of shard sh: the scenarios
+// of ss each target runs, by target.
+func ShardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []Target) [][]*scenarios.Scenario {
+	type unit struct{ s, t int }
+	var keys []string
+	var units []unit
+	for ti, t := range targets {
+		for si, s := range ss {
+			keys = append(keys, s.Name+"@"+t.Name())
+			units = append(units, unit{si, ti})
+		}
+	}
+	work := make([][]*scenarios.Scenario, len(targets))
+	for _, k := range sh.Select(keys) {
+		u := units[k]
+		work[u.t] = append(work[u.t], ss[u.s])
+	}
+	return work
+}

@@ -66,3 +66,30 @@ func Lookup(nameOrPath string) (*Scenario, error) {
 	}
 	return Load(nameOrPath)
 }
+
+// LookupAll resolves names or paths as Lookup does; none means every
+// built-in. One run holds a scenario once, so a scenario named twice, by
+// the same argument or two, is refused.
+func LookupAll(names []string) ([]*Scenario, error) {
+	if len(names) == 0 {
+		return Builtin(), nil
+	}
+	var out []*Scenario
+	from := map[string]string{} // scenario name → the argument that named it
+	for _, n := range names {
+		s, err := Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		// A second would add its trials to the first's.
+		if prev, dup := from[s.Name]; dup {
+			if prev == n {
+				return nil, fmt.Errorf("scenario %s is named twice; for more trials use --trials", n)
+			}
+			return nil, fmt.Errorf("%s and %s are both scenario %s; a run holds each scenario once", prev, n, s.Name)
+		}
+		from[s.Name] = n
+		out = append(out, s)
+	}
+	return out, nil
+}

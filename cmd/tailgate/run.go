@@ -191,30 +191,14 @@ func checkEmptyFlags(fs *flag.FlagSet) error {
 	return err
 }
 
-// lookupScenarios resolves names or paths; none means every built-in.
+// lookupScenarios resolves names or paths (scenarios.LookupAll); none
+// means every built-in. What does not resolve is a usage error.
 func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
-	if len(names) == 0 {
-		return scenarios.Builtin(), nil
+	ss, err := scenarios.LookupAll(names)
+	if err != nil {
+		return nil, &usageError{Err: err}
 	}
-	var out []*scenarios.Scenario
-	from := map[string]string{} // scenario name → the argument that named it
-	for _, n := range names {
-		s, err := scenarios.Lookup(n)
-		if err != nil {
-			return nil, &usageError{Err: err}
-		}
-		// One Result holds a scenario once: a second would add its trials
-		// to the first's.
-		if prev, dup := from[s.Name]; dup {
-			if prev == n {
-				return nil, usagef("scenario %s is named twice; for more trials use --trials", n)
-			}
-			return nil, usagef("%s and %s are both scenario %s; a run holds each scenario once", prev, n, s.Name)
-		}
-		from[s.Name] = n
-		out = append(out, s)
-	}
-	return out, nil
+	return ss, nil
 }
 
 // checkTargetsFile refuses a targets file over the limits of YAML input
@@ -306,7 +290,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return &usageError{Err: err}
 		}
-		work = shardWork(sh, ss, targets)
+		work = engine.ShardWork(sh, ss, targets)
 		n := 0
 		for _, w := range work {
 			n += len(w)
@@ -366,25 +350,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return firstErr
-}
-
-// shardWork deals the scenario × target units of shard sh.
-func shardWork(sh shard.Spec, ss []*scenarios.Scenario, targets []engine.Target) [][]*scenarios.Scenario {
-	type unit struct{ s, t int }
-	var keys []string
-	var units []unit
-	for ti, t := range targets {
-		for si, s := range ss {
-			keys = append(keys, s.Name+"@"+t.Name())
-			units = append(units, unit{si, ti})
-		}
-	}
-	work := make([][]*scenarios.Scenario, len(targets))
-	for _, k := range sh.Select(keys) {
-		u := units[k]
-		work[u.t] = append(work[u.t], ss[u.s])
-	}
-	return work
 }
 
 // listWidth is the width tailgate list keeps to.
