@@ -44,6 +44,7 @@ import (
 //	                          instructions alone, a shift as small as wanted
 //	TAILGATE_BENCH_CONDITION  a label for the TSV lines (quiet, neighbour)
 //	TAILGATE_BENCH_CALIBRATE  stored mode: 0 skips the calibration of the baseline
+//	TAILGATE_BENCH_CALIBRATE_RUNS  stored mode: the calibration's runs (default 3)
 //	TAILGATE_BENCH_ARGS       more gate arguments, space separated
 //	TAILGATE_BENCH_OUT        append one line per gate run to this file (TSV)
 func BenchmarkGateRuns(b *testing.B) {
@@ -157,7 +158,7 @@ func storedBaseline(ctx context.Context, sc, path string, extra []string) error 
 		return nil
 	}
 	stderr.Reset()
-	args = append([]string{"calibrate", sc, "--baseline", path}, extra...)
+	args = append([]string{"calibrate", sc, "--baseline", path, "--runs", envOr("TAILGATE_BENCH_CALIBRATE_RUNS", "3")}, extra...)
 	if code := run(ctx, args, io.Discard, &stderr); code != 0 {
 		return fmt.Errorf("calibrate: exit %d: %s", code, stderr.String())
 	}
