@@ -20,20 +20,33 @@ target, kernel, trials and p99 per metric.
 save stores each scenario of RESULT as its own baseline file in DIR.
 `
 
+const baselineShowUsage = `usage: tailgate baseline show PATH
+
+Lists the baselines in a directory (or one Result file): scenario, target,
+kernel, trials and p99 per metric.
+`
+
+const baselineSaveUsage = `usage: tailgate baseline save RESULT DIR [--replace-unreadable]
+
+Stores each scenario of RESULT as its own baseline file in DIR, where
+'tailgate gate --baseline DIR' finds it.
+
+`
+
 func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("want a subcommand: show or save; see tailgate baseline -h")
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, baselineUsage)
+		printHelp(stdout, baselineUsage)
 		return nil
 	case "show":
 		return baselineShow(args[1:], stdout)
 	case "save":
 		return baselineSave(args[1:], stdout, stderr)
 	}
-	return usagef("unknown subcommand %q: want show or save", args[0])
+	return unknownSub("baseline", args[0])
 }
 
 func baselineShow(args []string, stdout io.Writer) error {
@@ -41,14 +54,14 @@ func baselineShow(args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, baselineUsage)
+		printHelp(stdout, baselineShowUsage)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("baseline show wants one PATH, got %d", len(pos))
+		return usagef("want one PATH, got %d", len(pos))
 	}
 	entries, listErr := baseline.List(pos[0])
 	if listErr != nil && len(entries) == 0 {
@@ -75,7 +88,7 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, baselineUsage+"\nsave's flags:\n")
+		printHelp(stdout, baselineSaveUsage)
 		printFlags(stdout, fs)
 		return nil
 	}
@@ -83,7 +96,7 @@ func baselineSave(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("baseline save wants RESULT and DIR, got %d arguments", len(pos))
+		return usagef("want RESULT and DIR, got %d arguments", len(pos))
 	}
 	r, err := loadInput(pos[0], "result")
 	if err != nil {

@@ -210,7 +210,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var f reportFlags
 	f.register(fs)
 	help := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
+		printHelp(w, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
 			"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
 			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
 		printFlags(w, fs)

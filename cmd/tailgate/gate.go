@@ -25,15 +25,17 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runGate(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
 }
 
-const gateUsage = `usage: tailgate gate [SCENARIO...] BASE HEAD [--budget D] [--trials N] [report flags]
+const gateUsage = `usage: tailgate gate [SCENARIO...] --kernel BASE --kernel HEAD [--budget D] [--trials N] [report flags]
+       tailgate gate [SCENARIO...] --variant BASE --variant HEAD [--budget D] [--trials N] [report flags]
        tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
        tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]
 
 Runs the scenarios (none: every built-in) and gates the head against the base.
 
-BASE HEAD (the same job, what CI should call): two targets, base first,
-run once each per round in an order drawn at random, so that drift and the
-machine fall on both alike and each round is a pair. After three rounds
+Two targets (the same job, what CI should call): given as flags, base
+first (--kernel, --target or --variant; Result files go to 'tailgate
+compare'), run once each per round in an order drawn at random, so that
+drift and the machine fall on both alike and each round is a pair. After three rounds
 the looks are planned within --budget (rounds 12, 15, 19, 24, 30, ...);
 each compares the rounds' per-trial quantiles by an exact signed-rank test
 and the gate stops once every gated test is decided (a regression, or no
@@ -42,7 +44,9 @@ what is still open is inconclusive. Targets, as matrix takes them:
   --kernel 'SPEC [CMDLINE]'   a VM booting SPEC, CMDLINE appended to its command line
   --target NAME               a VM target from the targets file
   --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
-                              this host, with those sysctls set during its trials
+                              this host, with those sysctls set during its trials; dir=PATH
+                              runs the scenario file from PATH (a checkout of the same tree),
+                              env.NAME=VALUE adds to the exec workload's environment
 
   tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms
   tailgate gate --variant base --variant 'tuned:kernel.timer_migration=0' timer-1ms
@@ -77,13 +81,13 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
 	var candPath string
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
-	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)")
+	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
 	var gopt gateOptions
 	fs.DurationVar(&gopt.budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, gateUsage)
+		printHelp(stdout, gateUsage)
 		printFlags(stdout, fs)
 		return nil
 	}

@@ -11,15 +11,17 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/github"
 )
 
+const githubCommentUsage = "usage: tailgate github comment --body FILE [--marker TEXT] [--pr N] [--repo OWNER/NAME]\n\n" +
+	"Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per\n" +
+	"pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL,\n" +
+	"GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them.\n"
+
 // cmdGitHub holds what the GitHub Action needs beyond the gate itself.
 func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintf(stdout, "usage: tailgate github comment --body FILE [--marker TEXT] [--pr N] [--repo OWNER/NAME]\n\n"+
-			"Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per\n"+
-			"pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL,\n"+
-			"GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them.\n")
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printHelp(stdout, githubCommentUsage)
 		if len(args) == 0 {
-			return usagef("github: name a subcommand: comment")
+			return usagef("name a subcommand: comment")
 		}
 		return nil
 	}
@@ -27,7 +29,7 @@ func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "comment":
 		return cmdGitHubComment(ctx, args[1:], stdout, stderr)
 	}
-	return usagef("github: unknown subcommand %q; want comment", args[0])
+	return unknownSub("github", args[0])
 }
 
 func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,6 +38,7 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 	marker := fs.String("marker", github.DefaultMarker, "hidden `TEXT` that marks the comment to update")
 	pr := fs.Int("pr", 0, "pull request `N` (default: pull_request.number of $GITHUB_EVENT_PATH)")
 	repo := fs.String("repo", os.Getenv("GITHUB_REPOSITORY"), "repository `OWNER/NAME`")
+	setUsage(fs, stdout, githubCommentUsage+"\n")
 	pos, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -44,10 +47,10 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("github comment: unexpected argument %q; the body comes from --body FILE", pos[0])
+		return usagef("unexpected argument %q; the body comes from --body FILE", pos[0])
 	}
 	if *bodyPath == "" {
-		return usagef("github comment: --body FILE is required")
+		return usagef("--body FILE is required")
 	}
 	var body []byte
 	if *bodyPath == "-" {
@@ -56,7 +59,7 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 		body, err = os.ReadFile(*bodyPath)
 	}
 	if err != nil {
-		return usagef("github comment: body: %v", err)
+		return usagef("body: %v", err)
 	}
 	n := *pr
 	if n == 0 {

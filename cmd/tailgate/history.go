@@ -51,7 +51,7 @@ var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, historyUsage)
+		printHelp(stdout, historyUsage)
 		if len(args) == 0 {
 			return usagef("name a subcommand: add, check, prune, changes, page or confirm")
 		}
@@ -72,7 +72,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "confirm":
 		return historyConfirm(ctx, rest, stdout, stderr)
 	}
-	return usagef("unknown subcommand %q; want add, check, prune, changes, page or confirm (tailgate history -h)", sub)
+	return unknownSub("history", sub)
 }
 
 // historyError classifies a store's error: what the input or the store
@@ -115,10 +115,10 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("history add: want STORE RESULT, got %d arguments", len(pos))
+		return usagef("want STORE RESULT, got %d arguments", len(pos))
 	}
 	if *commit == "" {
-		return usagef("history add: --commit SHA is required (in CI: --commit \"$GITHUB_SHA\")")
+		return usagef("--commit SHA is required (in CI: --commit \"$GITHUB_SHA\")")
 	}
 	var when time.Time
 	if *at != "" {
@@ -140,7 +140,7 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rec, err := history.NewRecord(r, strings.ToLower(*commit), when, *ref, prov)
 	if err != nil {
-		return usagef("history add %s: %v", pos[1], err)
+		return usagef("%s: %v", pos[1], err)
 	}
 	e, err := s.Add(ctx, rec, history.AddOptions{Replace: *replace})
 	if err != nil {
@@ -160,7 +160,7 @@ func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("history check: want STORE")
+		return usagef("want STORE")
 	}
 	s, err := openStore(pos[0])
 	if err != nil {
@@ -200,7 +200,7 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("history prune: want STORE")
+		return usagef("want STORE")
 	}
 	p := history.Policy{Keep: *keep}
 	if *older != "" {
@@ -212,7 +212,7 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("--keep %d: want a positive count", *keep)
 	}
 	if p.Keep == 0 && p.OlderThan == 0 {
-		return usagef("history prune: give --keep N or --older-than D")
+		return usagef("give --keep N or --older-than D")
 	}
 	s, err := openStore(pos[0])
 	if err != nil {
@@ -308,7 +308,7 @@ func historyChanges(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("history changes: want STORE")
+		return usagef("want STORE")
 	}
 	write := map[string]func(*changes.Report, io.Writer) error{
 		"text": (*changes.Report).WriteText, "json": (*changes.Report).WriteJSON, "markdown": (*changes.Report).WriteMarkdown,
@@ -340,7 +340,7 @@ func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if len(pos) != 1 || *out == "" {
-		return usagef("history page: want STORE -o DIR")
+		return usagef("want STORE -o DIR")
 	}
 	rep, err := sf.detect(ctx, pos[0])
 	if err != nil {
@@ -379,7 +379,7 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("history confirm: want STORE COMMIT")
+		return usagef("want STORE COMMIT")
 	}
 	s, err := openStore(pos[0])
 	if err != nil {

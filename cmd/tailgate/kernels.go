@@ -23,30 +23,47 @@ newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
 debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
 `
 
+const kernelsListUsage = `usage: tailgate kernels list [--cache DIR]
+
+Shows the kernels in the cache and the Debian kernels apt offers.
+
+`
+
+const kernelsFetchUsage = `usage: tailgate kernels fetch SPEC [--cache DIR]
+
+Downloads and unpacks a kernel into the cache (a no-op if it is there) and
+prints its spec, release and boot image.
+
+SPEC is a bzImage path, debian:ABI (debian:6.1.0-57-cloud-amd64), or the
+newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
+debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
+
+`
+
 func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("want a subcommand: list or fetch; see tailgate kernels -h")
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, kernelsUsage)
+		printHelp(stdout, kernelsUsage)
 		return nil
 	case "list":
 		return kernelsList(ctx, args[1:], stdout, stderr)
 	case "fetch":
 		return kernelsFetch(ctx, args[1:], stdout, stderr)
 	}
-	return usagef("unknown subcommand %q: want list or fetch", args[0])
+	return unknownSub("kernels", args[0])
 }
 
 // kernelCacheFlags parses the flags both subcommands share.
-func kernelCacheFlags(args []string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, help bool, err error) {
+func kernelCacheFlags(args []string, usage string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, help bool, err error) {
 	fs := flag.NewFlagSet("tailgate kernels", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
 	pos, err = parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, kernelsUsage+"\n")
+		printHelp(stdout, usage)
 		printFlags(stdout, fs)
 		return nil, nil, true, nil
 	}
@@ -64,12 +81,12 @@ func kernelCacheFlags(args []string, stdout io.Writer) (cache *vmtest.KernelCach
 }
 
 func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, help, err := kernelCacheFlags(args, stdout)
+	cache, pos, help, err := kernelCacheFlags(args, kernelsListUsage, stdout)
 	if help || err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("kernels list takes no arguments, got %q", pos)
+		return usagef("takes no arguments, got %q", pos)
 	}
 	cached, err := cache.Cached()
 	if err != nil {
@@ -113,12 +130,12 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, help, err := kernelCacheFlags(args, stdout)
+	cache, pos, help, err := kernelCacheFlags(args, kernelsFetchUsage, stdout)
 	if help || err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("kernels fetch wants one SPEC, got %d arguments; see tailgate kernels -h", len(pos))
+		return usagef("want one SPEC, got %d arguments; see tailgate kernels fetch -h", len(pos))
 	}
 	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
 	k, err := cache.Resolve(ctx, pos[0])

@@ -10,10 +10,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
@@ -67,24 +70,27 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	subs    []string // its subcommands, for help, errors and completion
 }
 
 func commands() []command {
 	return []command{
-		{"run", "run scenarios and write a Result", cmdRun},
-		{"list", "list scenarios, tracers and metrics", cmdList},
-		{"compare", "compare two Results and judge each percentile", cmdCompare},
-		{"show", "show a Result: histograms, percentiles, trials; or as CSV, OpenMetrics, benchstat", cmdShow},
-		{"gate", "run, compare with the stored baseline, report: what CI calls", cmdGate},
-		{"calibrate", "run a scenario twice and report the noise floor", cmdCalibrate},
-		{"baseline", "show or save stored baselines", cmdBaseline},
-		{"kernels", "list cached and available kernels, fetch one", cmdKernels},
-		{"merge", "combine Results of one target (CI matrix shards)", cmdMerge},
-		{"matrix", "run on several kernels or host tunings, trials interleaved, and compare them side by side", cmdMatrix},
-		{"doctor", "check privileges, BTF, tracers, qemu and kvm", cmdDoctor},
-		{"history", "main's history: record Results per commit, find change points, confirm them, plot the trend", cmdHistory},
-		{"github", "post the report as the pull request's comment (GitHub Actions)", cmdGitHub},
-		{"version", "print tailgate's version and commit (also --version)", cmdVersion},
+		{name: "run", summary: "run scenarios and write a Result", run: cmdRun},
+		{name: "list", summary: "list scenarios, tracers and metrics", run: cmdList},
+		{name: "compare", summary: "compare two Results and judge each percentile", run: cmdCompare},
+		{name: "show", summary: "show a Result: histograms, percentiles, trials; or as CSV, OpenMetrics, benchstat", run: cmdShow},
+		{name: "gate", summary: "gate two targets in one job (--kernel A --kernel B), or a run against a stored baseline", run: cmdGate},
+		{name: "calibrate", summary: "run a scenario K times (--runs, default 3) and report the noise floor", run: cmdCalibrate},
+		{name: "baseline", summary: "show or save stored baselines", run: cmdBaseline, subs: []string{"show", "save"}},
+		{name: "kernels", summary: "list cached and available kernels, fetch one", run: cmdKernels, subs: []string{"list", "fetch"}},
+		{name: "merge", summary: "combine Results of one target (CI matrix shards)", run: cmdMerge},
+		{name: "matrix", summary: "run on several kernels or host tunings, trials interleaved, side by side", run: cmdMatrix},
+		{name: "doctor", summary: "check privileges, BTF, tracers, qemu and kvm", run: cmdDoctor},
+		{name: "history", summary: "main's history: record Results per commit, find change points, plot them", run: cmdHistory,
+			subs: []string{"add", "check", "prune", "changes", "page", "confirm"}},
+		{name: "github", summary: "post the report as the pull request's comment (GitHub Actions)", run: cmdGitHub, subs: []string{"comment"}},
+		{name: "completion", summary: "print a bash completion script: source <(tailgate completion bash)", run: cmdCompletion},
+		{name: "version", summary: "print tailgate's version and commit (also --version)", run: cmdVersion},
 	}
 }
 
@@ -93,7 +99,35 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nexit codes: 0 pass, 1 regression, 2 bad usage or input, 3 infrastructure failure\n")
+	fmt.Fprintf(w, "\n'tailgate help COMMAND [SUBCOMMAND]' or 'tailgate COMMAND -h' shows a command's usage.\n")
+	fmt.Fprintf(w, "exit codes: 0 pass, 1 regression, 2 bad usage or input, 3 infrastructure failure\n")
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// errorPrefix names the command an error came from: its subcommand too,
+// when args name one ("tailgate history add").
+func errorPrefix(c command, args []string) string {
+	p := "tailgate " + c.name
+	if len(args) > 0 && slices.Contains(c.subs, args[0]) {
+		p += " " + args[0]
+	}
+	return p
+}
+
+// unknownCommand is the one line a mistyped command gets.
+func unknownCommand(name string) string {
+	msg := fmt.Sprintf("tailgate: unknown command %q", name)
+	if near := suggest.Near(name, commandNames(), 3); len(near) > 0 {
+		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return msg + " ('tailgate help' lists the commands)"
 }
 
 // run is main without the process: tests drive it in-process.
@@ -121,11 +155,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
 		if err != nil && !errors.Is(err, errRegression) {
-			fmt.Fprintf(stderr, "tailgate %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "%s: %v\n", errorPrefix(c, args[1:]), err)
 		}
 		return exitCode(err)
 	}
-	fmt.Fprintf(stderr, "tailgate: unknown command %q; run 'tailgate help' for the list\n", name)
+	fmt.Fprintln(stderr, unknownCommand(name))
 	return exitUsage
 }
 

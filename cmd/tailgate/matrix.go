@@ -16,10 +16,11 @@ import (
 
 const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
 
-Runs the scenarios on every target, trials interleaved (round 1: A B C,
-round 2: A B C, ...) so that drift in the machine hits all targets alike,
-then compares every target with the first, the reference, with the same
-statistics as 'tailgate compare'.
+Runs the scenarios on every target, trials interleaved, the order
+alternating (round 1: A B C, round 2: C B A, round 3: A B C, ...) so that
+drift in the machine hits all targets alike and no target always runs
+right after another, then compares every target with the first, the
+reference, with the same statistics as 'tailgate compare'.
 
 Targets, in the order given (at least two):
   --kernel 'SPEC [CMDLINE]'   a VM booting SPEC (see 'tailgate kernels list'),
@@ -28,7 +29,10 @@ Targets, in the order given (at least two):
   --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
                               this host, with the sysctls set for the variant's
                               trials and restored after each; --variant NAME
-                              alone is the host as it is
+                              alone is the host as it is; dir=PATH runs the
+                              scenario file from PATH (a checkout of the same
+                              tree), env.NAME=VALUE adds to the exec
+                              workload's environment
 
   tailgate matrix --kernel debian:6.1-generic --kernel debian:6.1-rt timer-1ms
   tailgate matrix --variant base --variant 'nomig:kernel.timer_migration=0' timer-1ms
@@ -67,7 +71,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	tf.register(fs)
 	var rf reportFlags
 	rf.register(fs)
-	tf.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host with those sysctls set during its trials (repeatable)")
+	tf.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
 	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
 	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
 	setUsage(fs, stdout, matrixUsage)

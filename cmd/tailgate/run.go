@@ -86,7 +86,7 @@ func newFlagSet(name string) *flag.FlagSet {
 // setUsage makes -h print text and the flags to w.
 func setUsage(fs *flag.FlagSet, w io.Writer, text string) {
 	fs.Usage = func() {
-		fmt.Fprint(w, text)
+		printHelp(w, text)
 		printFlags(w, fs)
 	}
 }
@@ -105,7 +105,6 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if arg != "" {
 			line += " " + arg
 		}
-		text = strings.ReplaceAll(text, "\n", "\n    \t")
 		if !isZeroFlag(f) {
 			if v := reflect.ValueOf(f.Value); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.String {
 				text += fmt.Sprintf(" (default %q)", f.DefValue)
@@ -113,6 +112,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 				text += fmt.Sprintf(" (default %v)", f.DefValue)
 			}
 		}
+		text = strings.ReplaceAll(wrapFlagText(text), "\n", "\n    \t")
 		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
 	})
 }
@@ -378,7 +378,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) > 0 {
 		l, ok := lists[pos[0]]
 		if !ok || len(pos) > 1 {
-			return usagef("list: unknown argument %q; want nothing or one of: %s", strings.Join(pos, " "), strings.Join(keys, ", "))
+			return usagef("unknown argument %q; want nothing or one of: %s", strings.Join(pos, " "), strings.Join(keys, ", "))
 		}
 		for _, n := range l.Values() {
 			fmt.Fprintln(stdout, n)

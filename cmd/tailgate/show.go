@@ -57,7 +57,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("show: name one Result file (got %d arguments)", len(pos))
+		return usagef("name one Result file (got %d arguments)", len(pos))
 	}
 	f, err := show.ParseFormat(*format)
 	if err != nil {

@@ -60,6 +60,11 @@ func (v vmFlag) Set(s string) error {
 	return nil
 }
 
+// variantKeys says what a --variant's KEY=VALUE pairs set, as
+// engine.ParseVariant reads them.
+const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a directory standing in for " +
+	"the scenario file's (a checkout of the same tree), or env.NAME=VALUE a variable added to the exec workload's environment"
+
 // registerVariant adds --variant to fs, recorded in the targets' order.
 func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
 	fs.Func("variant", usage, func(s string) error {
