@@ -165,6 +165,25 @@ func writeOutputs(outs []reportOutput, render func(io.Writer, reportOutput) erro
 	return nil
 }
 
+// writeJUnitErrors writes, when err is an infrastructure failure (exit 3),
+// the JUnit document that says so to every JUnit output file: CI that
+// reads the XML sees the job broken, not a missing file or a pass.
+func writeJUnitErrors(outs []reportOutput, command string, err error, stderr io.Writer) {
+	if err == nil || exitCode(err) != exitInfra {
+		return
+	}
+	for _, o := range outs {
+		if o.format != report.JUnit || o.path == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if report.WriteJUnitError(&b, command, err) != nil || result.WriteFileAtomic(o.path, b.Bytes()) != nil {
+			continue
+		}
+		fmt.Fprintf(stderr, "junit report of the failure written to %s\n", o.path)
+	}
+}
+
 // verdictError turns a comparison or a matrix into the command's outcome:
 // errRegression (exit 1) when the gate fails, after saying why on stderr
 // when the report might not be on a terminal.

@@ -65,7 +65,7 @@ exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input,
 
 `
 
-func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
+func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
 	fs := flag.NewFlagSet("tailgate gate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var rf runFlags
@@ -120,6 +120,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	if err != nil {
 		return err
 	}
+	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
 	var res *result.Result
 	if candPath != "" {
 		res, err = gateCandidate(fs, pos, candPath)

@@ -16,7 +16,7 @@ type gateOptions struct {
 
 // gatePair runs base and head in paired rounds (engine.PairGate) and
 // gates head against base.
-func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env matrixEnv, stdout, stderr io.Writer) error {
+func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env matrixEnv, stdout, stderr io.Writer) (err error) {
 	ss, err := lookupScenarios(names)
 	if err != nil {
 		return err
@@ -28,6 +28,7 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	if err != nil {
 		return err
 	}
+	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
 	targets, _, err := matrixTargets(tf, env)
 	if err != nil {
 		return err

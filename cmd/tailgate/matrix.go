@@ -63,7 +63,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return runMatrix(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
 }
 
-func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
 	fs := newFlagSet("matrix")
 	var f runFlags
 	f.register(fs)
@@ -94,6 +94,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
+	defer func() { writeJUnitErrors(outs, "matrix", err, stderr) }()
 	targets, descriptions, err := matrixTargets(&tf, env)
 	if err != nil {
 		return err
