@@ -33,16 +33,10 @@ func trialLogs(trials []*hist.Histogram, q float64) []float64 {
 // walshCentre is the one-sample Hodges-Lehmann estimate of xs: the median
 // of the averages of every pair (i ≤ j). w is scratch of n(n+1)/2.
 func walshCentre(xs []float64, w []float64) float64 {
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return math.NaN()
 	}
-	w = w[:0]
-	for i := range xs {
-		for j := i; j < n; j++ {
-			w = append(w, (xs[i]+xs[j])/2)
-		}
-	}
+	w = walshAverages(xs, w[:0])
 	m := len(w)
 	hi := selectNth(w, m/2)
 	if m%2 == 1 {
@@ -50,6 +44,18 @@ func walshCentre(xs []float64, w []float64) float64 {
 	}
 	// The lower middle is the largest of what selectNth left below m/2.
 	return (slices.Max(w[:m/2]) + hi) / 2
+}
+
+// walshAverages appends to w the average of every pair of xs (i ≤ j):
+// the n(n+1)/2 values behind a Hodges-Lehmann centre and a signed-rank
+// test's bounds.
+func walshAverages(xs, w []float64) []float64 {
+	for i := range xs {
+		for j := i; j < len(xs); j++ {
+			w = append(w, (xs[i]+xs[j])/2)
+		}
+	}
+	return w
 }
 
 // selectNth reorders w so that w[k] is its k-th smallest value, every value

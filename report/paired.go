@@ -196,12 +196,7 @@ var tailCache sync.Map // int → []float64
 // newPaired prepares the Walsh averages of d.
 func newPaired(d []float64) *rankData {
 	n := len(d)
-	w := make([]float64, 0, n*(n+1)/2)
-	for i := range d {
-		for j := i; j < n; j++ {
-			w = append(w, (d[i]+d[j])/2)
-		}
-	}
+	w := walshAverages(d, make([]float64, 0, n*(n+1)/2))
 	slices.Sort(w)
 	return &rankData{values: w, tail: signedRankTail(n)}
 }
