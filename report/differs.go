@@ -151,13 +151,6 @@ func differenceLine(r *Report) string {
 		return ""
 	}
 	ds := Differences(r.BaseResult, r.CandResult)
-	// The sides as the report names them, where its Results do not (a
-	// report put together from parts).
-	for _, d := range []Difference{{"kernel", r.Base.KernelRelease, r.Cand.KernelRelease}, {"accel", r.Base.Accel, r.Cand.Accel}} {
-		if d.Base != d.Cand && !slices.ContainsFunc(ds, func(o Difference) bool { return o.What == d.What }) {
-			ds = append([]Difference{{d.What, orNone(d.Base), orNone(d.Cand)}}, ds...)
-		}
-	}
 	if len(ds) == 0 {
 		return "nothing recorded (kernel, sysctls, programs): an A/A comparison"
 	}

@@ -70,6 +70,11 @@ func TestRegressionEvidenceGolden(t *testing.T) {
 		[]result.Event{slow, ev(1_100_000, "tailgate", 4103, "stress-ng-cpu")},
 		[]result.Event{slower},
 	)
+	// The Results of the two sides sampleReport names.
+	r.BaseResult.Target = result.Target{Name: "host", Kind: "host"}
+	r.BaseResult.Environment.KernelRelease = "6.1.0-28-amd64"
+	r.CandResult.Target = result.Target{Name: "debian-6.12", Kind: "vm", Accel: "kvm"}
+	r.CandResult.Environment.KernelRelease = "6.12.9-amd64"
 	for _, f := range []Format{Markdown, Text, HTML} {
 		var b bytes.Buffer
 		if err := Write(&b, r, f); err != nil {
