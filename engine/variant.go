@@ -100,10 +100,10 @@ func (v *Variant) Run(ctx context.Context, req runner.Request, p *progress.Repor
 		res.Target.Sysctls, res.Target.Dir, res.Target.Env = set, v.Dir, maps.Clone(v.Env)
 		// The digest that guards the comparison is the scenario's as
 		// given: the variant's own keys are what is compared on purpose.
-		for i := range res.Scenarios {
+		if v.Dir != "" || len(v.Env) > 0 {
 			for _, s := range req.Scenarios {
-				if s.Name == res.Scenarios[i].Name && (v.Dir != "" || len(v.Env) > 0) {
-					res.Scenarios[i].Params = scenarios.Params(req.Resolve(s))
+				if sr := res.Find(s.Name); sr != nil {
+					sr.Params = scenarios.Params(req.Resolve(s))
 				}
 			}
 		}
