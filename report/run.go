@@ -46,8 +46,10 @@ func RenderRun(w io.Writer, r *result.Result) error {
 				if c > 0 {
 					cost = FormatNs(c / float64(len(m.Trials)))
 				}
+				// No op counted (an exec command without ops that every
+				// trial's end cut) reads "-", never a rate of 0.
 				rate := "-"
-				if secs > 0 {
+				if secs > 0 && ops > 0 {
 					rate = formatRate(ops / secs)
 				}
 				if err := t.Append([]string{n, fmt.Sprint(sum.Count), rate, FormatNs(sum.P50), FormatNs(sum.P90),

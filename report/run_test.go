@@ -60,3 +60,34 @@ func TestRenderRunOneTrial(t *testing.T) {
 		t.Errorf("got %q, want it to start with %q", b.String(), want)
 	}
 }
+
+// An exec command without ops whose every run the trial's end cut counts
+// no op: its ops/s reads "-", not a rate of 0.
+func TestRenderRunNoOpsIsDash(t *testing.T) {
+	h := hist.New()
+	h.Record(15000)
+	r := &result.Result{
+		Target:      result.Target{Name: "host", Kind: "host"},
+		Environment: result.Environment{KernelRelease: "6.1.0"},
+		Scenarios: []result.Scenario{{
+			Name:    "work",
+			Trials:  1,
+			Metrics: map[string]*result.Metric{"ufunc.work:tg_op": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Ops: 0, Duration: 0.3}}}},
+		}},
+	}
+	var b bytes.Buffer
+	if err := RenderRun(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(b.Bytes(), []byte("\n")) {
+		if !bytes.HasPrefix(l, []byte("| ufunc.work:tg_op")) {
+			continue
+		}
+		cells := bytes.Split(l, []byte("|"))
+		if got := string(bytes.TrimSpace(cells[3])); got != "-" {
+			t.Errorf("ops/s reads %q for a metric with no op counted, want -\n%s", got, b.String())
+		}
+		return
+	}
+	t.Fatalf("no row for the metric:\n%s", b.String())
+}
