@@ -522,6 +522,9 @@ func detail(sr *result.Scenario, ops uint64, d time.Duration) string {
 	}
 	sort.Strings(names)
 	out := fmt.Sprintf("%d ops in %.1fs", ops, d.Seconds())
+	if ops == 0 {
+		out = fmt.Sprintf("%.1fs", d.Seconds())
+	}
 	for _, n := range names {
 		tr := sr.Metrics[n].Trials
 		out += fmt.Sprintf("; %s n=%d", n, tr[len(tr)-1].Summary.Count)
