@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -50,13 +48,9 @@ func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func baselineShow(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("tailgate baseline", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("baseline")
+	setUsage(fs, stdout, baselineShowUsage)
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, baselineShowUsage)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -82,16 +76,11 @@ func baselineShow(args []string, stdout io.Writer) error {
 }
 
 func baselineSave(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tailgate baseline", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("baseline")
+	setUsage(fs, stdout, baselineSaveUsage)
 	var opt baseline.SaveOptions
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, baselineSaveUsage)
-		printFlags(stdout, fs)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -41,9 +39,6 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&basePath, "baseline", "", "store the calibration beside the baselines in `DIR` (or beside a baseline FILE)")
 	setUsage(fs, stdout, calibrateUsage)
 	names, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

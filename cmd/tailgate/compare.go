@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -224,21 +223,13 @@ func isDir(path string) bool {
 }
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tailgate compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("compare")
 	var f reportFlags
 	f.register(fs)
-	help := func(w io.Writer) {
-		printHelp(w, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
-			"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
-			"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
-		printFlags(w, fs)
-	}
+	setUsage(fs, stdout, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
+		"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
+		"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		help(stdout)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"regexp"
@@ -26,9 +24,6 @@ func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newFlagSet("completion")
 	setUsage(fs, stdout, completionUsage)
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

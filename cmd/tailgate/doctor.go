@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -16,9 +14,6 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n"+
 		"exit 0 when host runs will work here, 3 when a check they need fails.\n")
 	if _, err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	failed, err := doctor.Write(stdout, doctor.Checks())

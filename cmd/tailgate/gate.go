@@ -66,8 +66,8 @@ exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input,
 `
 
 func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
-	fs := flag.NewFlagSet("tailgate gate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("gate")
+	setUsage(fs, stdout, gateUsage)
 	var rf runFlags
 	rf.register(fs)
 	var tf targetFlags
@@ -86,11 +86,6 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	fs.DurationVar(&gopt.budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, gateUsage)
-		printFlags(stdout, fs)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

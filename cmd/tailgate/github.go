@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,9 +38,6 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 	repo := fs.String("repo", os.Getenv("GITHUB_REPOSITORY"), "repository `OWNER/NAME`")
 	setUsage(fs, stdout, githubCommentUsage+"\n")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -108,9 +108,6 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ref := fs.String("ref", "", "the `REF` the commit was pushed to (main)")
 	replace := fs.Bool("replace", false, "overwrite a record of the same commit and target")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -153,9 +150,6 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := historySub("check", "usage: tailgate history check STORE\n\nReads every record of STORE and checks it against the index: its digest, its format, its Result.\n\n", stdout)
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -193,9 +187,6 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	keep := fs.Int("keep", 0, "keep the newest `N` commits")
 	older := fs.String("older-than", "", "remove commits older than `D` (720h, 90d)")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -301,9 +292,6 @@ func historyChanges(ctx context.Context, args []string, stdout io.Writer) error 
 	sf.register(fs)
 	format := fs.String("format", "text", "`FORMAT`: text, json or markdown")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -333,9 +321,6 @@ func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&opt.RecordURL, "record-url", "", "link each commit's label to its record at `URL`, %s for its path in the store")
 	fs.StringVar(&opt.Title, "title", "", "the page's `TITLE`")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -372,9 +357,6 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 		args, gateArgs = args[:i], args[i+1:]
 	}
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -57,32 +56,25 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // kernelCacheFlags parses the flags both subcommands share.
-func kernelCacheFlags(args []string, usage string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, help bool, err error) {
-	fs := flag.NewFlagSet("tailgate kernels", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func kernelCacheFlags(args []string, usage string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, err error) {
+	fs := newFlagSet("kernels")
+	setUsage(fs, stdout, usage)
 	dir := fs.String("cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
-	pos, err = parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, usage)
-		printFlags(stdout, fs)
-		return nil, nil, true, nil
-	}
-	if err != nil {
-		return nil, nil, false, err
+	if pos, err = parseFlags(fs, args); err != nil {
+		return nil, nil, err
 	}
 	if *dir != "" {
-		return &vmtest.KernelCache{Dir: *dir}, pos, false, nil
+		return &vmtest.KernelCache{Dir: *dir}, pos, nil
 	}
-	cache, err = vmtest.DefaultKernelCache()
-	if err != nil {
-		return nil, nil, false, infra(err)
+	if cache, err = vmtest.DefaultKernelCache(); err != nil {
+		return nil, nil, infra(err)
 	}
-	return cache, pos, false, nil
+	return cache, pos, nil
 }
 
 func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, help, err := kernelCacheFlags(args, kernelsListUsage, stdout)
-	if help || err != nil {
+	cache, pos, err := kernelCacheFlags(args, kernelsListUsage, stdout)
+	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
@@ -130,8 +122,8 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, help, err := kernelCacheFlags(args, kernelsFetchUsage, stdout)
-	if help || err != nil {
+	cache, pos, err := kernelCacheFlags(args, kernelsFetchUsage, stdout)
+	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {

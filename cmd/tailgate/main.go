@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -48,7 +49,7 @@ func exitCode(err error) int {
 	var u *usageError
 	var i *infraError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp): // the help was asked for, and shown
 		return exitPass
 	case errors.Is(err, errRegression):
 		return exitRegression
@@ -154,7 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
-		if err != nil && !errors.Is(err, errRegression) {
+		if err != nil && !errors.Is(err, errRegression) && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "%s: %v\n", errorPrefix(c, args[1:]), err)
 		}
 		return exitCode(err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"io"
 	"path/filepath"
 	"strings"
@@ -76,9 +74,6 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
 	setUsage(fs, stdout, matrixUsage)
 	names, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,9 +14,6 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("o", stdoutPath, "write the merged Result to `FILE`; - is standard output")
 	setUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
 	files, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,8 @@ func isZeroFlag(f *flag.Flag) (zero bool) {
 
 // parseFlags parses flags that may come after positional arguments
 // ("tailgate run syscall-read --trials 3"); "--" ends the flags. On -h it
-// prints the usage and returns flag.ErrHelp; a bad flag is a usage error.
+// prints the usage and returns flag.ErrHelp, which run takes for a pass
+// (exit 0, no message); a bad flag is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	usage := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on errors too
@@ -242,9 +243,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"Without --kernel, --target or --vm the scenarios run on this kernel.\n"+
 		"With --pid or --cgroup their tracers measure that process tree or group instead of their workloads.\n\n")
 	names, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -370,9 +368,6 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setUsage(fs, stdout, usage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if len(pos) > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -50,9 +49,6 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	linear := fs.String("linear", "", "fixed-width rows `MIN:MAX:STEP` (durations, e.g. 0:20us:1us) instead of powers of two; text only")
 	setUsage(fs, stdout, showUsage)
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,9 +14,6 @@ func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("version")
 	setUsage(fs, stdout, "usage: tailgate version\n\nPrints tailgate's version, the commit it was built from, the Go toolchain\nand the platform; `tailgate --version` is the same. Results record the\nversion and commit too (environment.tailgate).\n")
 	pos, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
