@@ -215,10 +215,7 @@ func (m *htmlMetric) setPlots(tail, trials string) {
 	}
 }
 
-func colorCSS(i int) string {
-	c := seriesColor(i)
-	return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
-}
+func colorCSS(i int) string { return seriesColor(i) }
 
 // writeHTML writes m as a self-contained HTML page: per metric, the tail
 // of every target's distribution overlaid, each trial's p99 with the

@@ -1,37 +1,23 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
+	"html"
 	"math"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-// The plots are drawn with gonum/plot into SVG that the HTML report
-// inlines: no scripts, no fonts or images fetched.
+// The plots are SVG written here and inlined in the HTML report: no
+// scripts, no fonts or images fetched, and no plotting library, whose
+// embedded fonts (4.4 MB) would ride in every binary and every guest's
+// initramfs. Text is left to the browser's own sans-serif font.
 
 // seriesColors tell the targets apart; the reference (first) is dark grey.
-var seriesColors = []color.RGBA{
-	{0x44, 0x44, 0x44, 0xff},
-	{0xd6, 0x27, 0x28, 0xff},
-	{0x1f, 0x77, 0xb4, 0xff},
-	{0x2c, 0xa0, 0x2c, 0xff},
-	{0xff, 0x7f, 0x0e, 0xff},
-	{0x94, 0x67, 0xbd, 0xff},
-	{0x8c, 0x56, 0x4b, 0xff},
-	{0xe3, 0x77, 0xc2, 0xff},
-}
+var seriesColors = []string{"#444444", "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"}
 
-func seriesColor(i int) color.RGBA { return seriesColors[i%len(seriesColors)] }
+func seriesColor(i int) string { return seriesColors[i%len(seriesColors)] }
 
 // tailSeries is one distribution on a tail plot.
 type tailSeries struct {
@@ -39,15 +25,18 @@ type tailSeries struct {
 	H    *hist.Histogram
 }
 
+// point is one (x, y) of a plot, in data units.
+type point struct{ X, Y float64 }
+
 // survival returns the points of 1−CDF of h: at the upper edge of each
 // non-empty bucket, the fraction of events beyond it. The last bucket,
 // where nothing is beyond, cannot sit on a log axis and is left out.
-func survival(h *hist.Histogram) plotter.XYs {
+func survival(h *hist.Histogram) []point {
 	n := h.Count()
 	if n == 0 {
 		return nil
 	}
-	var pts plotter.XYs
+	var pts []point
 	var cum uint64
 	for i, c := range h.Counts() {
 		if c == 0 {
@@ -55,13 +44,13 @@ func survival(h *hist.Histogram) plotter.XYs {
 		}
 		lo, w := hist.Bounds(i)
 		if len(pts) == 0 {
-			pts = append(pts, plotter.XY{X: math.Max(float64(lo), 1), Y: 1})
+			pts = append(pts, point{X: math.Max(float64(lo), 1), Y: 1})
 		}
 		cum += c
 		if cum == n {
 			break
 		}
-		pts = append(pts, plotter.XY{X: float64(lo + w), Y: float64(n-cum) / float64(n)})
+		pts = append(pts, point{X: float64(lo + w), Y: float64(n-cum) / float64(n)})
 	}
 	return pts
 }
@@ -70,35 +59,36 @@ func survival(h *hist.Histogram) plotter.XYs {
 // series: the tail, squeezed into a corner on linear axes, gets most of
 // the picture.
 func tailPlotSVG(title string, series []tailSeries) (string, error) {
-	p := newPlot(title)
-	p.X.Label.Text = "latency"
-	p.Y.Label.Text = "fraction slower (1 − CDF)"
-	p.X.Scale = plot.LogScale{}
-	p.Y.Scale = plot.LogScale{}
-	p.X.Tick.Marker = nsLogTicks{}
-	p.Y.Tick.Marker = survivalTicks{}
-	p.Add(plotter.NewGrid())
-	drawn := 0
-	for i, s := range series {
+	var lines [][]point
+	xmin, xmax, ymin := math.Inf(1), math.Inf(-1), 1.0
+	for _, s := range series {
 		pts := survival(s.H)
 		if len(pts) < 2 {
+			lines = append(lines, nil)
 			continue
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return "", err
+		lines = append(lines, pts)
+		for _, p := range pts {
+			xmin, xmax, ymin = math.Min(xmin, p.X), math.Max(xmax, p.X), math.Min(ymin, p.Y)
 		}
-		l.Color = seriesColor(i)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
-		drawn++
 	}
-	if drawn == 0 {
+	if math.IsInf(xmin, 1) {
 		return "", nil
 	}
-	p.Legend.Top = true
-	return renderSVG(p, 8*vg.Inch, 4*vg.Inch)
+	c := newCanvas(title, 768, 384)
+	c.x.log, c.x.min, c.x.max = true, xmin, math.Max(xmax, xmin*1.01)
+	c.y.log, c.y.min, c.y.max = true, ymin, 1
+	c.frame(nsLogTicks(c.x.min, c.x.max), survivalTicks(c.y.min, c.y.max), "latency", "fraction slower (1 − CDF)")
+	var legend []legendEntry
+	for i, pts := range lines {
+		if pts == nil {
+			continue
+		}
+		c.polyline(pts, seriesColor(i), 2)
+		legend = append(legend, legendEntry{series[i].Name, seriesColor(i)})
+	}
+	c.legend(legend)
+	return c.String(), nil
 }
 
 // trialSeries is one target on a per-trial plot.
@@ -116,36 +106,55 @@ type trialSeries struct {
 // so that one slow trial or a wide interval does not flatten the rest
 // into a line; values of 0 ns, which it cannot show, are left out.
 func trialPlotSVG(title string, series []trialSeries, threshold float64) (string, error) {
-	p := newPlot(title)
-	p.Y.Label.Text = "latency (log)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = nsLogTicks{}
-	p.X.Min, p.X.Max = -0.6, float64(len(series))-0.4
-	var ticks plot.ConstantTicks
-	for i, s := range series {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: s.Name})
-	}
-	p.X.Tick.Marker = ticks
-	p.Add(plotter.NewGrid())
-	if len(series) > 0 && threshold > 0 && series[0].Value > 0 {
-		ref := series[0].Value
-		low := ref * math.Max(1-threshold, 0.01)
-		band, err := plotter.NewPolygon(plotter.XYs{
-			{X: p.X.Min, Y: low}, {X: p.X.Max, Y: low},
-			{X: p.X.Max, Y: ref * (1 + threshold)}, {X: p.X.Min, Y: ref * (1 + threshold)},
-		})
-		if err != nil {
-			return "", err
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	see := func(v float64) {
+		if v > 0 && !math.IsInf(v, 0) {
+			ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
 		}
-		band.Color = color.RGBA{0xee, 0xee, 0xee, 0xff}
-		band.LineStyle.Width = 0
-		p.Add(band)
-		p.Title.Text += fmt.Sprintf(" (band: reference ±%s)", FormatPercent(threshold))
 	}
 	drawn := 0
+	for _, s := range series {
+		for _, v := range s.Trials {
+			if v > 0 {
+				see(v)
+				drawn++
+			}
+		}
+		see(s.Value)
+		if s.Lo > 0 && !math.IsNaN(s.Hi) {
+			see(s.Lo)
+			see(s.Hi)
+		}
+	}
+	if drawn == 0 {
+		return "", nil
+	}
+	var ref, low, high float64
+	band := len(series) > 0 && threshold > 0 && series[0].Value > 0
+	if band {
+		ref = series[0].Value
+		low, high = ref*math.Max(1-threshold, 0.01), ref*(1+threshold)
+		see(low)
+		see(high)
+		title += fmt.Sprintf(" (band: reference ±%s)", FormatPercent(threshold))
+	}
+	c := newCanvas(title, 768, 307)
+	// A tenth of a decade (at least) of room above and below the data.
+	pad := math.Max(math.Pow(ymax/ymin, 0.05), 1.05)
+	c.y.log, c.y.min, c.y.max = true, ymin/pad, ymax*pad
+	c.x.min, c.x.max = -0.6, float64(len(series))-0.4
+	var xt []tick
 	for i, s := range series {
-		c := seriesColor(i)
-		var pts plotter.XYs
+		xt = append(xt, tick{Value: float64(i), Label: s.Name})
+	}
+	c.frame(xt, nsLogTicks(c.y.min, c.y.max), "", "latency (log)")
+	if band {
+		x0, x1 := c.x.px(c.x.min), c.x.px(c.x.max)
+		y0, y1 := c.y.px(high), c.y.px(low)
+		fmt.Fprintf(&c.body, `<rect class="band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#eeeeee"/>`, x0, y0, x1-x0, y1-y0)
+	}
+	for i, s := range series {
+		col := seriesColor(i)
 		for k, v := range s.Trials {
 			if !(v > 0) {
 				continue
@@ -155,92 +164,155 @@ func trialPlotSVG(title string, series []trialSeries, threshold float64) (string
 			if len(s.Trials) > 1 {
 				off = -0.2 + 0.4*float64(k)/float64(len(s.Trials)-1)
 			}
-			pts = append(pts, plotter.XY{X: float64(i) + off, Y: v})
-		}
-		if len(pts) > 0 {
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return "", err
-			}
-			sc.GlyphStyle.Color = c
-			sc.GlyphStyle.Radius = vg.Points(2.5)
-			sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			p.Add(sc)
-			drawn++
+			fmt.Fprintf(&c.body, `<circle class="trial" cx="%.1f" cy="%.1f" r="3.3" fill="%s"/>`, c.x.px(float64(i)+off), c.y.px(v), col)
 		}
 		if !(s.Value > 0) {
 			continue
 		}
-		bar, err := plotter.NewLine(plotter.XYs{{X: float64(i) - 0.28, Y: s.Value}, {X: float64(i) + 0.28, Y: s.Value}})
-		if err != nil {
-			return "", err
-		}
-		bar.Color = c
-		bar.Width = vg.Points(2)
-		p.Add(bar)
+		c.polyline([]point{{float64(i) - 0.28, s.Value}, {float64(i) + 0.28, s.Value}}, col, 2.7)
 		if s.Lo > 0 && !math.IsNaN(s.Hi) {
-			eb, err := plotter.NewYErrorBars(errorPoint{x: float64(i) + 0.3, y: s.Value, lo: s.Value - s.Lo, hi: s.Hi - s.Value})
-			if err != nil {
-				return "", err
-			}
-			eb.Color = c
-			eb.Width = vg.Points(1.5)
-			p.Add(eb)
+			x := c.x.px(float64(i) + 0.3)
+			ylo, yhi := c.y.px(s.Lo), c.y.px(s.Hi)
+			fmt.Fprintf(&c.body, `<path class="interval" d="M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8" stroke="%s" stroke-width="2" fill="none"/>`,
+				x, ylo, yhi, x-4, ylo, x-4, yhi, col)
 		}
 	}
-	if drawn == 0 {
-		return "", nil
-	}
-	return renderSVG(p, 8*vg.Inch, 3.2*vg.Inch)
+	return c.String(), nil
 }
 
-// errorPoint is a single point with an asymmetric Y error, for
-// plotter.NewYErrorBars.
-type errorPoint struct{ x, y, lo, hi float64 }
-
-func (e errorPoint) Len() int                       { return 1 }
-func (e errorPoint) XY(int) (float64, float64)      { return e.x, e.y }
-func (e errorPoint) YError(int) (low, high float64) { return e.lo, e.hi }
-
-func newPlot(title string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(11)
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return p
+// tick is a mark on an axis; one without a label is a minor tick.
+type tick struct {
+	Value float64
+	Label string
 }
 
-// renderSVG draws p and returns the <svg> element alone, ready to inline.
-func renderSVG(p *plot.Plot, w, h vg.Length) (string, error) {
-	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
+// axis maps data values onto pixels between lo and hi, on a log or a
+// linear scale.
+type axis struct {
+	log      bool
+	min, max float64
+	lo, hi   float64
+}
+
+func (a axis) px(v float64) float64 {
+	f := (v - a.min) / (a.max - a.min)
+	if a.log {
+		f = math.Log(v/a.min) / math.Log(a.max/a.min)
 	}
-	s := b.String()
-	i := strings.Index(s, "<svg")
-	if i < 0 {
-		return "", fmt.Errorf("plot: no <svg> element in the output")
+	if a.max == a.min || math.IsNaN(f) {
+		f = 0.5
 	}
-	return s[i:], nil
+	return a.lo + f*(a.hi-a.lo)
+}
+
+// canvas is one SVG plot: a title, a plotting area with two axes, and
+// what is drawn in it.
+type canvas struct {
+	w, h  float64
+	title string
+	x, y  axis
+	body  strings.Builder
+}
+
+// The margins around the plotting area, in pixels.
+const (
+	marginLeft, marginRight, marginTop, marginBottom = 72, 16, 28, 44
+)
+
+func newCanvas(title string, w, h float64) *canvas {
+	c := &canvas{w: w, h: h, title: title}
+	c.x.lo, c.x.hi = marginLeft, w-marginRight
+	c.y.lo, c.y.hi = h-marginBottom, marginTop
+	return c
+}
+
+// frame draws the grid, the ticks with their labels, the axes' names and
+// the box of the plotting area. It must come after the axes' ranges are
+// set, and before the data, which it lies under.
+func (c *canvas) frame(xt, yt []tick, xlabel, ylabel string) {
+	b := &c.body
+	for _, t := range xt {
+		if t.Value < c.x.min || t.Value > c.x.max {
+			continue
+		}
+		x := c.x.px(t.Value)
+		stroke := "#f0f0f0"
+		if t.Label != "" {
+			stroke = "#dddddd"
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle" fill="#333">%s</text>`, x, c.y.lo+16, html.EscapeString(t.Label))
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`, x, x, c.y.hi, c.y.lo, stroke)
+	}
+	for _, t := range yt {
+		if t.Value < c.y.min || t.Value > c.y.max {
+			continue
+		}
+		y := c.y.px(t.Value)
+		stroke := "#f0f0f0"
+		if t.Label != "" {
+			stroke = "#dddddd"
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="#333">%s</text>`, c.x.lo-6, y+4, html.EscapeString(t.Label))
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s"/>`, c.x.lo, c.x.hi, y, y, stroke)
+	}
+	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999"/>`, c.x.lo, c.y.hi, c.x.hi-c.x.lo, c.y.lo-c.y.hi)
+	if xlabel != "" {
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="middle" fill="#333">%s</text>`, (c.x.lo+c.x.hi)/2, c.h-8, html.EscapeString(xlabel))
+	}
+	if ylabel != "" {
+		yc := (c.y.lo + c.y.hi) / 2
+		fmt.Fprintf(b, `<text x="14" y="%.1f" font-size="11" text-anchor="middle" fill="#333" transform="rotate(-90 14 %.1f)">%s</text>`, yc, yc, html.EscapeString(ylabel))
+	}
+}
+
+// polyline draws a line through pts, in data units.
+func (c *canvas) polyline(pts []point, color string, width float64) {
+	var p strings.Builder
+	for i, pt := range pts {
+		if i > 0 {
+			p.WriteByte(' ')
+		}
+		fmt.Fprintf(&p, "%.1f,%.1f", c.x.px(pt.X), c.y.px(pt.Y))
+	}
+	fmt.Fprintf(&c.body, `<polyline points="%s" fill="none" stroke="%s" stroke-width="%g"/>`, p.String(), color, width)
+}
+
+type legendEntry struct{ name, color string }
+
+// legend lists the series in the plotting area's top right corner.
+func (c *canvas) legend(es []legendEntry) {
+	for i, e := range es {
+		y := c.y.hi + 16 + 16*float64(i)
+		x := c.x.hi - 8
+		fmt.Fprintf(&c.body, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="#333">%s</text><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`,
+			x-26, y+4, html.EscapeString(e.name), x-22, x, y, y, e.color)
+	}
+}
+
+// String is the <svg> element, ready to inline.
+func (c *canvas) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %g %g" width="%g" height="%g" font-family="sans-serif" role="img" aria-label="%s">`,
+		c.w, c.h, c.w, c.h, html.EscapeString(c.title))
+	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="13" text-anchor="middle" fill="#111">%s</text>`, c.w/2, html.EscapeString(c.title))
+	b.WriteString(c.body.String())
+	b.WriteString("</svg>\n")
+	return b.String()
 }
 
 // nsLogTicks marks decades of nanoseconds on a log axis: 1µs, 10µs, ….
-type nsLogTicks struct{}
-
-func (nsLogTicks) Ticks(min, max float64) []plot.Tick {
+func nsLogTicks(min, max float64) []tick {
 	min = math.Max(min, 1)
 	// Over less than two decades, 2 and 5 get labels too.
 	few := max/min < 100
-	var ticks []plot.Tick
+	var ticks []tick
 	for d := math.Pow10(int(math.Floor(math.Log10(min)))); d <= max*10; d *= 10 {
 		for k := 1; k < 10; k++ {
 			v := d * float64(k)
 			if v < min || v > max {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			t := tick{Value: v}
 			if k == 1 || few && (k == 2 || k == 5) {
 				t.Label = FormatNs(v)
 			}
@@ -252,10 +324,8 @@ func (nsLogTicks) Ticks(min, max float64) []plot.Tick {
 
 // survivalTicks marks decades of 1−CDF as the percentile they start:
 // 0.01 of the events are slower than p99.
-type survivalTicks struct{}
-
-func (survivalTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
+func survivalTicks(min, max float64) []tick {
+	var ticks []tick
 	for e := 0; e >= -9; e-- {
 		v := math.Pow10(e)
 		if v > max*1.0001 {
@@ -269,25 +339,12 @@ func (survivalTicks) Ticks(min, max float64) []plot.Tick {
 			label = "p" + strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.9f", 100*(1-v)), "0"), ".")
 		}
 		if v >= min {
-			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+			ticks = append(ticks, tick{Value: v, Label: label})
 		}
 		for k := 2; k < 10; k++ {
 			if m := v * float64(k) / 10; m >= min && m <= max {
-				ticks = append(ticks, plot.Tick{Value: m})
+				ticks = append(ticks, tick{Value: m})
 			}
-		}
-	}
-	return ticks
-}
-
-// nsTicks labels a linear axis of nanoseconds in the unit that suits.
-type nsTicks struct{}
-
-func (nsTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = FormatNs(ticks[i].Value)
 		}
 	}
 	return ticks
