@@ -77,6 +77,31 @@ func (s Store) For(cand *result.Result) (*result.Result, []string, error) {
 	return base, missing, nil
 }
 
+// Compare compares cand with its stored baselines (For), leaving out and
+// returning by name the scenarios without one; the Report is nil when no
+// scenario has one. A stored baseline is another run: its interval takes
+// the between-run spread that calibrate stored (LoadCalibration), and
+// says so without.
+func (s Store) Compare(cand *result.Result, o report.Options) (*report.Report, []string, error) {
+	base, missing, err := s.For(cand)
+	if err != nil || base == nil {
+		return nil, missing, err
+	}
+	c := *cand
+	c.Scenarios = slices.DeleteFunc(slices.Clone(cand.Scenarios), func(sc result.Scenario) bool {
+		return slices.Contains(missing, sc.Name)
+	})
+	o.Stored = true
+	if o.Calibration, err = s.LoadCalibration(base.Target.Name, base.Environment.KernelRelease); err != nil {
+		return nil, nil, err
+	}
+	rep, err := report.Compare(base, &c, o)
+	if err != nil {
+		return nil, nil, CompareError(err)
+	}
+	return rep, missing, nil
+}
+
 // Save stores res as the baseline: every scenario when the gate passed,
 // only the scenarios that had none (missing) when it failed, so that a
 // regression never becomes the new normal.

@@ -32,6 +32,16 @@ func Metrics(s *Scenario) []string {
 	return append(ms, workloadMetrics(s.Workload)...)
 }
 
+// AllMetrics returns the metrics of every scenario of ss, each
+// scenario's in Metrics' order: what a --threshold may name.
+func AllMetrics(ss []*Scenario) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, Metrics(s)...)
+	}
+	return out
+}
+
 // Params returns a digest (sha256, hex) of what changes the measurement:
 // the workload, the tracers and the duration. Trials, warmup, the gate,
 // the name and the description are left out, so runs with more trials or a

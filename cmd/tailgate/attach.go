@@ -44,7 +44,7 @@ func (a *attachFlags) apply(ss []*scenarios.Scenario, named bool, tf *targetFlag
 	if a.pid != 0 && a.cgroup != "" {
 		return nil, usagef("--pid and --cgroup both given; measure one process tree or one group")
 	}
-	if len(tf.kernels) > 0 || len(tf.names) > 0 || tf.vm {
+	if len(tf.Kernels) > 0 || len(tf.Names) > 0 || tf.VM {
 		return nil, usagef("%s measures what runs on this machine; drop --kernel, --target and --vm", flagName)
 	}
 	return engine.Attach(ss, a.pid, a.cgroup, flagName, named)

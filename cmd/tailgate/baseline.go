@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -37,7 +38,7 @@ func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		printHelp(stdout, baselineUsage)
+		cmdline.PrintHelp(stdout, baselineUsage)
 		return nil
 	case "show":
 		return baselineShow(args[1:], stdout)
@@ -48,9 +49,9 @@ func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func baselineShow(args []string, stdout io.Writer) error {
-	fs := newFlagSet("baseline")
-	setUsage(fs, stdout, baselineShowUsage)
-	pos, err := parseFlags(fs, args)
+	fs := cmdline.NewFlagSet("baseline")
+	cmdline.SetUsage(fs, stdout, baselineShowUsage)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -76,11 +77,11 @@ func baselineShow(args []string, stdout io.Writer) error {
 }
 
 func baselineSave(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline")
-	setUsage(fs, stdout, baselineSaveUsage)
+	fs := cmdline.NewFlagSet("baseline")
+	cmdline.SetUsage(fs, stdout, baselineSaveUsage)
 	var opt baseline.SaveOptions
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,9 @@ import (
 	"io"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 const calibrateUsage = `usage: tailgate calibrate [SCENARIO...] [--runs K] [--baseline DIR|FILE] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
@@ -27,7 +29,7 @@ calibration. More runs give a tighter bound.
 `
 
 func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("calibrate")
+	fs := cmdline.NewFlagSet("calibrate")
 	var rf runFlags
 	rf.register(fs)
 	var tf targetFlags
@@ -37,8 +39,8 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	runs := fs.Int("runs", 3, "separate runs to measure the spread between (at least 2)")
 	var basePath string
 	fs.StringVar(&basePath, "baseline", "", "store the calibration beside the baselines in `DIR` (or beside a baseline FILE)")
-	setUsage(fs, stdout, calibrateUsage)
-	names, err := parseFlags(fs, args)
+	cmdline.SetUsage(fs, stdout, calibrateUsage)
+	names, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -49,11 +51,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	store := engine.Store{Path: basePath, Log: stderr}
-	if err := checkOutputPath(store.CalibrationWritable()); err != nil {
+	if err := engine.CheckOutput(store.CalibrationWritable()); err != nil {
 		return err
 	}
 	targets, err := tf.targets()

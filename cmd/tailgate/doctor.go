@@ -6,14 +6,15 @@ import (
 	"io"
 
 	"github.com/tailgate-ci/tailgate/engine/doctor"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("doctor")
-	setUsage(fs, stdout, "usage: tailgate doctor\n\n"+
+	fs := cmdline.NewFlagSet("doctor")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate doctor\n\n"+
 		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n"+
 		"exit 0 when host runs will work here, 3 when a check they need fails.\n")
-	if _, err := parseFlags(fs, args); err != nil {
+	if _, err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
 	failed, err := doctor.Write(stdout, doctor.Checks())

@@ -259,8 +259,9 @@ func TestRefusedFlags(t *testing.T) {
 			}
 		})
 	}
-	// checkThresholdMetrics is what run-based commands call.
-	if err := checkThresholdMetrics([]report.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}, []string{"sched.runq"}); err != nil {
+	// checkThresholds is what run-based commands call.
+	rf := reportFlags{thresholds: []report.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}}
+	if err := rf.checkThresholds([]string{"sched.runq"}); err != nil {
 		t.Errorf("a threshold for a measured metric: %v", err)
 	}
 	// The limits themselves are fine.

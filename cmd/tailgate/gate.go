@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
@@ -66,8 +66,8 @@ exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input,
 `
 
 func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
-	fs := newFlagSet("gate")
-	setUsage(fs, stdout, gateUsage)
+	fs := cmdline.NewFlagSet("gate")
+	cmdline.SetUsage(fs, stdout, gateUsage)
 	var rf runFlags
 	rf.register(fs)
 	var tf targetFlags
@@ -85,11 +85,11 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	var gopt gateOptions
 	fs.DurationVar(&gopt.budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if n := len(tf.order); n >= 2 || (n == 1 && basePath == "") {
+	if n := len(tf.Order); n >= 2 || (n == 1 && basePath == "") {
 		if basePath != "" || candPath != "" || save {
 			return usagef("two targets gate the head against the base in this job; --baseline, --candidate and --save-baseline are for stored baselines: give one or the other")
 		}
@@ -127,27 +127,12 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	}
 
 	store := engine.Store{Path: basePath, Log: stderr}
-	base, missing, err := store.For(res)
+	rep, missing, err := store.Compare(res, f.options())
 	if err != nil {
 		return err
 	}
-	var rep *report.Report
-	if base != nil {
-		cand := *res
-		cand.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(s result.Scenario) bool {
-			return slices.Contains(missing, s.Name)
-		})
-		// A stored baseline is another run: its interval needs the
-		// between-run spread that calibrate measured, and says so without.
-		o := f.options()
-		o.Stored = true
-		if o.Calibration, err = store.LoadCalibration(base.Target.Name, base.Environment.KernelRelease); err != nil {
-			return err
-		}
-		if rep, err = report.Compare(base, &cand, o); err != nil {
-			return engine.CompareError(err)
-		}
-		if err := writeReports(rep.Matrix(), outs, stdout, stderr); err != nil {
+	if rep != nil {
+		if err := report.WriteOutputs(rep.Matrix(), outs, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -196,10 +181,10 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return nil, err
 	}
-	if err := checkOutputPath(rf.output); err != nil {
+	if err := engine.CheckOutput(rf.output); err != nil {
 		return nil, err
 	}
 	targets, err := tf.targets()
@@ -232,21 +217,12 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags,
 		return nil, engine.Classify(runErr)
 	}
 	if rf.output != "" {
-		if err := writeResult(rf.output, res, stderr); err != nil {
+		if err := engine.WriteResult(rf.output, res, stderr); err != nil {
 			return nil, infra(fmt.Errorf("write result: %w", err))
 		}
-		fmt.Fprintf(stderr, "result written to %s\n", describeOutput(rf.output))
+		fmt.Fprintf(stderr, "result written to %s\n", engine.DescribeOutput(rf.output))
 	}
 	return res, nil
-}
-
-// scenarioMetrics returns the metrics the scenarios produce.
-func scenarioMetrics(ss []*scenarios.Scenario) []string {
-	var out []string
-	for _, s := range ss {
-		out = append(out, scenarios.Metrics(s)...)
-	}
-	return out
 }
 
 // flagName spells a flag as the usage does: -o, --trials.

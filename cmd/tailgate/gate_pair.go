@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // gateOptions is what a same-job gate needs besides its flags.
@@ -21,7 +23,7 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	if err != nil {
 		return err
 	}
-	if err := checkThresholdMetrics(f.thresholds, scenarioMetrics(ss)); err != nil {
+	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	outs, err := f.resolveOutputs()
@@ -43,12 +45,12 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	if err := spec.Check(); err != nil {
 		return err
 	}
-	if err := checkTargetOutputs(rf.output, targets); err != nil {
+	if err := engine.CheckTargetOutputs(rf.output, targets); err != nil {
 		return err
 	}
 	g := &engine.PairGate{Budget: opt.budget, Retries: opt.retries, Rounds: rf.trials, Seed: env.orderSeed, Options: f.options(), Log: stderr}
 	results, runErr := g.Run(ctx, targets, spec)
-	if err := writeTargetResults(rf.output, targets, results, runErr, stderr); err != nil {
+	if err := engine.WriteTargetResults(rf.output, targets, results, runErr, stderr); err != nil {
 		return err
 	}
 	rep, err := g.Report(results)
@@ -56,7 +58,7 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 		return err
 	}
 	m := rep.Matrix()
-	if err := writeReports(m, outs, stdout, stderr); err != nil {
+	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
 		return err
 	}
 	return verdictError(m, f.strict, "gate", stderr)

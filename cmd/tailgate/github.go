@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/github"
 )
 
@@ -17,7 +18,7 @@ const githubCommentUsage = "usage: tailgate github comment --body FILE [--marker
 // cmdGitHub holds what the GitHub Action needs beyond the gate itself.
 func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printHelp(stdout, githubCommentUsage)
+		cmdline.PrintHelp(stdout, githubCommentUsage)
 		if len(args) == 0 {
 			return usagef("name a subcommand: comment")
 		}
@@ -31,13 +32,13 @@ func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("github comment")
+	fs := cmdline.NewFlagSet("github comment")
 	bodyPath := fs.String("body", "", "Markdown `FILE` to post (- for standard input)")
 	marker := fs.String("marker", github.DefaultMarker, "hidden `TEXT` that marks the comment to update")
 	pr := fs.Int("pr", 0, "pull request `N` (default: pull_request.number of $GITHUB_EVENT_PATH)")
 	repo := fs.String("repo", os.Getenv("GITHUB_REPOSITORY"), "repository `OWNER/NAME`")
-	setUsage(fs, stdout, githubCommentUsage+"\n")
-	pos, err := parseFlags(fs, args)
+	cmdline.SetUsage(fs, stdout, githubCommentUsage+"\n")
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestHelpEveryCommand checks that every command prints its own usage, to
@@ -47,36 +43,6 @@ func TestHelpUnknownCommand(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `unknown command "nosuch"`) {
 		t.Errorf("stderr: %s", stderr.String())
-	}
-}
-
-// TestPrintFlags checks the flags are spelled --name (-o for one letter)
-// and otherwise read as flag.PrintDefaults writes them.
-func TestPrintFlags(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.Int("trials", 0, "`N` trials")
-	fs.String("accel", "auto", "QEMU accelerator")
-	fs.Bool("vm", false, "run in a VM")
-	fs.Duration("budget", 5*time.Minute, "wall time")
-	fs.String("o", "", "write to `FILE`")
-	fs.Func("variant", "a host `NAME`", func(string) error { return nil })
-	var got strings.Builder
-	printFlags(&got, fs)
-	want := `  --accel string
-    	QEMU accelerator (default "auto")
-  --budget duration
-    	wall time (default 5m0s)
-  -o FILE
-    	write to FILE
-  --trials N
-    	N trials
-  --variant NAME
-    	a host NAME
-  --vm
-    	run in a VM
-`
-	if diff := cmp.Diff(want, got.String()); diff != "" {
-		t.Errorf("printFlags (-want +got):\n%s", diff)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
 // helpPaths is every command and subcommand, as "tailgate PATH --help"
@@ -36,8 +38,8 @@ func TestHelpFitsWidth(t *testing.T) {
 				t.Errorf("does not start with its usage:\n%s", stdout)
 			}
 			for _, line := range strings.Split(stdout, "\n") {
-				if n := columns(line); n > helpWidth {
-					t.Errorf("%d columns, want at most %d: %s", n, helpWidth, line)
+				if n := cmdline.Columns(line); n > cmdline.Width {
+					t.Errorf("%d columns, want at most %d: %s", n, cmdline.Width, line)
 				}
 			}
 		})
@@ -174,24 +176,6 @@ func TestSuggestCommand(t *testing.T) {
 	}
 	if _, _, stderr := runInProcess(t, "zzzzzz"); strings.Contains(stderr, "did you mean") {
 		t.Errorf("a name near nothing got a suggestion: %q", stderr)
-	}
-}
-
-func TestWrapHelp(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
-		{"short lines stay", "usage: tailgate x\n\nshort\n", "usage: tailgate x\n\nshort\n"},
-		{"prose keeps its indent", "  aaaaaaaa bbbbbbbb cccccccc dddddddd\n", "  aaaaaaaa bbbbbbbb cccccccc\n  dddddddd\n"},
-		{"synopsis goes on under its arguments", "usage: tailgate run AAA [--b C] [--dd E]\n",
-			"usage: tailgate run AAA [--b C]\n                    [--dd E]\n"},
-		{"a subcommand's under its arguments", "       tailgate history add STORE [--x Y]\n",
-			"       tailgate history add STORE\n                            [--x Y]\n"},
-		{"a long word stays whole", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa b\n", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nb\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := wrapHelp(tc.in, 34); got != tc.want {
-				t.Errorf("wrapHelp:\n%q\nwant\n%q", got, tc.want)
-			}
-		})
 	}
 }
 

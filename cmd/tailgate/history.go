@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,11 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/version"
@@ -51,7 +50,7 @@ var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printHelp(stdout, historyUsage)
+		cmdline.PrintHelp(stdout, historyUsage)
 		if len(args) == 0 {
 			return usagef("name a subcommand: add, check, prune, changes, page or confirm")
 		}
@@ -91,8 +90,8 @@ func historyError(err error) error {
 }
 
 func historySub(name, usage string, stdout io.Writer) *flag.FlagSet {
-	fs := newFlagSet("history " + name)
-	setUsage(fs, stdout, usage)
+	fs := cmdline.NewFlagSet("history " + name)
+	cmdline.SetUsage(fs, stdout, usage)
 	return fs
 }
 
@@ -101,13 +100,23 @@ func openStore(spec string) (*history.Store, error) {
 	return s, historyError(err)
 }
 
+// readStore opens the store spec names and reads it; close the View.
+func readStore(ctx context.Context, spec string) (*history.Store, *history.View, error) {
+	s, err := openStore(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := s.Read(ctx)
+	return s, v, historyError(err)
+}
+
 func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := historySub("add", "usage: tailgate history add STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]\n\nRecords RESULT under commit SHA in STORE.\n\n", stdout)
 	commit := fs.String("commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
 	at := fs.String("time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
 	ref := fs.String("ref", "", "the `REF` the commit was pushed to (main)")
 	replace := fs.Bool("replace", false, "overwrite a record of the same commit and target")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -131,11 +140,7 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return historyError(err)
 	}
-	prov := history.Provenance{Tailgate: version.Get()}
-	if id := os.Getenv("GITHUB_RUN_ID"); id != "" {
-		prov.Run = fmt.Sprintf("%s/%s/actions/runs/%s/attempts/%s", os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), id, os.Getenv("GITHUB_RUN_ATTEMPT"))
-	}
-	rec, err := history.NewRecord(r, strings.ToLower(*commit), when, *ref, prov)
+	rec, err := history.NewRecord(r, strings.ToLower(*commit), when, *ref, history.CIProvenance(version.Get(), os.Getenv))
 	if err != nil {
 		return usagef("%s: %v", pos[1], err)
 	}
@@ -149,20 +154,16 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := historySub("check", "usage: tailgate history check STORE\n\nReads every record of STORE and checks it against the index: its digest, its format, its Result.\n\n", stdout)
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	s, err := openStore(pos[0])
+	s, v, err := readStore(ctx, pos[0])
 	if err != nil {
 		return err
-	}
-	v, err := s.Read(ctx)
-	if err != nil {
-		return historyError(err)
 	}
 	defer v.Close()
 	errs := 0
@@ -186,7 +187,7 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := historySub("prune", "usage: tailgate history prune STORE --keep N | --older-than D\n\nRemoves the records of old commits, and files the index does not list.\n\n", stdout)
 	keep := fs.Int("keep", 0, "keep the newest `N` commits")
 	older := fs.String("older-than", "", "remove commits older than `D` (720h, 90d)")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -219,24 +220,16 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // loadSeries reads every record of the store into series.
 func loadSeries(ctx context.Context, spec string, sel changes.Selection) ([]changes.Series, error) {
-	s, err := openStore(spec)
+	_, v, err := readStore(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.Read(ctx)
-	if err != nil {
-		return nil, historyError(err)
-	}
 	defer v.Close()
-	b := changes.NewBuilder(sel)
-	for _, e := range v.Index.Entries {
-		rec, err := v.Record(e)
-		if err != nil {
-			return nil, usagef("%w; run tailgate history check %s", err, spec)
-		}
-		b.Add(rec, e.Path)
+	series, err := changes.ReadSeries(v, sel)
+	if err != nil {
+		return nil, usagef("%w; run tailgate history check %s", err, spec)
 	}
-	return b.Series(), nil
+	return series, nil
 }
 
 // seriesFlags are what changes and page share.
@@ -291,24 +284,21 @@ func historyChanges(ctx context.Context, args []string, stdout io.Writer) error 
 	var sf seriesFlags
 	sf.register(fs)
 	format := fs.String("format", "text", "`FORMAT`: text, json or markdown")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	write := map[string]func(*changes.Report, io.Writer) error{
-		"text": (*changes.Report).WriteText, "json": (*changes.Report).WriteJSON, "markdown": (*changes.Report).WriteMarkdown,
-	}[*format]
-	if write == nil {
+	if !slices.Contains(changes.Formats, *format) {
 		return usagef("--format %q: want text, json or markdown", *format)
 	}
 	rep, err := sf.detect(ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	return write(rep, stdout)
+	return rep.WriteFormat(stdout, *format)
 }
 
 func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -320,7 +310,7 @@ func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&opt.CommitURL, "commit-url", "", "link each commit to `URL`, %s for the commit (https://github.com/OWNER/REPO/commit/%s)")
 	fs.StringVar(&opt.RecordURL, "record-url", "", "link each commit's label to its record at `URL`, %s for its path in the store")
 	fs.StringVar(&opt.Title, "title", "", "the page's `TITLE`")
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -331,16 +321,9 @@ func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := rep.WritePage(&b, opt); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	path, err := rep.WritePageDir(*out, opt)
+	if err != nil {
 		return infra(err)
-	}
-	path := filepath.Join(*out, "index.html")
-	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
-		return infra(fmt.Errorf("write %s: %w", path, err))
 	}
 	fmt.Fprintf(stderr, "wrote %s: %d series, %d change points\n", path, len(rep.Series), len(rep.Changes))
 	return nil
@@ -356,7 +339,7 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, gateArgs = args[:i], args[i+1:]
 	}
-	pos, err := parseFlags(fs, args)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -371,28 +354,18 @@ func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return historyError(err)
 	}
-	base, head, kernels := p.Base, p.Head, p.Kernels
+	base, head := p.Base, p.Head
 	if *build != "" {
-		out := *dir
-		if out == "" {
-			if out, err = os.MkdirTemp("", "tailgate-confirm-"); err != nil {
-				return infra(err)
-			}
-		}
-		for i, c := range []struct{ role, commit string }{{"base", base.Commit}, {"head", head.Commit}} {
-			img, err := history.BuildKernel(ctx, *build, c.commit, filepath.Join(out, c.role), stderr)
-			if errors.Is(err, history.ErrBadInput) {
-				return usagef("%w", err)
-			} else if err != nil {
-				return infra(err)
-			}
-			kernels[i] = img
+		if err := p.Build(ctx, *build, *dir, stderr); errors.Is(err, history.ErrBadInput) {
+			return usagef("%w", err)
+		} else if err != nil {
+			return infra(err)
 		}
 	}
-	if kernels[0] == "" || kernels[1] == "" {
+	if p.Kernels[0] == "" || p.Kernels[1] == "" {
 		return usagef("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", history.Short(base.Commit), history.Short(head.Commit))
 	}
-	gargs := append(append(slices.Clone(p.Scenarios), "--kernel", kernels[0], "--kernel", kernels[1]), gateArgs...)
+	gargs := p.GateArgs(gateArgs)
 	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(head.Commit), history.Short(base.Commit), head.Target, joinArgs(gargs))
 	if *dry {
 		fmt.Fprintf(stdout, "tailgate gate %s\n", joinArgs(gargs))

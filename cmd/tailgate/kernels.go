@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -45,7 +46,7 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		printHelp(stdout, kernelsUsage)
+		cmdline.PrintHelp(stdout, kernelsUsage)
 		return nil
 	case "list":
 		return kernelsList(ctx, args[1:], stdout, stderr)
@@ -57,10 +58,10 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // kernelCacheFlags parses the flags both subcommands share.
 func kernelCacheFlags(args []string, usage string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, err error) {
-	fs := newFlagSet("kernels")
-	setUsage(fs, stdout, usage)
+	fs := cmdline.NewFlagSet("kernels")
+	cmdline.SetUsage(fs, stdout, usage)
 	dir := fs.String("cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
-	if pos, err = parseFlags(fs, args); err != nil {
+	if pos, err = cmdline.Parse(fs, args); err != nil {
 		return nil, nil, err
 	}
 	if *dir != "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -48,12 +49,13 @@ var errRegression = errors.New("regression")
 func exitCode(err error) int {
 	var u *usageError
 	var i *infraError
+	var ce *cmdline.Error // a bad flag
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp): // the help was asked for, and shown
 		return exitPass
 	case errors.Is(err, errRegression):
 		return exitRegression
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, &ce):
 		return exitUsage
 	case errors.Is(err, tracing.ErrBadTarget):
 		// A function, symbol or binary to trace that does not exist.

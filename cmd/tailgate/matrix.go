@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
@@ -62,7 +61,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
-	fs := newFlagSet("matrix")
+	fs := cmdline.NewFlagSet("matrix")
 	var f runFlags
 	f.register(fs)
 	var tf targetFlags
@@ -72,8 +71,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	tf.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
 	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
 	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
-	setUsage(fs, stdout, matrixUsage)
-	names, err := parseFlags(fs, args)
+	cmdline.SetUsage(fs, stdout, matrixUsage)
+	names, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -81,7 +80,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	if err := checkThresholdMetrics(rf.thresholds, scenarioMetrics(ss)); err != nil {
+	if err := rf.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	// Every format renders a matrix as it renders a comparison.
@@ -97,7 +96,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if len(targets) < 2 {
 		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
 	}
-	if err := checkTargetOutputs(f.output, targets); err != nil {
+	if err := engine.CheckTargetOutputs(f.output, targets); err != nil {
 		return err
 	}
 	// A key this kernel lacks is a typo until proven otherwise: say so
@@ -116,7 +115,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
 	results, _, runErr := engine.Rounds(ctx, targets, spec, plan, stderr)
 	// What was measured is kept even when the matrix was cut short.
-	if err := writeTargetResults(f.output, targets, results, runErr, stderr); err != nil {
+	if err := engine.WriteTargetResults(f.output, targets, results, runErr, stderr); err != nil {
 		return err
 	}
 
@@ -128,7 +127,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return engine.CompareError(err)
 	}
-	if err := writeReports(m, outs, stdout, stderr); err != nil {
+	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
 		return err
 	}
 	return verdictError(m, rf.strict, "matrix", stderr)
@@ -140,94 +139,15 @@ func matrixTargets(tf *targetFlags, env matrixEnv) ([]engine.Target, []string, e
 	if err := tf.check(); err != nil {
 		return nil, nil, err
 	}
-	var out []engine.Target
-	var descr []string
-	add := func(t engine.Target, d string) {
-		if env.wrap != nil {
-			if v, ok := t.(*engine.Variant); ok {
-				v.Target = env.wrap(v.Target)
-			} else {
-				t = env.wrap(t)
-			}
-		}
-		out, descr = append(out, t), append(descr, d)
-	}
-	var named []engine.Target
-	if len(tf.names) > 0 {
+	if len(tf.Names) > 0 {
+		// The named targets are checked as if alone: --target takes its
+		// VM settings from the targets file.
 		byName := *tf
-		byName.kernels, byName.vm = nil, false
-		var err error
-		if named, err = byName.targets(); err != nil {
+		byName.Kernels, byName.VM = nil, false
+		if err := byName.checkIgnored(); err != nil {
 			return nil, nil, err
 		}
-	} else if tf.file != "" {
-		return nil, nil, usagef("--targets names a file but no --target NAME picks from it")
 	}
-	for _, fl := range tf.order {
-		switch fl.name {
-		case "kernel":
-			t := kernelTarget(tf, fl.value)
-			add(t, describeVM(t.Target))
-		case "vm":
-			if len(tf.kernels) == 0 {
-				t := kernelTarget(tf, vmtest.DefaultKernelSpec)
-				add(t, describeVM(t.Target))
-			}
-		case "target":
-			for _, t := range named {
-				if t.Name() == fl.value {
-					add(t, describeVM(t.(*engine.VM).Target))
-					break
-				}
-			}
-		case "variant":
-			v, err := engine.ParseVariant(fl.value)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(&engine.Variant{Target: &engine.Host{Runner: runScenarios}, VariantName: v.Name, Sysctls: v.Sysctls, Dir: v.Dir, Env: v.Env, Root: env.sysctlRoot}, v.Description)
-		}
-	}
-	seen := map[string]bool{}
-	for _, t := range out {
-		if seen[t.Name()] {
-			return nil, nil, usagef("target %s given twice; give variants distinct names", t.Name())
-		}
-		seen[t.Name()] = true
-	}
-	return out, descr, nil
-}
-
-// kernelTarget is a --kernel 'SPEC [CMDLINE]' target: the command line
-// after the spec is appended to --cmdline's, and named in the target's
-// name so that one kernel can appear with several.
-func kernelTarget(tf *targetFlags, value string) *engine.VM {
-	fields := strings.Fields(value)
-	spec := ""
-	if len(fields) > 0 {
-		spec = fields[0]
-	}
-	own := fields[min(1, len(fields)):]
-	c := *tf
-	c.cmdline = strings.TrimSpace(tf.cmdline + " " + strings.Join(own, " "))
-	t := c.adhoc(spec)
-	if len(own) > 0 {
-		name := strings.TrimPrefix(spec, "debian:")
-		if !strings.HasPrefix(spec, "debian:") {
-			name = filepath.Base(spec)
-		}
-		for _, w := range own {
-			name += "+" + strings.NewReplacer("=", "-", "/", "-", ",", "-").Replace(w)
-		}
-		t.Target.Name = name
-	}
-	return t
-}
-
-func describeVM(t *vmtest.Target) string {
-	d := t.Kernel
-	if t.Cmdline != "" {
-		d += " " + t.Cmdline
-	}
-	return d
+	tf.HostRunner = runScenarios
+	return tf.InOrder(env.sysctlRoot, env.wrap)
 }

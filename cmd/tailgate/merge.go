@@ -6,14 +6,16 @@ import (
 	"io"
 	"os"
 
+	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("merge")
-	out := fs.String("o", stdoutPath, "write the merged Result to `FILE`; - is standard output")
-	setUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
-	files, err := parseFlags(fs, args)
+	fs := cmdline.NewFlagSet("merge")
+	out := fs.String("o", engine.StdoutPath, "write the merged Result to `FILE`; - is standard output")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
+	files, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -23,7 +25,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" {
 		return usagef("-o: empty file name; give a FILE, or - for standard output")
 	}
-	if err := checkOutputPath(*out); err != nil {
+	if err := engine.CheckOutput(*out); err != nil {
 		return err
 	}
 	if err := distinctFiles(files); err != nil {
@@ -41,10 +43,10 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &usageError{Err: err}
 	}
-	if err := writeResult(*out, m, stdout); err != nil {
+	if err := engine.WriteResult(*out, m, stdout); err != nil {
 		return infra(fmt.Errorf("write %s: %w", *out, err))
 	}
-	if *out != stdoutPath {
+	if *out != engine.StdoutPath {
 		fmt.Fprintf(stderr, "merged %d results (%d scenarios) into %s\n", len(files), len(m.Scenarios), *out)
 	}
 	return nil

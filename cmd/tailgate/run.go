@@ -7,17 +7,18 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/show"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -73,125 +74,6 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// newFlagSet returns a flag set that prints nothing by itself: a bad flag
-// is reported once, in one line, by run; -h prints the usage set with
-// setUsage.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("tailgate "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
-}
-
-// setUsage makes -h print text and the flags to w.
-func setUsage(fs *flag.FlagSet, w io.Writer, text string) {
-	fs.Usage = func() {
-		printHelp(w, text)
-		printFlags(w, fs)
-	}
-}
-
-// printFlags writes fs's flags as flag.PrintDefaults does, but spelled as
-// the usage lines and the README spell them: --name, and -o only for a
-// one-letter name.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
-		}
-		arg, text := flag.UnquoteUsage(f)
-		line := "  " + dash + f.Name
-		if arg != "" {
-			line += " " + arg
-		}
-		if !isZeroFlag(f) {
-			if v := reflect.ValueOf(f.Value); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.String {
-				text += fmt.Sprintf(" (default %q)", f.DefValue)
-			} else {
-				text += fmt.Sprintf(" (default %v)", f.DefValue)
-			}
-		}
-		text = strings.ReplaceAll(wrapFlagText(text), "\n", "\n    \t")
-		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
-	})
-}
-
-// isZeroFlag says f's default is its type's zero value, which the usage
-// does not repeat: the test flag.PrintDefaults makes.
-func isZeroFlag(f *flag.Flag) (zero bool) {
-	t := reflect.TypeOf(f.Value)
-	var z reflect.Value
-	if t.Kind() == reflect.Pointer {
-		z = reflect.New(t.Elem())
-	} else {
-		z = reflect.Zero(t)
-	}
-	// A Value whose String method needs fields a zero value lacks: show
-	// the default.
-	defer func() {
-		if recover() != nil {
-			zero = false
-		}
-	}()
-	v, ok := z.Interface().(flag.Value)
-	return ok && f.DefValue == v.String()
-}
-
-// parseFlags parses flags that may come after positional arguments
-// ("tailgate run syscall-read --trials 3"); "--" ends the flags. On -h it
-// prints the usage and returns flag.ErrHelp, which run takes for a pass
-// (exit 0, no message); a bad flag is a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	usage := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on errors too
-	defer func() { fs.Usage = usage }()
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				usage()
-				return nil, err
-			}
-			return nil, usagef("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, checkEmptyFlags(fs)
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), checkEmptyFlags(fs)
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// emptyRefused are the flags, of any command, whose empty value is what
-// "not given" is: given explicitly empty (-o "$UNSET"), they would be
-// ignored without a word, writing no file or measuring tailgate's own
-// workloads in place of a group. The hint says what to give.
-var emptyRefused = map[string]string{
-	"o":      "give a FILE, or - for standard output",
-	"output": "give a FILE, or - for standard output",
-	"cgroup": "give a group of the cgroup v2 hierarchy, e.g. /system.slice/ssh.service (see /proc/PID/cgroup)",
-}
-
-// checkEmptyFlags refuses a flag of emptyRefused given as "".
-func checkEmptyFlags(fs *flag.FlagSet) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if hint, ok := emptyRefused[f.Name]; ok && err == nil && f.Value.String() == "" {
-			dash := "--"
-			if len(f.Name) == 1 {
-				dash = "-"
-			}
-			err = usagef("%s%s is empty; %s", dash, f.Name, hint)
-		}
-	})
-	return err
-}
-
 // lookupScenarios resolves names or paths (scenarios.LookupAll); none
 // means every built-in. What does not resolve is a usage error.
 func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
@@ -226,7 +108,7 @@ func (f *runFlags) spec(ss []*scenarios.Scenario) engine.Spec {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run")
+	fs := cmdline.NewFlagSet("run")
 	var f runFlags
 	f.register(fs)
 	var tf targetFlags
@@ -235,14 +117,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	af.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`, - for standard output (with several targets: FILE-TARGET.json each)")
 	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
-	var formats runFormats // run_format.go
-	fs.Var(&formats, "format", "also write the Result as tailgate show does, `FORMAT[=FILE]`: "+strings.Join(showFormatNames(), ", ")+" (repeatable; without =FILE to standard output, the table then to standard error)")
-	setUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE] [--format FORMAT[=FILE]]...\n"+
+	var formats show.Outputs
+	fs.Var(&formats, "format", "also write the Result as tailgate show does, `FORMAT[=FILE]`: "+strings.Join(show.FormatNames(), ", ")+" (repeatable; without =FILE to standard output, the table then to standard error)")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE] [--format FORMAT[=FILE]]...\n"+
 		"       tailgate run [SCENARIO...] --pid PID | --cgroup PATH [--trials N] [--duration D] [-o FILE]\n\n"+
 		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
 		"Without --kernel, --target or --vm the scenarios run on this kernel.\n"+
 		"With --pid or --cgroup their tracers measure that process tree or group instead of their workloads.\n\n")
-	names, err := parseFlags(fs, args)
+	names, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -253,7 +135,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ss, err = af.apply(ss, len(names) > 0, &tf); err != nil {
 		return err
 	}
-	if err := checkTargetsFile(tf.file); err != nil {
+	if err := checkTargetsFile(tf.File); err != nil {
 		return err
 	}
 	targets, err := tf.targets()
@@ -261,20 +143,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	table := stdout
-	if f.output == stdoutPath {
+	if f.output == engine.StdoutPath {
 		if len(targets) > 1 {
 			return usagef("-o - writes one Result to standard output, but %d targets make %d; give -o FILE (FILE-TARGET.json each)", len(targets), len(targets))
 		}
 		table = stderr // stdout carries the JSON alone
 	}
 	for _, t := range targets {
-		if err := checkOutputPath(outputPath(f.output, t, len(targets))); err != nil {
+		if err := engine.CheckOutput(engine.OutputPath(f.output, t, len(targets))); err != nil {
 			return err
 		}
 	}
-	toStdout, err := formats.check(f.output, targets)
+	toStdout, err := formats.Check(f.output, func(path string) []string {
+		var ps []string
+		for _, t := range targets {
+			ps = append(ps, engine.OutputPath(path, t, len(targets)))
+		}
+		return ps
+	})
 	if err != nil {
-		return err
+		return &usageError{Err: err}
 	}
 	if toStdout {
 		table = stderr // stdout carries the format alone
@@ -315,20 +203,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 		if res != nil && len(res.Scenarios) > 0 {
-			if err := formats.write(res, t, len(targets), stdout, stderr); err != nil {
-				return err
+			path := func(p string) string { return engine.OutputPath(p, t, len(targets)) }
+			if err := formats.Write(res, path, stdout, stderr); err != nil {
+				return infra(err)
 			}
 		}
 		// What was measured is kept even when the run was cut short; an
 		// empty shard writes an empty Result, so a merge finds every file.
-		out := outputPath(f.output, t, len(targets))
+		out := engine.OutputPath(f.output, t, len(targets))
 		if out != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
-			if err := writeResult(out, res, stdout); err != nil {
+			if err := engine.WriteResult(out, res, stdout); err != nil {
 				return infra(fmt.Errorf("write result: %w", err))
 			}
 			if runErr != nil {
-				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", describeOutput(out))
-			} else if out != stdoutPath {
+				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", engine.DescribeOutput(out))
+			} else if out != engine.StdoutPath {
 				fmt.Fprintf(stderr, "result written to %s\n", out)
 			}
 		}
@@ -364,9 +253,9 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, key := range keys {
 		usage += fmt.Sprintf("'list %s' the values the %s tracer's %s key takes.\n", key, lists[key].Tracer, key)
 	}
-	fs := newFlagSet("list")
-	setUsage(fs, stdout, usage)
-	pos, err := parseFlags(fs, args)
+	fs := cmdline.NewFlagSet("list")
+	cmdline.SetUsage(fs, stdout, usage)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/report/show"
 )
 
@@ -44,11 +45,11 @@ draws them), the percentiles, and each trial's.
 `
 
 func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("show")
+	fs := cmdline.NewFlagSet("show")
 	format := fs.String("format", string(show.FormatText), "output `FORMAT`: text, json, csv, openmetrics, benchstat, github-action-benchmark or bencher")
 	linear := fs.String("linear", "", "fixed-width rows `MIN:MAX:STEP` (durations, e.g. 0:20us:1us) instead of powers of two; text only")
-	setUsage(fs, stdout, showUsage)
-	pos, err := parseFlags(fs, args)
+	cmdline.SetUsage(fs, stdout, showUsage)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}

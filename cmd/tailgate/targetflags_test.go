@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailgate-ci/tailgate/engine"
 )
 
 // VM flags that could only fail later, in QEMU or in the guest, are bad
@@ -38,17 +39,17 @@ func TestTargetFlagOrder(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
-		want []flagUse
+		want []engine.TargetUse
 	}{
-		{"kernels", []string{"--kernel", "A", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
-		{"save-baseline before", []string{"--save-baseline", "--kernel", "A", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
-		{"save-baseline between", []string{"--kernel", "A", "--save-baseline", "--kernel", "B"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
-		{"save-baseline after", []string{"--kernel", "A", "--kernel", "B", "--save-baseline"}, []flagUse{{"kernel", "A"}, {"kernel", "B"}}},
+		{"kernels", []string{"--kernel", "A", "--kernel", "B"}, []engine.TargetUse{{Kind: "kernel", Value: "A"}, {Kind: "kernel", Value: "B"}}},
+		{"save-baseline before", []string{"--save-baseline", "--kernel", "A", "--kernel", "B"}, []engine.TargetUse{{Kind: "kernel", Value: "A"}, {Kind: "kernel", Value: "B"}}},
+		{"save-baseline between", []string{"--kernel", "A", "--save-baseline", "--kernel", "B"}, []engine.TargetUse{{Kind: "kernel", Value: "A"}, {Kind: "kernel", Value: "B"}}},
+		{"save-baseline after", []string{"--kernel", "A", "--kernel", "B", "--save-baseline"}, []engine.TargetUse{{Kind: "kernel", Value: "A"}, {Kind: "kernel", Value: "B"}}},
 		{"mixed kinds", []string{"--variant", "v:vm.swappiness=10", "--strict", "--target", "t", "--vm", "--kernel=K"},
-			[]flagUse{{"variant", "v:vm.swappiness=10"}, {"target", "t"}, {"vm", ""}, {"kernel", "K"}}},
+			[]engine.TargetUse{{Kind: "variant", Value: "v:vm.swappiness=10"}, {Kind: "target", Value: "t"}, {Kind: "vm", Value: ""}, {Kind: "kernel", Value: "K"}}},
 		{"values that look like flags", []string{"--trials", "3", "--kernel", "--odd", "--duration", "1s", "--variant", "b"},
-			[]flagUse{{"kernel", "--odd"}, {"variant", "b"}}},
-		{"--vm=false takes it back", []string{"--vm", "--variant", "a", "--vm=false"}, []flagUse{{"variant", "a"}}},
+			[]engine.TargetUse{{Kind: "kernel", Value: "--odd"}, {Kind: "variant", Value: "b"}}},
+		{"--vm=false takes it back", []string{"--vm", "--variant", "a", "--vm=false"}, []engine.TargetUse{{Kind: "variant", Value: "a"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -63,7 +64,7 @@ func TestTargetFlagOrder(t *testing.T) {
 			if err := fs.Parse(c.args); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(c.want, tf.order, cmp.AllowUnexported(flagUse{})); diff != "" {
+			if diff := cmp.Diff(c.want, tf.Order, cmp.AllowUnexported(engine.TargetUse{})); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 		})

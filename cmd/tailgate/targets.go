@@ -2,38 +2,21 @@ package main
 
 import (
 	"flag"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
-// targetFlags choose where scenarios run: the host (default), VMs booting
-// the given kernels, or named targets from a targets file.
+// targetFlags choose where scenarios run (engine.Targets): the host
+// (default), VMs booting the given kernels, or named targets from a
+// targets file. Their Order is recorded by the flags' own Set methods.
 type targetFlags struct {
-	kernels  []string
-	names    []string
-	file     string
-	vm       bool
-	cmdline  string
-	vcpus    int
-	memMiB   int
-	accel    string
-	deadline time.Duration
-	cache    string
-	fs       *flag.FlagSet // where they were registered: which were set
-	// order is every target flag (--kernel, --target, --vm, --variant)
-	// in command-line order, as the flags' own Set methods saw them: the
-	// first is the base of a gate, the reference of a matrix.
-	order []flagUse
+	engine.Targets
+	fs *flag.FlagSet // where they were registered: which were set
 }
-
-// flagUse is one target flag as given: its name and value.
-type flagUse struct{ name, value string }
 
 // vmFlag is --vm: a boolean that also records where it was given.
 type vmFlag struct{ f *targetFlags }
@@ -42,7 +25,7 @@ func (v vmFlag) String() string {
 	if v.f == nil {
 		return "false"
 	}
-	return strconv.FormatBool(v.f.vm)
+	return strconv.FormatBool(v.f.VM)
 }
 
 func (v vmFlag) IsBoolFlag() bool { return true }
@@ -52,10 +35,10 @@ func (v vmFlag) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	v.f.vm = b
-	v.f.order = slices.DeleteFunc(v.f.order, func(u flagUse) bool { return u.name == "vm" })
+	v.f.VM = b
+	v.f.Order = slices.DeleteFunc(v.f.Order, func(u engine.TargetUse) bool { return u.Kind == "vm" })
 	if b {
-		v.f.order = append(v.f.order, flagUse{name: "vm"})
+		v.f.Order = append(v.f.Order, engine.TargetUse{Kind: "vm"})
 	}
 	return nil
 }
@@ -68,7 +51,7 @@ const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a d
 // registerVariant adds --variant to fs, recorded in the targets' order.
 func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
 	fs.Func("variant", usage, func(s string) error {
-		f.order = append(f.order, flagUse{"variant", s})
+		f.Order = append(f.Order, engine.TargetUse{Kind: "variant", Value: s})
 		return nil
 	})
 }
@@ -76,49 +59,30 @@ func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
 	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", func(s string) error {
-		f.kernels = append(f.kernels, s)
-		f.order = append(f.order, flagUse{"kernel", s})
+		f.Kernels = append(f.Kernels, s)
+		f.Order = append(f.Order, engine.TargetUse{Kind: "kernel", Value: s})
 		return nil
 	})
 	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", func(s string) error {
-		f.names = append(f.names, s)
-		f.order = append(f.order, flagUse{"target", s})
+		f.Names = append(f.Names, s)
+		f.Order = append(f.Order, engine.TargetUse{Kind: "target", Value: s})
 		return nil
 	})
-	fs.StringVar(&f.file, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
+	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
 	fs.Var(vmFlag{f}, "vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")")
-	fs.StringVar(&f.cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
-	fs.IntVar(&f.vcpus, "vcpus", 2, "guest vCPUs for --kernel/--vm")
-	fs.IntVar(&f.memMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
-	fs.StringVar(&f.accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
-	fs.DurationVar(&f.deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
-	fs.StringVar(&f.cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
+	fs.StringVar(&f.Cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
+	fs.IntVar(&f.VCPUs, "vcpus", 2, "guest vCPUs for --kernel/--vm")
+	fs.IntVar(&f.MemMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
+	fs.StringVar(&f.Accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
+	fs.DurationVar(&f.Deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
+	fs.StringVar(&f.Cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
 }
 
-// Limits of the VM flags: a guest needs this much memory to boot a Debian
-// kernel with tailgate as its init, and QEMU's TCG takes at most this many
-// vCPUs here.
-const (
-	minGuestMiB = 256
-	maxGuestMiB = 64 * 1024
-	maxVCPUs    = 64
-)
-
-// check refuses VM flags that could only fail later, in QEMU or the guest.
+// check refuses VM flags that could only fail later, in QEMU or the
+// guest, or that no target would use.
 func (f *targetFlags) check() error {
-	switch f.accel {
-	case "auto", "kvm", "tcg":
-	default:
-		return usagef("--accel %q: want auto, kvm or tcg", f.accel)
-	}
-	if f.vcpus < 1 || f.vcpus > maxVCPUs {
-		return usagef("--vcpus %d: want 1 to %d", f.vcpus, maxVCPUs)
-	}
-	if f.memMiB < minGuestMiB || f.memMiB > maxGuestMiB {
-		return usagef("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", f.memMiB, minGuestMiB, maxGuestMiB, minGuestMiB)
-	}
-	if f.deadline < 0 {
-		return usagef("--deadline %s: want a positive duration", f.deadline)
+	if err := f.Check(); err != nil {
+		return err
 	}
 	return f.checkIgnored()
 }
@@ -127,7 +91,7 @@ func (f *targetFlags) check() error {
 // mean nothing, and a named target takes its settings from the targets
 // file. Ignoring them silently would measure something else than asked.
 func (f *targetFlags) checkIgnored() error {
-	if f.fs == nil || len(f.kernels) > 0 || f.vm {
+	if f.fs == nil || len(f.Kernels) > 0 || f.VM {
 		return nil
 	}
 	var set []string
@@ -136,7 +100,7 @@ func (f *targetFlags) checkIgnored() error {
 		case "cmdline", "vcpus", "memory", "accel":
 			set = append(set, "--"+fl.Name)
 		case "deadline", "kernel-cache":
-			if len(f.names) == 0 {
+			if len(f.Names) == 0 {
 				set = append(set, "--"+fl.Name)
 			}
 		}
@@ -144,86 +108,19 @@ func (f *targetFlags) checkIgnored() error {
 	switch {
 	case len(set) == 0:
 		return nil
-	case len(f.names) > 0:
+	case len(f.Names) > 0:
 		return usagef("%s: --target takes its VM settings from the targets file; set them there, or boot the kernel with --kernel", strings.Join(set, ", "))
 	default:
 		return usagef("%s: VM settings, and this run is on the host; add --kernel SPEC, --target NAME or --vm, or drop them", strings.Join(set, ", "))
 	}
 }
 
-// targets resolves the flags; no VM flag means the host alone.
+// targets resolves the flags (engine.Targets.Resolve); none means the
+// host alone.
 func (f *targetFlags) targets() ([]engine.Target, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	var out []engine.Target
-	for _, k := range f.kernels {
-		out = append(out, f.adhoc(k))
-	}
-	if f.vm && len(f.kernels) == 0 {
-		out = append(out, f.adhoc(vmtest.DefaultKernelSpec))
-	}
-	if len(f.names) > 0 {
-		ts := vmtest.DefaultTargets()
-		if f.file != "" {
-			var err error
-			if ts, err = vmtest.LoadTargets(f.file); err != nil {
-				return nil, &usageError{Err: err}
-			}
-		}
-		for _, n := range f.names {
-			t, err := ts.Find(n)
-			if err != nil {
-				return nil, &usageError{Err: err}
-			}
-			if f.deadline > 0 {
-				t.Deadline = f.deadline
-			}
-			out = append(out, f.vmTarget(&t))
-		}
-	} else if f.file != "" {
-		return nil, usagef("--targets names a file but no --target NAME picks from it")
-	}
-	seen := map[string]bool{}
-	for _, t := range out {
-		if seen[t.Name()] {
-			return nil, usagef("target %s given twice", t.Name())
-		}
-		seen[t.Name()] = true
-	}
-	if len(out) == 0 {
-		return []engine.Target{&engine.Host{Runner: runScenarios}}, nil
-	}
-	return out, nil
-}
-
-// vmTarget is the engine's target booting t, with the flags' kernel cache.
-func (f *targetFlags) vmTarget(t *vmtest.Target) *engine.VM {
-	return &engine.VM{Target: t, CacheDir: f.cache}
-}
-
-// adhoc is the target of a --kernel flag, named after the kernel.
-func (f *targetFlags) adhoc(spec string) *engine.VM {
-	name := strings.TrimPrefix(spec, "debian:")
-	if !strings.HasPrefix(spec, "debian:") {
-		name = filepath.Base(spec)
-	}
-	if f.cmdline != "" {
-		name += "+" + strings.ReplaceAll(strings.Fields(f.cmdline)[0], "=", "-")
-	}
-	return f.vmTarget(&vmtest.Target{
-		Name: name, Kernel: spec, VCPUs: f.vcpus, MemMiB: f.memMiB,
-		Cmdline: f.cmdline, Accel: f.accel, Deadline: f.deadline,
-	})
-}
-
-// outputPath is where the Result of target t goes when -o names path: the
-// path itself for a single target, else path with the target's name
-// before the extension.
-func outputPath(path string, t engine.Target, n int) string {
-	if n <= 1 || path == "" {
-		return path
-	}
-	ext := filepath.Ext(path)
-	return strings.TrimSuffix(path, ext) + "-" + t.Name() + ext
+	f.HostRunner = runScenarios
+	return f.Resolve()
 }

@@ -6,14 +6,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/version"
 )
 
 // cmdVersion prints the version line; `tailgate --version` is the same.
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version")
-	setUsage(fs, stdout, "usage: tailgate version\n\nPrints tailgate's version, the commit it was built from, the Go toolchain\nand the platform; `tailgate --version` is the same. Results record the\nversion and commit too (environment.tailgate).\n")
-	pos, err := parseFlags(fs, args)
+	fs := cmdline.NewFlagSet("version")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate version\n\nPrints tailgate's version, the commit it was built from, the Go toolchain\nand the platform; `tailgate --version` is the same. Results record the\nversion and commit too (environment.tailgate).\n")
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}

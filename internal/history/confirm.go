@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +116,33 @@ func BuildKernel(ctx context.Context, cmdline, commit, out string, log io.Writer
 		return "", badInputf("--build for %s exited 0 but wrote no %s; the command must write the kernel image there", Short(commit), img)
 	}
 	return img, nil
+}
+
+// Build replaces the pair's kernels by what the shell command cmdline
+// builds for each commit (BuildKernel), into dir/base and dir/head; dir
+// "" is a new temporary directory.
+func (p *Pair) Build(ctx context.Context, cmdline, dir string, log io.Writer) error {
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "tailgate-confirm-"); err != nil {
+			return err
+		}
+	}
+	for i, c := range []struct{ role, commit string }{{"base", p.Base.Commit}, {"head", p.Head.Commit}} {
+		img, err := BuildKernel(ctx, cmdline, c.commit, filepath.Join(dir, c.role), log)
+		if err != nil {
+			return err
+		}
+		p.Kernels[i] = img
+	}
+	return nil
+}
+
+// GateArgs are the arguments of the same-job gate that re-measures the
+// pair: its scenarios, base's kernel then head's, then extra.
+func (p *Pair) GateArgs(extra []string) []string {
+	args := append(slices.Clone(p.Scenarios), "--kernel", p.Kernels[0], "--kernel", p.Kernels[1])
+	return append(args, extra...)
 }
 
 // ParseTime reads a commit's time: RFC 3339 or Unix seconds.

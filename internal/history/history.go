@@ -89,6 +89,17 @@ type Provenance struct {
 	Run string `json:"run,omitempty"`
 }
 
+// CIProvenance is the provenance of a record added now by tailgate,
+// running as v: in GitHub Actions (getenv finds GITHUB_RUN_ID) the run's
+// attempt too.
+func CIProvenance(v result.Version, getenv func(string) string) Provenance {
+	p := Provenance{Tailgate: v}
+	if id := getenv("GITHUB_RUN_ID"); id != "" {
+		p.Run = fmt.Sprintf("%s/%s/actions/runs/%s/attempts/%s", getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), id, getenv("GITHUB_RUN_ATTEMPT"))
+	}
+	return p
+}
+
 var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
 // CheckCommit checks that c is a commit id: 7 to 64 lower-case hex digits.

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+// Targets are the targets a command was given: VMs booting kernels, named
+// targets of a targets file, the default VM, host variants, each in the
+// order given. None is the host alone.
+type Targets struct {
+	Kernels []string // --kernel SPEC, each a VM booting SPEC
+	Names   []string // --target NAME, from File (default vmtest.DefaultTargets)
+	File    string
+	VM      bool // a VM booting vmtest.DefaultKernelSpec
+	// The settings of the VMs Kernels and VM boot; Deadline and Cache
+	// apply to named targets too.
+	Cmdline  string
+	VCPUs    int
+	MemMiB   int
+	Accel    string
+	Deadline time.Duration
+	Cache    string
+	// Order is every target (kernel, target, vm, variant) in the order
+	// given: the first is the base of a gate, the reference of a matrix.
+	Order []TargetUse
+	// HostRunner runs the host's requests; nil is runner.Run.
+	HostRunner func(context.Context, runner.Request) (*result.Result, error)
+}
+
+// TargetUse is one target as given: its kind (kernel, target, vm,
+// variant) and its value.
+type TargetUse struct{ Kind, Value string }
+
+// Limits of the VM settings: a guest needs this much memory to boot a
+// Debian kernel with tailgate as its init, and QEMU's TCG takes at most
+// this many vCPUs here.
+const (
+	MinGuestMiB = 256
+	MaxGuestMiB = 64 * 1024
+	MaxVCPUs    = 64
+)
+
+// Check refuses VM settings that could only fail later, in QEMU or the
+// guest.
+func (ts *Targets) Check() error {
+	switch ts.Accel {
+	case "auto", "kvm", "tcg":
+	default:
+		return Inputf("--accel %q: want auto, kvm or tcg", ts.Accel)
+	}
+	if ts.VCPUs < 1 || ts.VCPUs > MaxVCPUs {
+		return Inputf("--vcpus %d: want 1 to %d", ts.VCPUs, MaxVCPUs)
+	}
+	if ts.MemMiB < MinGuestMiB || ts.MemMiB > MaxGuestMiB {
+		return Inputf("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", ts.MemMiB, MinGuestMiB, MaxGuestMiB, MinGuestMiB)
+	}
+	if ts.Deadline < 0 {
+		return Inputf("--deadline %s: want a positive duration", ts.Deadline)
+	}
+	return nil
+}
+
+// Resolve returns the VM targets, kernels first, then named targets; the
+// host when there is none. Variants are not among them (InOrder takes
+// them).
+func (ts *Targets) Resolve() ([]Target, error) {
+	var out []Target
+	for _, k := range ts.Kernels {
+		out = append(out, ts.adhoc(k))
+	}
+	if ts.VM && len(ts.Kernels) == 0 {
+		out = append(out, ts.adhoc(vmtest.DefaultKernelSpec))
+	}
+	if len(ts.Names) > 0 {
+		named, err := ts.named()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, named...)
+	} else if ts.File != "" {
+		return nil, Inputf("--targets names a file but no --target NAME picks from it")
+	}
+	if err := distinctNames(out, ""); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return []Target{&Host{Runner: ts.HostRunner}}, nil
+	}
+	return out, nil
+}
+
+// named looks Names up in File.
+func (ts *Targets) named() ([]Target, error) {
+	file := vmtest.DefaultTargets()
+	if ts.File != "" {
+		var err error
+		if file, err = vmtest.LoadTargets(ts.File); err != nil {
+			return nil, &InputError{Err: err}
+		}
+	}
+	var out []Target
+	for _, n := range ts.Names {
+		t, err := file.Find(n)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		if ts.Deadline > 0 {
+			t.Deadline = ts.Deadline
+		}
+		out = append(out, ts.vm(&t))
+	}
+	return out, nil
+}
+
+// InOrder returns every target in Order (the first is the reference),
+// each with a description for reports. wrap, when set, stands in for each
+// host or VM (inside a variant's sysctls); root is /proc/sys.
+func (ts *Targets) InOrder(root string, wrap func(Target) Target) ([]Target, []string, error) {
+	if err := ts.Check(); err != nil {
+		return nil, nil, err
+	}
+	var out []Target
+	var descr []string
+	add := func(t Target, d string) {
+		if wrap != nil {
+			if v, ok := t.(*Variant); ok {
+				v.Target = wrap(v.Target)
+			} else {
+				t = wrap(t)
+			}
+		}
+		out, descr = append(out, t), append(descr, d)
+	}
+	var named []Target
+	if len(ts.Names) > 0 {
+		var err error
+		if named, err = ts.named(); err != nil {
+			return nil, nil, err
+		}
+		if err := distinctNames(named, ""); err != nil {
+			return nil, nil, err
+		}
+	} else if ts.File != "" {
+		return nil, nil, Inputf("--targets names a file but no --target NAME picks from it")
+	}
+	for _, u := range ts.Order {
+		switch u.Kind {
+		case "kernel":
+			t := ts.kernel(u.Value)
+			add(t, describeVM(t.Target))
+		case "vm":
+			if len(ts.Kernels) == 0 {
+				t := ts.kernel(vmtest.DefaultKernelSpec)
+				add(t, describeVM(t.Target))
+			}
+		case "target":
+			for _, t := range named {
+				if t.Name() == u.Value {
+					add(t, describeVM(t.(*VM).Target))
+					break
+				}
+			}
+		case "variant":
+			v, err := ParseVariant(u.Value)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(&Variant{Target: &Host{Runner: ts.HostRunner}, VariantName: v.Name, Sysctls: v.Sysctls, Dir: v.Dir, Env: v.Env, Root: root}, v.Description)
+		}
+	}
+	if err := distinctNames(out, "; give variants distinct names"); err != nil {
+		return nil, nil, err
+	}
+	return out, descr, nil
+}
+
+// distinctNames refuses two targets of one name: their Results would
+// overwrite each other.
+func distinctNames(ts []Target, hint string) error {
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if seen[t.Name()] {
+			return Inputf("target %s given twice%s", t.Name(), hint)
+		}
+		seen[t.Name()] = true
+	}
+	return nil
+}
+
+// vm is the target booting t, with the kernel cache.
+func (ts *Targets) vm(t *vmtest.Target) *VM {
+	return &VM{Target: t, CacheDir: ts.Cache}
+}
+
+// adhoc is the target of a --kernel SPEC, named after the kernel.
+func (ts *Targets) adhoc(spec string) *VM {
+	name := kernelName(spec)
+	if ts.Cmdline != "" {
+		name += "+" + strings.ReplaceAll(strings.Fields(ts.Cmdline)[0], "=", "-")
+	}
+	return ts.vm(&vmtest.Target{
+		Name: name, Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
+		Cmdline: ts.Cmdline, Accel: ts.Accel, Deadline: ts.Deadline,
+	})
+}
+
+// kernelName names a VM after the kernel it boots: 6.1-cloud, bzImage.
+func kernelName(spec string) string {
+	if name, ok := strings.CutPrefix(spec, "debian:"); ok {
+		return name
+	}
+	return filepath.Base(spec)
+}
+
+// kernel is a matrix's --kernel 'SPEC [CMDLINE]' target: the command line
+// after the spec is appended to Cmdline, and named in the target's name
+// so that one kernel can appear with several.
+func (ts *Targets) kernel(value string) *VM {
+	fields := strings.Fields(value)
+	spec := ""
+	if len(fields) > 0 {
+		spec = fields[0]
+	}
+	own := fields[min(1, len(fields)):]
+	c := *ts
+	c.Cmdline = strings.TrimSpace(ts.Cmdline + " " + strings.Join(own, " "))
+	t := c.adhoc(spec)
+	if len(own) > 0 {
+		name := kernelName(spec)
+		for _, w := range own {
+			name += "+" + strings.NewReplacer("=", "-", "/", "-", ",", "-").Replace(w)
+		}
+		t.Target.Name = name
+	}
+	return t
+}
+
+func describeVM(t *vmtest.Target) string {
+	d := t.Kernel
+	if t.Cmdline != "" {
+		d += " " + t.Cmdline
+	}
+	return d
+}

@@ -1,0 +1,140 @@
+// Package cmdline is the command-line plumbing every tailgate command shares:
+// flag sets that print nothing by themselves, flags after arguments, help
+// wrapped to Width columns with the flags spelled --name, and a bash
+// completion script. The commands, their flags and their help text stay
+// in cmd/tailgate.
+package cmdline
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Error is a bad command line: a flag unknown, malformed or empty.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// NewFlagSet returns a flag set that prints nothing by itself: a bad flag
+// is reported once, in one line, by run; -h prints the usage set with
+// SetUsage.
+func NewFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("tailgate "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// SetUsage makes -h print text and the flags to w.
+func SetUsage(fs *flag.FlagSet, w io.Writer, text string) {
+	fs.Usage = func() {
+		PrintHelp(w, text)
+		PrintFlags(w, fs)
+	}
+}
+
+// PrintFlags writes fs's flags as flag.PrintDefaults does, but spelled as
+// the usage lines and the README spell them: --name, and -o only for a
+// one-letter name.
+func PrintFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		arg, text := flag.UnquoteUsage(f)
+		line := "  " + dash + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		if !isZeroFlag(f) {
+			if v := reflect.ValueOf(f.Value); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.String {
+				text += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				text += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		text = strings.ReplaceAll(wrapFlagText(text), "\n", "\n    \t")
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
+	})
+}
+
+// isZeroFlag says f's default is its type's zero value, which the usage
+// does not repeat: the test flag.PrintDefaults makes.
+func isZeroFlag(f *flag.Flag) (zero bool) {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	// A Value whose String method needs fields a zero value lacks: show
+	// the default.
+	defer func() {
+		if recover() != nil {
+			zero = false
+		}
+	}()
+	v, ok := z.Interface().(flag.Value)
+	return ok && f.DefValue == v.String()
+}
+
+// Parse parses flags that may come after positional arguments
+// ("tailgate run syscall-read --trials 3"); "--" ends the flags. On -h it
+// prints the usage and returns flag.ErrHelp, which a command takes for
+// success, silently; a bad flag is an *Error.
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on errors too
+	defer func() { fs.Usage = usage }()
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage()
+				return nil, err
+			}
+			return nil, &Error{fmt.Errorf("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, checkEmptyFlags(fs)
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), checkEmptyFlags(fs)
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// emptyRefused are the flags, of any command, whose empty value is what
+// "not given" is: given explicitly empty (-o "$UNSET"), they would be
+// ignored without a word, writing no file or measuring tailgate's own
+// workloads in place of a group. The hint says what to give.
+var emptyRefused = map[string]string{
+	"o":      "give a FILE, or - for standard output",
+	"output": "give a FILE, or - for standard output",
+	"cgroup": "give a group of the cgroup v2 hierarchy, e.g. /system.slice/ssh.service (see /proc/PID/cgroup)",
+}
+
+// checkEmptyFlags refuses a flag of emptyRefused given as "".
+func checkEmptyFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if hint, ok := emptyRefused[f.Name]; ok && err == nil && f.Value.String() == "" {
+			dash := "--"
+			if len(f.Name) == 1 {
+				dash = "-"
+			}
+			err = &Error{fmt.Errorf("%s%s is empty; %s", dash, f.Name, hint)}
+		}
+	})
+	return err
+}
