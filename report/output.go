@@ -132,3 +132,17 @@ func WriteJUnitErrors(outs []Output, command string, err error, log io.Writer) {
 		fmt.Fprintf(log, "junit report of the failure written to %s\n", o.Path)
 	}
 }
+
+// Failures says why m fails the gate (Failed), a line each: the
+// regressions' headlines, or with strict the count of inconclusive
+// verdicts. For standard error, where the report may not be.
+func (m *Matrix) Failures(strict bool) []string {
+	if !m.Failed(strict) {
+		return nil
+	}
+	c := m.Tally()
+	if c.Regressions > 0 {
+		return m.Headlines()
+	}
+	return []string{fmt.Sprintf("%d inconclusive %s fail --strict", c.Inconclusive, plural(c.Inconclusive, "verdict", "verdicts"))}
+}

@@ -100,21 +100,10 @@ func verdictError(m *report.Matrix, strict bool, name string, stderr io.Writer) 
 	if !m.Failed(strict) {
 		return nil
 	}
-	if c := m.Tally(); c.Regressions > 0 {
-		for _, h := range m.Headlines() {
-			fmt.Fprintf(stderr, "tailgate %s: %s\n", name, h)
-		}
-	} else {
-		fmt.Fprintf(stderr, "tailgate %s: %d inconclusive %s fail --strict\n", name, c.Inconclusive, pluralS(c.Inconclusive, "verdict", "verdicts"))
+	for _, line := range m.Failures(strict) {
+		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, line)
 	}
 	return errRegression
-}
-
-func pluralS(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // loadInput reads a Result named on the command line; an unreadable one is

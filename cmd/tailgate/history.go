@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -80,10 +79,7 @@ func historyError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, history.ErrBadInput), errors.Is(err, history.ErrDuplicate),
-		errors.Is(err, history.ErrCorrupt), errors.Is(err, history.ErrFutureFormat),
-		errors.Is(err, history.ErrNotFound), errors.Is(err, result.ErrCorrupt),
-		errors.Is(err, result.ErrFutureSchema), errors.Is(err, fs.ErrNotExist):
+	case history.IsInput(err):
 		return usagef("%w", err)
 	}
 	return infra(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -85,18 +86,12 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return infra(err)
 	}
-	fmt.Fprintf(stdout, "cached in %s:\n", cache.Dir)
-	if len(cached) == 0 {
-		fmt.Fprintf(stdout, "  none\n")
-	}
-	have := map[string]bool{}
+	var ks []report.CachedKernel
 	for _, k := range cached {
-		have[k.Spec] = true
-		boot := "bzImage"
-		if k.Vmlinux != "" {
-			boot = "vmlinux"
-		}
-		fmt.Fprintf(stdout, "  %-42s %-22s boots %s, %d modules\n", k.Spec, k.Version, boot, len(k.Modules))
+		ks = append(ks, report.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
+	}
+	if err := report.WriteCachedKernels(stdout, cache.Dir, ks); err != nil {
+		return err
 	}
 	avail, err := vmtest.AvailableDebianKernels(ctx)
 	if err != nil {
@@ -104,22 +99,7 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", err)
 		return nil
 	}
-	fmt.Fprintf(stdout, "available from apt (tailgate kernels fetch SPEC):\n")
-	if len(avail) == 0 {
-		fmt.Fprintf(stdout, "  none (run apt-get update?)\n")
-	}
-	for _, abi := range avail {
-		spec := "debian:" + abi
-		mark := ""
-		if have[spec] {
-			mark = "  (cached)"
-		}
-		fmt.Fprintf(stdout, "  %s%s\n", spec, mark)
-	}
-	if len(avail) > 0 {
-		fmt.Fprintf(stdout, "aliases: debian:latest-cloud (the default), debian:6.1-cloud, debian:6.12-rt, ... name the newest ABI of their kind\n")
-	}
-	return nil
+	return report.WriteAvailableKernels(stdout, avail, ks)
 }
 
 func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {

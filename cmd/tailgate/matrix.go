@@ -113,19 +113,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		return usagef("--retries must not be negative, got %d", *retries)
 	}
 	plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
-	results, _, runErr := engine.Rounds(ctx, targets, spec, plan, stderr)
-	// What was measured is kept even when the matrix was cut short.
-	if err := engine.WriteTargetResults(f.output, targets, results, runErr, stderr); err != nil {
-		return err
-	}
-
-	var mts []report.MatrixTarget
-	for i, t := range targets {
-		mts = append(mts, report.MatrixTarget{Name: t.Name(), Description: descriptions[i], Result: results[i]})
-	}
-	m, err := report.CompareMatrix(mts, rf.options())
+	m, err := engine.Matrix(ctx, targets, descriptions, spec, plan, f.output, rf.options(), stderr)
 	if err != nil {
-		return engine.CompareError(err)
+		return err
 	}
 	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
 		return err

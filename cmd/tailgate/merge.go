@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -28,18 +27,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := engine.CheckOutput(*out); err != nil {
 		return err
 	}
-	if err := distinctFiles(files); err != nil {
-		return err
-	}
-	var in []result.Input
-	for _, f := range files {
-		r, err := result.Load(f)
-		if err != nil {
-			return &usageError{Err: err}
-		}
-		in = append(in, result.Input{Path: f, Result: r})
-	}
-	m, err := result.Merge(in)
+	m, err := result.MergeFiles(files)
 	if err != nil {
 		return &usageError{Err: err}
 	}
@@ -48,29 +36,6 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *out != engine.StdoutPath {
 		fmt.Fprintf(stderr, "merged %d results (%d scenarios) into %s\n", len(files), len(m.Scenarios), *out)
-	}
-	return nil
-}
-
-// distinctFiles refuses a file named twice, by the same path or another
-// (a link, ./x): merging it would count its trials twice.
-func distinctFiles(files []string) error {
-	seen := make([]os.FileInfo, len(files))
-	for i, f := range files {
-		st, err := os.Stat(f)
-		if err != nil {
-			continue // loading it says why
-		}
-		for j, prev := range seen[:i] {
-			if prev == nil || !os.SameFile(prev, st) {
-				continue
-			}
-			if files[j] == f {
-				return usagef("%s is named twice; merging it would count its trials twice", f)
-			}
-			return usagef("%s and %s are the same file; merging it would count its trials twice", files[j], f)
-		}
-		seen[i] = st
 	}
 	return nil
 }

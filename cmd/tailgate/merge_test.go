@@ -96,7 +96,7 @@ func TestDoctorOnThisMachine(t *testing.T) {
 }
 
 // TestMergeRefusesCopiedResult: a byte-identical copy of a Result under
-// another name (which distinctFiles cannot tell from another run) would
+// another name (which result.MergeFiles cannot tell from another run) would
 // count its trials twice: exit 2, in one line naming both files.
 func TestMergeRefusesCopiedResult(t *testing.T) {
 	dir := t.TempDir()

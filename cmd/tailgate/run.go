@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,24 +83,6 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 	return ss, nil
 }
 
-// checkTargetsFile refuses a targets file over the limits of YAML input
-// (config.CheckInput: size, nesting, keys) before the YAML parser gets it;
-// other faults are for loading it to report.
-func checkTargetsFile(path string) error {
-	if path == "" {
-		return nil
-	}
-	b, err := config.ReadInput(path)
-	if err == nil {
-		_, err = config.CheckInput(path, b)
-	}
-	var pe *config.Error
-	if errors.As(err, &pe) {
-		return &usageError{Err: err}
-	}
-	return nil
-}
-
 // spec is what the flags ask of every trial of ss.
 func (f *runFlags) spec(ss []*scenarios.Scenario) engine.Spec {
 	return engine.Spec{Scenarios: ss, Trials: f.trials, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet}
@@ -135,108 +116,33 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ss, err = af.apply(ss, len(names) > 0, &tf); err != nil {
 		return err
 	}
-	if err := checkTargetsFile(tf.File); err != nil {
-		return err
+	if err := config.CheckFile(tf.File); err != nil {
+		return &usageError{Err: err}
 	}
 	targets, err := tf.targets()
 	if err != nil {
 		return err
 	}
-	table := stdout
-	if f.output == engine.StdoutPath {
-		if len(targets) > 1 {
-			return usagef("-o - writes one Result to standard output, but %d targets make %d; give -o FILE (FILE-TARGET.json each)", len(targets), len(targets))
-		}
-		table = stderr // stdout carries the JSON alone
+	outs := engine.RunOutputs{Path: f.output, Formats: formats, Stdout: stdout, Log: stderr}
+	if err := outs.Check(targets); err != nil {
+		return err
 	}
-	for _, t := range targets {
-		if err := engine.CheckOutput(engine.OutputPath(f.output, t, len(targets))); err != nil {
-			return err
-		}
-	}
-	toStdout, err := formats.Check(f.output, func(path string) []string {
-		var ps []string
-		for _, t := range targets {
-			ps = append(ps, engine.OutputPath(path, t, len(targets)))
-		}
-		return ps
-	})
-	if err != nil {
-		return &usageError{Err: err}
-	}
-	if toStdout {
-		table = stderr // stdout carries the format alone
-	}
-	work := make([][]*scenarios.Scenario, len(targets))
-	for i := range targets {
-		work[i] = ss
-	}
+	var sh *shard.Spec
 	if *shardFlag != "" {
-		sh, err := shard.Parse(*shardFlag)
+		s, err := shard.Parse(*shardFlag)
 		if err != nil {
 			return &usageError{Err: err}
 		}
-		work = engine.ShardWork(sh, ss, targets)
-		n := 0
-		for _, w := range work {
-			n += len(w)
-		}
-		if n == 0 {
-			fmt.Fprintf(stderr, "shard %s has no work (%d scenarios × %d targets over %d shards)\n", sh, len(ss), len(targets), sh.N)
-		}
+		sh = &s
 	}
-	p := progress.New(stderr)
-	var firstErr error
-	for i, t := range targets {
-		if len(work[i]) == 0 && len(targets) > 1 {
-			continue
-		}
-		spec := f.spec(work[i])
+	spec := func(ss []*scenarios.Scenario) engine.Spec {
+		s := f.spec(ss)
 		// Every built-in: pass over those this kernel cannot trace (kfunc
 		// without fentry or kprobes), saying so; a named one must run.
-		spec.SkipUnsupported = len(names) == 0
-		res, runErr := engine.Run(ctx, t, spec, p)
-		p.Done()
-		if res != nil && len(res.Scenarios) > 0 {
-			if err := report.RenderRun(table, res); err != nil {
-				return err
-			}
-		}
-		if res != nil && len(res.Scenarios) > 0 {
-			path := func(p string) string { return engine.OutputPath(p, t, len(targets)) }
-			if err := formats.Write(res, path, stdout, stderr); err != nil {
-				return infra(err)
-			}
-		}
-		// What was measured is kept even when the run was cut short; an
-		// empty shard writes an empty Result, so a merge finds every file.
-		out := engine.OutputPath(f.output, t, len(targets))
-		if out != "" && res != nil && (runErr == nil || len(res.Scenarios) > 0) {
-			if err := engine.WriteResult(out, res, stdout); err != nil {
-				return infra(fmt.Errorf("write result: %w", err))
-			}
-			if runErr != nil {
-				fmt.Fprintf(stderr, "tailgate run: partial result written to %s\n", engine.DescribeOutput(out))
-			} else if out != engine.StdoutPath {
-				fmt.Fprintf(stderr, "result written to %s\n", out)
-			}
-		}
-		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
-			return infra(errors.New("interrupted; tracers detached, no VM left running"))
-		}
-		if runErr != nil {
-			runErr = engine.Classify(runErr)
-			if len(targets) == 1 {
-				return runErr
-			}
-			// One broken target does not stop the others.
-			fmt.Fprintf(stderr, "tailgate run: target %s: %v\n", t.Name(), runErr)
-			if firstErr == nil {
-				firstErr = runErr
-			}
-		}
+		s.SkipUnsupported = len(names) == 0
+		return s
 	}
-	return firstErr
+	return engine.RunEach(ctx, targets, engine.Work(sh, ss, targets, stderr), spec, outs, progress.New(stderr))
 }
 
 // listWidth is the width tailgate list keeps to.

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/report/show"
@@ -65,7 +61,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if f != show.FormatText {
 			return usagef("--linear draws text rows; --format %s would ignore it", f)
 		}
-		l, err := parseLinear(*linear)
+		l, err := show.ParseLinear(*linear)
 		if err != nil {
 			return usagef("--linear %s: %v", *linear, err)
 		}
@@ -79,25 +75,4 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return infra(err)
 	}
 	return nil
-}
-
-// parseLinear reads MIN:MAX:STEP, three durations ("0" allowed).
-func parseLinear(s string) (show.Linear, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 3 {
-		return show.Linear{}, errors.New("want MIN:MAX:STEP, e.g. 0:20us:1us")
-	}
-	var ns [3]uint64
-	for i, p := range parts {
-		if p == "0" {
-			continue
-		}
-		d, err := time.ParseDuration(p)
-		if err != nil || d < 0 {
-			return show.Linear{}, fmt.Errorf("%q: want a duration such as 500ns or 20us", p)
-		}
-		ns[i] = uint64(d)
-	}
-	l := show.Linear{Min: ns[0], Max: ns[1], Step: ns[2]}
-	return l, l.Check()
 }

@@ -50,6 +50,25 @@ func ReadInput(path string) ([]byte, error) {
 	return b, nil
 }
 
+// CheckFile refuses a file over the limits of YAML input (CheckInput:
+// size, nesting, keys) before a YAML parser gets it, as an *Error; other
+// faults (a missing file) it leaves to whoever loads the file to report.
+// "" (no file) passes.
+func CheckFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := ReadInput(path)
+	if err == nil {
+		_, err = CheckInput(path, b)
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return nil
+}
+
 func tooLarge(source string, size int64) *Error {
 	what := "more than 1 MiB"
 	if size >= 0 {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
@@ -47,6 +48,19 @@ var (
 	// ErrNotFound: no record matches.
 	ErrNotFound = errors.New("not in the history")
 )
+
+// IsInput says err is the input's or the store's content (a bad commit, a
+// record already there or corrupt, a store missing or newer), not the
+// machinery's (git, the disk): the user's to fix.
+func IsInput(err error) bool {
+	for _, target := range []error{ErrBadInput, ErrDuplicate, ErrCorrupt, ErrFutureFormat, ErrNotFound,
+		result.ErrCorrupt, result.ErrFutureSchema, fs.ErrNotExist} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
 
 // Index lists every record of the store, oldest first.
 type Index struct {
@@ -223,11 +237,11 @@ func ParseRecord(name string, b []byte) (*Record, error) {
 }
 
 func marshal(v any) ([]byte, error) {
-	b, err := json.MarshalIndent(v, "", " ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return append(indentLeaves(b), '\n'), nil
 }
 
 func digest(b []byte) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 )
 
@@ -11,6 +12,38 @@ import (
 type Input struct {
 	Path   string
 	Result *Result
+}
+
+// MergeFiles loads the Results of files and merges them (Merge). A file
+// named twice, by the same path or another (a link, ./x), is refused:
+// merging it would count its trials twice.
+func MergeFiles(files []string) (*Result, error) {
+	seen := make([]os.FileInfo, len(files))
+	for i, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue // loading it says why
+		}
+		for j, prev := range seen[:i] {
+			if prev == nil || !os.SameFile(prev, st) {
+				continue
+			}
+			if files[j] == f {
+				return nil, fmt.Errorf("%s is named twice; merging it would count its trials twice", f)
+			}
+			return nil, fmt.Errorf("%s and %s are the same file; merging it would count its trials twice", files[j], f)
+		}
+		seen[i] = st
+	}
+	var in []Input
+	for _, f := range files {
+		r, err := Load(f)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, Input{Path: f, Result: r})
+	}
+	return Merge(in)
 }
 
 // ErrMismatch reports Results that cannot be merged.

@@ -8,9 +8,12 @@
 package show
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -164,6 +167,27 @@ func (l Linear) Check() error {
 		return fmt.Errorf("%d rows; at most 1000: widen the step", (l.Max-l.Min)/l.Step)
 	}
 	return nil
+}
+
+// ParseLinear reads MIN:MAX:STEP, three durations ("0" allowed).
+func ParseLinear(s string) (Linear, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return Linear{}, errors.New("want MIN:MAX:STEP, e.g. 0:20us:1us")
+	}
+	var ns [3]uint64
+	for i, p := range parts {
+		if p == "0" {
+			continue
+		}
+		d, err := time.ParseDuration(p)
+		if err != nil || d < 0 {
+			return Linear{}, fmt.Errorf("%q: want a duration such as 500ns or 20us", p)
+		}
+		ns[i] = uint64(d)
+	}
+	l := Linear{Min: ns[0], Max: ns[1], Step: ns[2]}
+	return l, l.Check()
 }
 
 // Linear returns l's rows. Each histogram bucket is counted where its
