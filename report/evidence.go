@@ -148,18 +148,39 @@ func evidenceRows(e Evidence) [][]string {
 
 var evidenceHeader = []string{"side", "latency", "task", "cpu", "ran instead", "interference on cpu", "stack (innermost first)"}
 
-// writeEvidenceText writes the evidence of r's regressions as tables.
-func writeEvidenceText(ew *errWriter, r *Report) error {
+// evidenceColumns are the evidence table's columns. Narrowed, the side
+// heads its events' rows, and the stack, then the interference, then what
+// ran instead, then the task leave the row for lines of their own.
+var evidenceColumns = []Column{
+	{Header: evidenceHeader[0], Align: left, Group: true},
+	{Header: evidenceHeader[1], Align: right},
+	{Header: evidenceHeader[2], Align: left, Fold: 4},
+	{Header: evidenceHeader[3], Align: right},
+	{Header: evidenceHeader[4], Align: left, Fold: 3},
+	{Header: evidenceHeader[5], Align: left, Fold: 2},
+	{Header: evidenceHeader[6], Align: left, Fold: 1},
+}
+
+// evidenceTable is e's table, within width.
+func evidenceTable(e Evidence, width int) *FitTable {
+	t := &FitTable{Columns: evidenceColumns, Width: width}
+	for _, row := range evidenceRows(e) {
+		t.Append(row)
+	}
+	return t
+}
+
+// writeEvidenceText writes the evidence of r's regressions as tables
+// within width (0: unlimited), narrowed if narrow.
+func writeEvidenceText(ew *errWriter, r *Report, width int, narrow bool) error {
 	for _, e := range r.RegressionEvidence() {
-		fmt.Fprintf(ew, "\nslowest events of %s in %s\n", e.Metric, e.Scenario)
-		t := NewTable(ew, left, right, left, right, left, left, left)
-		t.Header(evidenceHeader)
-		for _, row := range evidenceRows(e) {
-			if err := t.Append(row); err != nil {
-				return err
-			}
+		fmt.Fprintln(ew)
+		for _, l := range wrapHanging(fmt.Sprintf("slowest events of %s in %s", e.Metric, e.Scenario), width, 2) {
+			fmt.Fprintln(ew, l)
 		}
-		if err := t.Render(); err != nil {
+		t := evidenceTable(e, width)
+		t.Narrow = narrow
+		if err := t.Render(ew); err != nil {
 			return err
 		}
 	}

@@ -54,7 +54,9 @@ func TestSlowestEventsAcrossTrials(t *testing.T) {
 
 // TestRegressionEvidenceGolden: the regression's Markdown (the PR comment)
 // and text carry the candidate's slowest events beside the baseline's.
-func TestRegressionEvidenceGolden(t *testing.T) {
+// evidenceReport is sampleReport with Results whose events explain its
+// regression.
+func evidenceReport() *Report {
 	r := sampleReport()
 	r.BaseResult = evidenceResult([]result.Event{ev(61_000, "tailgate", 4102, "kworker/0:1")})
 	slow, slower := ev(2_400_000, "tailgate", 4102, "stress-ng-cpu"), ev(1_900_000, "tailgate", 4102, "stress-ng-cpu")
@@ -75,6 +77,11 @@ func TestRegressionEvidenceGolden(t *testing.T) {
 	r.BaseResult.Environment.KernelRelease = "6.1.0-28-amd64"
 	r.CandResult.Target = result.Target{Name: "debian-6.12", Kind: "vm", Accel: "kvm"}
 	r.CandResult.Environment.KernelRelease = "6.12.9-amd64"
+	return r
+}
+
+func TestRegressionEvidenceGolden(t *testing.T) {
+	r := evidenceReport()
 	for _, f := range []Format{Markdown, Text, HTML} {
 		var b bytes.Buffer
 		if err := Write(&b, r, f); err != nil {

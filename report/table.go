@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -48,6 +49,59 @@ func (m *Matrix) tableAlign() []tw.Align {
 		a = append(a, right, right, left, right, left)
 	}
 	return a
+}
+
+// Narrowed, the metric heads its percentiles' rows, the verdict wraps,
+// and the columns leave the row in this order: the threshold, the
+// reference's value, the target's value, the interval. The delta and the
+// verdict stay.
+const (
+	foldThreshold = 1 + iota
+	foldReference
+	foldValue
+	foldCI
+)
+
+// fitTable is scenario s of m as a table within width: of every target,
+// or of those given (indexes of m.Targets after the reference).
+func (m *Matrix) fitTable(s MatrixScenario, width int, targets []int) *FitTable {
+	header, align := m.tableHeader(), m.tableAlign()
+	keep := []int{0, 1, 2} // metric, pctl, the reference's value
+	for i := 1; i < len(m.Targets); i++ {
+		if targets == nil || slices.Contains(targets, i) {
+			for k := range 5 {
+				keep = append(keep, 3+5*(i-1)+k)
+			}
+		}
+	}
+	t := &FitTable{Width: width}
+	for _, k := range keep {
+		c := Column{Header: header[k], Align: align[k]}
+		switch {
+		case k == 0:
+			c.Group = true
+		case k == 2:
+			c.Fold = foldReference
+		case k > 2:
+			// value, delta, 95% CI, threshold, verdict
+			c.Fold = [5]int{foldValue, 0, foldCI, foldThreshold, 0}[(k-3)%5]
+			if (k-3)%5 == 4 {
+				c.Wrap = len("inconclusive")
+			}
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	for _, mm := range s.Metrics {
+		for _, row := range mm.Rows {
+			full := tableRow(mm.Name, row, verdictLabel)
+			r := make([]string, len(keep))
+			for j, k := range keep {
+				r[j] = full[k]
+			}
+			t.Append(r)
+		}
+	}
+	return t
 }
 
 // tableRow is one percentile of a metric, its verdicts worded by mark.

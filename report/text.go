@@ -6,70 +6,135 @@ import (
 	"strings"
 )
 
-// writeText writes m as plain-text tables for a terminal or a CI log.
-func writeText(w io.Writer, m *Matrix) error {
+// TextOptions controls the text rendering of a comparison or a matrix.
+type TextOptions struct {
+	// Width is the columns every line keeps to (the terminal's, from
+	// termwidth); 0 is unlimited, the full rows.
+	Width int
+}
+
+// WriteText writes m as plain-text tables for a terminal or a CI log,
+// each line within o.Width: tables that do not fit are narrowed
+// (FitTable), a matrix's one table becomes one per target, and long lines
+// wrap.
+func WriteText(w io.Writer, m *Matrix, o TextOptions) error {
 	ew := &errWriter{w: w}
+	line := func(hang int, format string, args ...any) {
+		for _, l := range wrapHanging(fmt.Sprintf(format, args...), o.Width, hang) {
+			fmt.Fprintln(ew, l)
+		}
+	}
+	const label = 11 // "%-10s " lines continue under their text
 	ps := m.pairings()
+	narrow := m.overflows(o.Width)
 	for _, p := range ps {
-		fmt.Fprintf(ew, "%s\n", p.headline())
+		line(2, "%s", p.headline())
 	}
 	for _, p := range ps {
 		if p.r.Run != nil {
-			fmt.Fprintf(ew, "%-10s %s%s\n", "run:", p.prefix(), p.r.Run)
+			line(label, "%-10s %s%s", "run:", p.prefix(), p.r.Run)
 		}
-		if line := detectionLine(p.r.Detections()); line != "" {
-			fmt.Fprintf(ew, "%-10s %s%s\n", "detects:", p.prefix(), line)
+		if l := detectionLine(p.r.Detections()); l != "" {
+			line(label, "%-10s %s%s", "detects:", p.prefix(), l)
 		}
 	}
 	for i := range m.Targets {
-		fmt.Fprintf(ew, "%-10s %s\n", m.role(i)+":", m.describe(i))
+		line(label, "%-10s %s", m.role(i)+":", m.describe(i))
 	}
 	for _, p := range ps {
-		if line := differenceLine(p.r); line != "" {
-			fmt.Fprintf(ew, "%-10s %s%s\n", "differs:", p.prefix(), line)
+		if l := differenceLine(p.r); l != "" {
+			line(label, "%-10s %s%s", "differs:", p.prefix(), l)
 		}
 	}
 	for _, warn := range m.warnings() {
-		fmt.Fprintf(ew, "warning: %s\n", warn)
+		line(2, "warning: %s", warn)
 	}
 	for _, s := range m.Scenarios {
-		fmt.Fprintf(ew, "\nscenario %s\n", s.Name)
+		fmt.Fprintln(ew)
+		line(2, "scenario %s", s.Name)
 		if ew.err != nil {
 			return ew.err
 		}
 		if len(s.Metrics) > 0 {
-			t := NewTable(ew, m.tableAlign()...)
-			t.Header(m.tableHeader())
-			for _, mm := range s.Metrics {
-				for _, row := range mm.Rows {
-					if err := t.Append(tableRow(mm.Name, row, verdictLabel)); err != nil {
-						return err
-					}
+			for _, t := range m.textTables(s, o.Width, narrow) {
+				if t.title != "" {
+					line(2, "%s", t.title)
 				}
-			}
-			if err := t.Render(); err != nil {
-				return err
+				if err := t.Render(ew); err != nil {
+					return err
+				}
 			}
 		}
 		// Metrics without events on any target share one line rather
 		// than a warning each.
 		empty, warns := m.scenarioNotes(s.Name)
 		if len(empty) > 0 {
-			fmt.Fprintf(ew, "no events: %s\n", strings.Join(empty, ", "))
+			line(2, "no events: %s", strings.Join(empty, ", "))
 		}
 		for _, warn := range warns {
-			fmt.Fprintf(ew, "warning: %s\n", warn)
+			line(2, "warning: %s", warn)
 		}
 	}
 	for _, p := range ps {
 		if p.target != "" && len(p.r.RegressionEvidence()) > 0 {
-			fmt.Fprintf(ew, "\n%s vs %s:\n", p.target, p.ref)
+			fmt.Fprintln(ew)
+			line(2, "%s vs %s:", p.target, p.ref)
 		}
-		if err := writeEvidenceText(ew, p.r); err != nil {
+		if err := writeEvidenceText(ew, p.r, o.Width, narrow); err != nil {
 			return err
 		}
 	}
 	return ew.err
+}
+
+// writeText is WriteText with the full rows.
+func writeText(w io.Writer, m *Matrix) error { return WriteText(w, m, TextOptions{}) }
+
+// titledTable is a table of the text report, with the line that names
+// it, if any.
+type titledTable struct {
+	title string
+	*FitTable
+}
+
+// textTables lays out scenario s of m: the one table, unless narrow;
+// narrowed, in a matrix, one table per target against the reference
+// (each the two-target table), each keeping to width.
+func (m *Matrix) textTables(s MatrixScenario, width int, narrow bool) []titledTable {
+	if !narrow || len(m.Targets) <= 2 {
+		t := m.fitTable(s, width, nil)
+		t.Narrow = narrow
+		return []titledTable{{FitTable: t}}
+	}
+	var out []titledTable
+	for i := 1; i < len(m.Targets); i++ {
+		t := m.fitTable(s, width, []int{i})
+		t.Narrow = true
+		out = append(out, titledTable{title: m.Targets[i].Name + " vs " + m.Targets[0].Name + ":", FitTable: t})
+	}
+	return out
+}
+
+// overflows says whether any table of m's text report, of a scenario or
+// of evidence, is wider than width: then all are narrowed, so that a
+// report is laid out one way.
+func (m *Matrix) overflows(width int) bool {
+	if width <= 0 {
+		return false
+	}
+	for _, s := range m.Scenarios {
+		if len(s.Metrics) > 0 && m.fitTable(s, width, nil).overflows() {
+			return true
+		}
+	}
+	for _, p := range m.pairings() {
+		for _, e := range p.r.RegressionEvidence() {
+			if evidenceTable(e, width).overflows() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errWriter keeps the first write error so that a renderer checks once.
