@@ -15,6 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -26,12 +27,24 @@ const NeedHost = "host runs"
 
 // Check is one line of tailgate doctor.
 type Check struct {
-	Name   string
-	OK     bool
-	Detail string
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
 	// Need says what the check is needed for; a failed check of NeedHost
 	// fails doctor, any other only warns (VMs may not be asked for).
-	Need string
+	Need string `json:"need"`
+}
+
+// Status words the check's outcome: ok; FAIL when host runs need it;
+// else warn.
+func (c Check) Status() string {
+	switch {
+	case c.OK:
+		return "ok"
+	case c.Need == NeedHost:
+		return "FAIL"
+	}
+	return "warn"
 }
 
 // Checks runs every check, in the order tailgate doctor lists them.
@@ -130,24 +143,34 @@ func Cgroup() Check {
 	return c
 }
 
-// Write lays the checks out as a table and returns how many of those host
-// runs need failed.
+// Options controls the layout of Render.
+type Options struct {
+	// Width is the columns the table keeps to (termwidth); 0 is
+	// unlimited.
+	Width int
+}
+
+// Write lays the checks out as a table within the width of w
+// (termwidth.Of) and returns how many of those host runs need failed.
 func Write(w io.Writer, cs []Check) (failed int, err error) {
-	t := report.NewTable(w)
-	t.Header([]string{"check", "status", "needed for", "detail"})
+	return Render(w, cs, Options{Width: termwidth.Of(w)})
+}
+
+// Render lays the checks out as a table and returns how many of those
+// host runs need failed. Narrower than the table, the detail wraps and
+// then, with what the check is needed for, moves beneath the row.
+func Render(w io.Writer, cs []Check, o Options) (failed int, err error) {
+	t := &report.FitTable{Width: o.Width, Columns: []report.Column{
+		{Header: "check"},
+		{Header: "status"},
+		{Header: "needed for", Fold: 1},
+		{Header: "detail", Fold: 2, Wrap: 24},
+	}}
 	for _, c := range cs {
-		status := "ok"
-		if !c.OK {
-			status = "FAIL"
-			if c.Need == NeedHost {
-				failed++
-			} else {
-				status = "warn"
-			}
+		if c.Status() == "FAIL" {
+			failed++
 		}
-		if err := t.Append([]string{c.Name, status, c.Need, c.Detail}); err != nil {
-			return failed, err
-		}
+		t.Append([]string{c.Name, c.Status(), c.Need, c.Detail})
 	}
-	return failed, t.Render()
+	return failed, t.Render(w)
 }
