@@ -1,16 +1,20 @@
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -44,6 +48,9 @@ type gitSnapshot struct {
 	tmp    string // the private bare repository
 	commit string // "" for a branch that does not exist yet
 	owned  bool   // close removes tmp
+
+	mu    sync.Mutex
+	batch *catFile // started by the first read
 }
 
 func (g *gitStore) remote() string {
@@ -131,7 +138,29 @@ func (g *gitStore) private(ctx context.Context) (string, error) {
 		os.RemoveAll(tmp)
 		return "", err
 	}
+	g.borrow(ctx, tmp)
 	return tmp, nil
+}
+
+// borrow lets the private repository tmp read the objects of a store
+// that is a repository on this machine (git's alternates), so that a
+// fetch copies none of the records it has: a long history's records are
+// gigabytes, and a reader needs the index and the summaries. A store
+// elsewhere (a URL) is fetched as before.
+func (g *gitStore) borrow(ctx context.Context, tmp string) {
+	remote := g.remote()
+	if !filepath.IsAbs(remote) {
+		return
+	}
+	out, err := g.git(ctx, remote, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	if err != nil {
+		return // not a repository (yet): the fetch will say so
+	}
+	objects := strings.TrimSpace(string(out))
+	if st, err := os.Stat(objects); err != nil || !st.IsDir() || strings.ContainsAny(objects, "\n\r") {
+		return
+	}
+	os.WriteFile(filepath.Join(tmp, "objects", "info", "alternates"), []byte(objects+"\n"), 0o644)
 }
 
 func (g *gitStore) snapshot(ctx context.Context) (snapshot, error) {
@@ -169,7 +198,9 @@ func (g *gitStore) update(ctx context.Context, msg string, fn func(snapshot) (*c
 		if err != nil {
 			return err
 		}
-		ch, err := fn(&gitSnapshot{g: g, tmp: tmp, commit: tip})
+		sn := &gitSnapshot{g: g, tmp: tmp, commit: tip}
+		ch, err := fn(sn)
+		sn.close()
 		if err != nil || ch == nil {
 			return err
 		}
@@ -251,15 +282,88 @@ func (s *gitSnapshot) read(name string) ([]byte, error) {
 	if s.commit == "" {
 		return nil, fs.ErrNotExist
 	}
-	out, err := s.g.git(context.Background(), s.tmp, nil, nil, "cat-file", "blob", s.commit+":"+name)
-	var ge *gitError
-	if errors.As(err, &ge) {
-		// cat-file says "Not a valid object name" of a missing path too.
-		if o, lerr := s.g.git(context.Background(), s.tmp, nil, nil, "ls-tree", "--name-only", s.commit, "--", name); lerr == nil && len(bytes.TrimSpace(o)) == 0 {
-			return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.batch == nil {
+		b, err := startCatFile(s.tmp)
+		if err != nil {
+			return nil, err
 		}
+		s.batch = b
 	}
-	return out, err
+	return s.batch.read(s.commit + ":" + name)
+}
+
+// catFile is one git cat-file --batch process: a store's reader asks it
+// for every file of a snapshot, rather than starting a git per record.
+type catFile struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+}
+
+func startCatFile(dir string) (*catFile, error) {
+	c := &catFile{cmd: exec.Command("git", "cat-file", "--batch")}
+	c.cmd.Dir = dir
+	c.cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	c.cmd.Stderr = &c.stderr
+	in, err := c.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, &gitError{args: []string{"cat-file", "--batch"}, err: err}
+	}
+	c.in, c.out = in, bufio.NewReaderSize(out, 1<<16)
+	return c, nil
+}
+
+func (c *catFile) fail(err error) error {
+	return &gitError{args: []string{"cat-file", "--batch"}, msg: strings.TrimSpace(c.stderr.String()), err: err}
+}
+
+// read returns the blob rev names ("COMMIT:PATH"); a missing path is
+// fs.ErrNotExist.
+func (c *catFile) read(rev string) ([]byte, error) {
+	if strings.ContainsAny(rev, "\n\r") {
+		return nil, fmt.Errorf("%q: %w", rev, fs.ErrNotExist)
+	}
+	if _, err := io.WriteString(c.in, rev+"\n"); err != nil {
+		return nil, c.fail(err)
+	}
+	hdr, err := c.out.ReadString('\n')
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	f := strings.Fields(hdr)
+	// "OID TYPE SIZE", or "REV missing" (also "REV ambiguous").
+	if len(f) != 3 || f[2] == "missing" || f[2] == "ambiguous" {
+		_, name, _ := strings.Cut(rev, ":")
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	size, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || size < 0 {
+		return nil, c.fail(fmt.Errorf("bad header %q", strings.TrimSpace(hdr)))
+	}
+	b := make([]byte, size+1) // and the newline after the content
+	if _, err := io.ReadFull(c.out, b); err != nil {
+		return nil, c.fail(err)
+	}
+	if f[1] != "blob" {
+		_, name, _ := strings.Cut(rev, ":")
+		return nil, fmt.Errorf("%s: %w: a %s, not a file", name, ErrCorrupt, f[1])
+	}
+	return b[:size], nil
+}
+
+func (c *catFile) close() error {
+	c.in.Close()
+	return c.cmd.Wait()
 }
 
 func (s *gitSnapshot) list(dir string) ([]string, error) {
@@ -280,6 +384,12 @@ func (s *gitSnapshot) list(dir string) ([]string, error) {
 }
 
 func (s *gitSnapshot) close() error {
+	s.mu.Lock()
+	if s.batch != nil {
+		s.batch.close()
+		s.batch = nil
+	}
+	s.mu.Unlock()
 	// An update's snapshots share its repository, which it removes.
 	if !s.owned {
 		return nil

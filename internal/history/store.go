@@ -111,6 +111,10 @@ func (s *Store) Add(ctx context.Context, rec *Record, opt AddOptions) (Entry, er
 	for _, sc := range rec.Result.Scenarios {
 		e.Scenarios = append(e.Scenarios, sc.Name)
 	}
+	sb, err := marshalSummary(rec, e.SHA256)
+	if err != nil {
+		return Entry{}, err
+	}
 	msg := fmt.Sprintf("history: add %s %s", short(rec.Commit), rec.Target)
 	err = s.b.update(ctx, msg, func(sn snapshot) (*change, error) {
 		ix, err := readIndex(sn)
@@ -133,7 +137,7 @@ func (s *Store) Add(ctx context.Context, rec *Record, opt AddOptions) (Entry, er
 		if err != nil {
 			return nil, err
 		}
-		return &change{put: map[string][]byte{e.Path: b, IndexFile: ixb}}, nil
+		return &change{put: map[string][]byte{e.Path: b, SummaryPath(e.Path): sb, IndexFile: ixb}}, nil
 	})
 	return e, err
 }
@@ -216,17 +220,25 @@ func (v *View) Check() []Problem {
 		}
 		pair[k] = true
 		seen[e.Path] = true
-		if _, err := v.Record(e); err != nil {
+		seen[SummaryPath(e.Path)] = true
+		rec, err := v.Record(e)
+		if err != nil {
 			out = append(out, Problem{Path: e.Path, Err: err})
+			continue
+		}
+		if err := v.checkSummary(e, rec); err != nil {
+			out = append(out, Problem{Path: SummaryPath(e.Path), Err: err})
 		}
 	}
-	files, err := v.sn.list(RecordsDir)
-	if err != nil {
-		return append(out, Problem{Path: RecordsDir, Err: err})
-	}
-	for _, f := range files {
-		if !seen[f] {
-			out = append(out, Problem{Path: f, Err: errors.New("not listed in the index (a writer stopped before its index write, or a file put there by hand); prune removes it"), Warning: true})
+	for _, dir := range []string{RecordsDir, SummariesDir} {
+		files, err := v.sn.list(dir)
+		if err != nil {
+			return append(out, Problem{Path: dir, Err: err})
+		}
+		for _, f := range files {
+			if !seen[f] {
+				out = append(out, Problem{Path: f, Err: errors.New("not listed in the index (a writer stopped before its index write, or a file put there by hand); prune removes it"), Warning: true})
+			}
 		}
 	}
 	return out
@@ -275,15 +287,18 @@ func (s *Store) Prune(ctx context.Context, p Policy) ([]Entry, error) {
 			}
 			kept = append(kept, e)
 			listed[e.Path] = true
-		}
-		files, err := sn.list(RecordsDir)
-		if err != nil {
-			return nil, err
+			listed[SummaryPath(e.Path)] = true
 		}
 		ch := &change{}
-		for _, f := range files {
-			if !listed[f] {
-				ch.del = append(ch.del, f)
+		for _, dir := range []string{RecordsDir, SummariesDir} {
+			files, err := sn.list(dir)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				if !listed[f] {
+					ch.del = append(ch.del, f)
+				}
 			}
 		}
 		if len(ch.del) == 0 {

@@ -14,10 +14,19 @@ import (
 // The I/O around the pure statistics and the renderers: a store's records
 // in, a report's page out.
 
-// ReadSeries reads every record of v into the series sel picks.
+// ReadSeries reads every record of v into the series sel picks: from the
+// records' summaries, and the records themselves where a summary is
+// missing, stale or lacks a percentile sel names.
 func ReadSeries(v *history.View, sel Selection) ([]Series, error) {
 	b := NewBuilder(sel)
 	for _, e := range v.Index.Entries {
+		s, err := v.Summary(e)
+		if err != nil {
+			return nil, err
+		}
+		if b.AddSummary(s, e.Time, e.Path) {
+			continue
+		}
 		rec, err := v.Record(e)
 		if err != nil {
 			return nil, err

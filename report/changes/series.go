@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -91,9 +92,23 @@ func CheckSelection(sel Selection) error {
 
 // Add adds rec's points. Records must come in series order (the index's).
 func (b *Builder) Add(rec *history.Record, path string) {
-	for i := range rec.Result.Scenarios {
-		sc := &rec.Result.Scenarios[i]
-		policy, _ := report.GatePolicy(sc)
+	b.AddSummary(history.Summarize(rec, ""), rec.Time, path)
+}
+
+// AddSummary adds the points of a record's summary, the record made at
+// time at and stored at path. It reports false, and adds nothing, when
+// the summary lacks a percentile the selection needs (read the record
+// then, and Add it).
+func (b *Builder) AddSummary(s *history.Summary, at time.Time, path string) bool {
+	type add struct {
+		k     Key
+		gated bool
+		pt    Point
+	}
+	var adds []add
+	for i := range s.Scenarios {
+		sc := &s.Scenarios[i]
+		policy, _ := report.GatePolicy(&result.Scenario{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition})
 		for _, mname := range sortedKeys(sc.Metrics) {
 			if len(b.sel.Metrics) > 0 && !slices.Contains(b.sel.Metrics, mname) {
 				continue
@@ -106,34 +121,34 @@ func (b *Builder) Add(rec *history.Record, path string) {
 			if len(pcts) == 0 {
 				pcts = sortedKeys(gated)
 			}
-			m := sc.Metrics[mname]
 			for _, pname := range pcts {
-				p, ok := report.LookupPercentile(pname)
-				if !ok || len(m.Trials) == 0 {
+				if _, ok := report.LookupPercentile(pname); !ok {
 					continue
 				}
-				pt := Point{Commit: rec.Commit, Time: rec.Time, Record: path}
-				for _, t := range m.Trials {
-					if t.Histogram.Count() > 0 {
-						pt.Trials = append(pt.Trials, t.Histogram.Quantile(p.Q))
-					}
+				xs, ok := sc.Metrics[mname][pname]
+				if !ok {
+					return false
 				}
-				if len(pt.Trials) == 0 {
+				if len(xs) == 0 {
 					continue
 				}
+				pt := Point{Commit: s.Commit, Time: at, Record: path, Trials: slices.Clone(xs)}
 				pt.Center, pt.Lo, pt.Hi = MedianInterval(pt.Trials, 0.95)
-				k := Key{Target: rec.Target, Scenario: sc.Name, Metric: mname, Percentile: pname}
-				s := b.series[k]
-				if s == nil {
-					s = &Series{Key: k}
-					b.series[k] = s
-				}
 				_, isGated := gated[pname]
-				s.Gated = s.Gated || isGated
-				s.Points = append(s.Points, pt)
+				adds = append(adds, add{Key{Target: s.Target, Scenario: sc.Name, Metric: mname, Percentile: pname}, isGated, pt})
 			}
 		}
 	}
+	for _, a := range adds {
+		sr := b.series[a.k]
+		if sr == nil {
+			sr = &Series{Key: a.k}
+			b.series[a.k] = sr
+		}
+		sr.Gated = sr.Gated || a.gated
+		sr.Points = append(sr.Points, a.pt)
+	}
+	return true
 }
 
 // Series returns the series gathered, in key order.
