@@ -78,8 +78,9 @@ func scaleRecords(t testing.TB, n int) []*history.Record {
 	return recs
 }
 
-// TestScale builds a history of scaleCommits commits (TAILGATE_SCALE_COMMITS
-// sets fewer, for a quick look) in a directory store and a git store, and
+// TestScale builds a history of 100 commits, or TAILGATE_SCALE_COMMITS
+// (1000, the size, takes two minutes to write), in a directory
+// store and a git store, with time limits scaled to it, and
 // runs changes and the page on each in a fresh process of this test
 // binary, which reports its time and peak RSS (VmHWM).
 func TestScale(t *testing.T) {
@@ -87,7 +88,7 @@ func TestScale(t *testing.T) {
 		scaleChild(t)
 		return
 	}
-	n := scaleCommits
+	n := 100
 	if s := os.Getenv(scaleCommitEnv); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 10 {
