@@ -34,7 +34,7 @@ func buildProgram(t *testing.T, dir string, iter int) {
 
 // TestGateProgramBuilds is the CI-sized proof of gating a program: two
 // builds of testdata/program/work.c gated in one job through dir=
-// variants, measured by a uprobe on tg_op. A head that does twice the work
+// variants, measured by a uprobe on tg_op. A head that does three times the work
 // per call is a regression at the first look; two builds of the same
 // source pass (exit 0) within a short budget. The full-sized proof (+20%,
 // 95% of runs) is in BENCHMARKS.md.
