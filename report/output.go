@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 )
 
 // stdoutPath is the file name that means standard output, as in
@@ -94,9 +95,14 @@ func WriteOutputs(m *Matrix, outs []Output, stdout, log io.Writer) error {
 	for _, o := range outs {
 		var b bytes.Buffer
 		var err error
-		if o.Format == JUnit {
+		switch {
+		case o.Format == JUnit:
 			err = WriteJUnit(&b, m, JUnitOptions{Strict: o.Strict})
-		} else {
+		case o.Format == Text && o.Path == "":
+			// Text on standard output keeps to its width ($COLUMNS,
+			// else the terminal's); files keep whole rows.
+			err = WriteText(&b, m, TextOptions{Width: termwidth.Of(stdout)})
+		default:
 			err = WriteMatrix(&b, m, o.Format)
 		}
 		if err != nil {
