@@ -11,13 +11,22 @@ import (
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("doctor")
-	cmdline.SetUsage(fs, stdout, "usage: tailgate doctor\n\n"+
+	cmdline.SetUsage(fs, stdout, "usage: tailgate doctor [--format text|json]\n\n"+
 		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n"+
 		"exit 0 when host runs will work here, 3 when a check they need fails.\n")
+	format := fs.String("format", "text", "text, or json (docs/doctor.schema.json)")
 	if _, err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
-	failed, err := doctor.Write(stdout, doctor.Checks())
+	write := doctor.Write
+	switch *format {
+	case "text":
+	case "json":
+		write = doctor.WriteJSON
+	default:
+		return usagef("--format %q: want text or json", *format)
+	}
+	failed, err := write(stdout, doctor.Checks())
 	if err != nil {
 		return err
 	}

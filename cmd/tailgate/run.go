@@ -151,7 +151,7 @@ const listWidth = report.CatalogWidth
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lists := engine.ValueLists()
 	keys := slices.Sorted(maps.Keys(lists))
-	usage := "usage: tailgate list\n"
+	usage := "usage: tailgate list [--format text|json]\n"
 	for _, key := range keys {
 		usage += "       tailgate list " + key + "\n"
 	}
@@ -161,6 +161,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := cmdline.NewFlagSet("list")
 	cmdline.SetUsage(fs, stdout, usage)
+	format := fs.String("format", "text", "text, or json (docs/catalog.schema.json) for the catalog")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
@@ -175,5 +176,11 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return nil
 	}
-	return report.WriteCatalog(stdout, engine.Catalog())
+	switch *format {
+	case "text":
+		return report.WriteCatalog(stdout, engine.Catalog())
+	case "json":
+		return report.WriteCatalogJSON(stdout, engine.Catalog())
+	}
+	return usagef("--format %q: want text or json", *format)
 }
