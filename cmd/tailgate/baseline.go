@@ -19,10 +19,10 @@ target, kernel, trials and p99 per metric.
 save stores each scenario of RESULT as its own baseline file in DIR.
 `
 
-const baselineShowUsage = `usage: tailgate baseline show PATH
+const baselineShowUsage = `usage: tailgate baseline show PATH [--format text|json]
 
 Lists the baselines in a directory (or one Result file): scenario, target,
-kernel, trials and p99 per metric.
+kernel, trials and p99 per metric; json is docs/baselines.schema.json.
 `
 
 const baselineSaveUsage = `usage: tailgate baseline save RESULT DIR [--replace-unreadable]
@@ -51,9 +51,18 @@ func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func baselineShow(args []string, stdout io.Writer) error {
 	fs := cmdline.NewFlagSet("baseline")
 	cmdline.SetUsage(fs, stdout, baselineShowUsage)
+	format := fs.String("format", "text", "text or json")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
+	}
+	write := report.WriteBaselines
+	switch *format {
+	case "text":
+	case "json":
+		write = baseline.WriteSummaryJSON
+	default:
+		return usagef("--format %q: want text or json", *format)
 	}
 	if len(pos) != 1 {
 		return usagef("want one PATH, got %d", len(pos))
@@ -62,11 +71,11 @@ func baselineShow(args []string, stdout io.Writer) error {
 	if listErr != nil && len(entries) == 0 {
 		return &usageError{Err: listErr}
 	}
-	if len(entries) == 0 && listErr == nil {
+	if len(entries) == 0 && listErr == nil && *format == "text" {
 		fmt.Fprintf(stdout, "no baselines in %s\n", pos[0])
 		return nil
 	}
-	if err := report.WriteBaselines(stdout, entries); err != nil {
+	if err := write(stdout, entries); err != nil {
 		return err
 	}
 	if listErr != nil {

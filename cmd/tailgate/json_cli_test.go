@@ -18,3 +18,19 @@ func TestDoctorAndListJSON(t *testing.T) {
 		}
 	}
 }
+
+// baseline show --format json validates against docs/baselines.schema.json,
+// a metric without events (p99 null) included.
+func TestBaselineShowJSON(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runInProcess(t, "baseline", "save", "../../report/testdata/trials-syscall-read.json", dir); code != 0 {
+		t.Fatalf("baseline save: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runInProcess(t, "baseline", "show", dir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("baseline show --format json: exit %d: %s", code, errOut)
+	}
+	if err := validateBytes(t, docsSchema(t, "baselines"), []byte(out)); err != nil {
+		t.Errorf("baseline show --format json does not validate: %v\n%s", err, out)
+	}
+}

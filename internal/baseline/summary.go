@@ -29,9 +29,10 @@ type EntrySummary struct {
 
 // MetricSummary is a metric of a stored baseline, all trials merged.
 type MetricSummary struct {
-	Name   string  `json:"name"`
-	Events uint64  `json:"events"`
-	P99Ns  float64 `json:"p99_ns"`
+	Name   string `json:"name"`
+	Events uint64 `json:"events"`
+	// P99Ns is null for a metric without events.
+	P99Ns *float64 `json:"p99_ns"`
 }
 
 // Summarize is the Summary of entries, metrics by name.
@@ -51,7 +52,12 @@ func Summarize(entries []Entry) Summary {
 			for _, name := range names {
 				if m := s.Metrics[name]; m != nil {
 					h := m.Merged()
-					es.Metrics = append(es.Metrics, MetricSummary{Name: name, Events: h.Count(), P99Ns: h.Quantile(0.99)})
+					ms := MetricSummary{Name: name, Events: h.Count()}
+					if h.Count() > 0 {
+						p99 := h.Quantile(0.99)
+						ms.P99Ns = &p99
+					}
+					es.Metrics = append(es.Metrics, ms)
 				}
 			}
 		}
