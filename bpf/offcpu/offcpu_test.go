@@ -24,6 +24,18 @@ var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
 // nanosleeps sleeps n times for d in clock_nanosleep, on the calling thread.
 func nanosleeps(t *testing.T, n int, d time.Duration) {
 	t.Helper()
+	// A signal pending as the thread goes to sleep (the Go runtime's
+	// SIGURG) switches it out runnable: the sleeps block signals.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &all, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	for range n {
 		ts := unix.NsecToTimespec(d.Nanoseconds())
 		for {
