@@ -19,6 +19,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/slowdown"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 )
@@ -131,7 +132,7 @@ func slowSides(base, head int) execFunc {
 			insns = head
 		}
 		if insns > 0 {
-			s, err := attachSlowdown(insns)
+			s, err := slowdown.Attach(insns)
 			if err != nil {
 				return nil, err
 			}
