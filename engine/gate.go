@@ -213,6 +213,25 @@ func (g *PairGate) Report(results []*result.Result) (*report.Report, error) {
 	return g.last, nil
 }
 
+// Gate runs base and head in rounds (Run), writes each side's Result
+// where output says (WriteTargetResults: what was measured is kept even
+// when the rounds were cut short) and returns the verdict (Report) as a
+// Matrix of two, the same renderers' model as a matrix's.
+func (g *PairGate) Gate(ctx context.Context, targets []Target, spec Spec, output string) (*report.Matrix, error) {
+	results, runErr := g.Run(ctx, targets, spec)
+	if results == nil {
+		return nil, runErr
+	}
+	if err := WriteTargetResults(output, targets, results, runErr, g.Log); err != nil {
+		return nil, err
+	}
+	rep, err := g.Report(results)
+	if err != nil {
+		return nil, err
+	}
+	return rep.Matrix(), nil
+}
+
 // stoppingCounts words a look's tally: "1 gated, 1 undecided, 0 regressions".
 func stoppingCounts(st report.Stopping) string {
 	return fmt.Sprintf("%d gated, %d undecided, %d %s", st.Gated, st.Undecided, st.Regressions, plural(st.Regressions, "regression", "regressions"))

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +39,70 @@ type Targets struct {
 // TargetUse is one target as given: its kind (kernel, target, vm,
 // variant) and its value.
 type TargetUse struct{ Kind, Value string }
+
+// Use records a target as given, in Order: kind "kernel" (a VM booting
+// the spec value, in Kernels too), "target" (value a name in File, in
+// Names too), "variant" (a host variant, ParseVariant's value) or "vm"
+// (value a boolean: the default VM, once however often given, and taken
+// back by false).
+func (ts *Targets) Use(kind, value string) error {
+	switch kind {
+	case "kernel":
+		ts.Kernels = append(ts.Kernels, value)
+	case "target":
+		ts.Names = append(ts.Names, value)
+	case "vm":
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return err
+		}
+		ts.VM = b
+		ts.Order = slices.DeleteFunc(ts.Order, func(u TargetUse) bool { return u.Kind == "vm" })
+		if b {
+			ts.Order = append(ts.Order, TargetUse{Kind: "vm"})
+		}
+		return nil
+	}
+	ts.Order = append(ts.Order, TargetUse{Kind: kind, Value: value})
+	return nil
+}
+
+// Settings are the VM settings of Targets as their flags name them.
+var Settings = []string{"cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache"}
+
+// CheckSet refuses VM settings that were set (named as in Settings) and
+// that no target would use: on the host they mean nothing, and a named
+// target takes its settings from the targets file, except Deadline and
+// Cache. Ignoring them silently would measure something else than asked.
+// each says every target must use them (a matrix, whose named targets
+// stand beside VMs booting kernels), not only one.
+func (ts *Targets) CheckSet(set []string, each bool) error {
+	if !each && (len(ts.Kernels) > 0 || ts.VM) {
+		return nil
+	}
+	if each && len(ts.Names) == 0 {
+		return ts.CheckSet(set, false)
+	}
+	var unused []string
+	for _, s := range set {
+		switch s {
+		case "cmdline", "vcpus", "memory", "accel":
+			unused = append(unused, "--"+s)
+		case "deadline", "kernel-cache":
+			if len(ts.Names) == 0 {
+				unused = append(unused, "--"+s)
+			}
+		}
+	}
+	switch {
+	case len(unused) == 0:
+		return nil
+	case len(ts.Names) > 0:
+		return Inputf("%s: --target takes its VM settings from the targets file; set them there, or boot the kernel with --kernel", strings.Join(unused, ", "))
+	default:
+		return Inputf("%s: VM settings, and this run is on the host; add --kernel SPEC, --target NAME or --vm, or drop them", strings.Join(unused, ", "))
+	}
+}
 
 // Limits of the VM settings: a guest needs this much memory to boot a
 // Debian kernel with tailgate as its init, and QEMU's TCG takes at most

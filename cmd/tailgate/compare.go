@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
-	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // reportFlags are the flags compare and gate share: thresholds, outputs,
@@ -81,6 +80,16 @@ func (f *reportFlags) checkThresholds(metrics []string) error {
 	return nil
 }
 
+// lookup resolves the scenarios names (lookupScenarios) and checks the
+// thresholds against their metrics.
+func (f *reportFlags) lookup(names []string) ([]*scenarios.Scenario, error) {
+	ss, err := lookupScenarios(names)
+	if err != nil {
+		return nil, err
+	}
+	return ss, f.checkThresholds(scenarios.AllMetrics(ss))
+}
+
 func (f *reportFlags) options() report.Options {
 	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
 }
@@ -93,14 +102,17 @@ func writeJUnitErrors(outs []report.Output, command string, err error, stderr io
 	}
 }
 
-// verdictError turns a comparison or a matrix into the command's outcome:
+// verdict writes m to outs and turns it into the command's outcome:
 // errRegression (exit 1) when the gate fails, after saying why on stderr
 // when the report might not be on a terminal.
-func verdictError(m *report.Matrix, strict bool, name string, stderr io.Writer) error {
-	if !m.Failed(strict) {
+func (f *reportFlags) verdict(m *report.Matrix, outs []report.Output, name string, stdout, stderr io.Writer) error {
+	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
+		return err
+	}
+	if !m.Failed(f.strict) {
 		return nil
 	}
-	for _, line := range m.Failures(strict) {
+	for _, line := range m.Failures(f.strict) {
 		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, line)
 	}
 	return errRegression
@@ -114,11 +126,6 @@ func loadInput(path, what string) (*result.Result, error) {
 		return nil, &usageError{Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return r, nil
-}
-
-func isDir(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
 }
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -143,24 +150,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var base *result.Result
-	if isDir(pos[0]) {
-		var missing []string
-		base, missing, err = engine.Store{Path: pos[0]}.For(cand)
-		if err != nil {
-			return err
-		}
-		for _, m := range missing {
-			fmt.Fprintf(stderr, "tailgate compare: no baseline for scenario %s on %s in %s; not compared\n", m, cand.Target.Name, pos[0])
-		}
-		if base == nil {
-			return usagef("no baseline in %s for any scenario of %s", pos[0], pos[1])
-		}
-	} else if base, err = loadInput(pos[0], "baseline"); err != nil {
+	base, err := engine.LoadBase(pos[0], cand, pos[1], stderr)
+	if err != nil {
 		return err
-	} else if err := baseline.Check(base); err != nil {
-		// Nothing to compare with would pass every gate.
-		return usagef("baseline %s: %w", pos[0], err)
 	}
 	if err := f.checkThresholds(result.MetricNames(base, cand)); err != nil {
 		return err
@@ -169,9 +161,5 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return engine.CompareError(err)
 	}
-	m := rep.Matrix()
-	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
-		return err
-	}
-	return verdictError(m, f.strict, "compare", stderr)
+	return f.verdict(rep.Matrix(), outs, "compare", stdout, stderr)
 }

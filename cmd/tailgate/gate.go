@@ -11,11 +11,9 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
-	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // runScenarios runs a request; tests replace it to gate without tracers.
@@ -116,42 +114,25 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		return err
 	}
 	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
+	g := engine.StoredGate{Store: engine.Store{Path: basePath, Log: stderr}, Save: save, Options: f.options(), Strict: f.strict}
 	var res *result.Result
 	if candPath != "" {
 		res, err = gateCandidate(fs, pos, candPath)
 	} else {
-		res, err = gateRun(ctx, &rf, &tf, &f, pos, basePath, save, stderr)
+		res, err = gateRun(ctx, g, &rf, &tf, &f, pos)
 	}
 	if err != nil {
 		return err
 	}
-
-	store := engine.Store{Path: basePath, Log: stderr}
-	rep, missing, err := store.Compare(res, f.options())
+	m, err := g.Judge(res, func(m *report.Matrix) error { return report.WriteOutputs(m, outs, stdout, stderr) })
 	if err != nil {
 		return err
 	}
-	if rep != nil {
-		if err := report.WriteOutputs(rep.Matrix(), outs, stdout, stderr); err != nil {
-			return err
-		}
-	}
-	failed := rep != nil && rep.Failed(f.strict)
-	if save {
-		if err := store.Save(res, missing, failed); err != nil {
-			return err
-		}
-	} else if len(missing) > 0 {
-		// Stored for another target only: found by the check above under the
-		// default target name, not under the one the run reported.
-		return usagef("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",
-			strings.Join(missing, ", "), res.Target.Name, res.Environment.KernelRelease, basePath)
-	}
-	if rep == nil {
+	if m == nil {
 		fmt.Fprintf(stdout, "No baselines to compare with yet: this run is now the baseline. Pass.\n")
 		return nil
 	}
-	return verdictError(rep.Matrix(), f.strict, "gate", stderr)
+	return f.verdict(m, nil, "gate", stdout, stderr) // written before the save
 }
 
 // gateCandidate loads the Result that --candidate names. The run's own
@@ -174,14 +155,12 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	return loadInput(path, "candidate")
 }
 
-// gateRun checks that the scenarios have baselines, runs them and writes
-// the Result where -o says.
-func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags, pos []string, basePath string, save bool, stderr io.Writer) (*result.Result, error) {
-	ss, err := lookupScenarios(pos)
+// gateRun runs the scenarios pos names on the one target the flags give,
+// once g found their baselines (engine.StoredGate.Run), and writes the
+// Result where -o says.
+func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetFlags, f *reportFlags, pos []string) (*result.Result, error) {
+	ss, err := f.lookup(pos)
 	if err != nil {
-		return nil, err
-	}
-	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return nil, err
 	}
 	if err := engine.CheckOutput(rf.output); err != nil {
@@ -194,35 +173,11 @@ func gateRun(ctx context.Context, rf *runFlags, tf *targetFlags, f *reportFlags,
 	if len(targets) > 1 {
 		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
 	}
-
-	// Check the baselines before spending minutes on the run. The kernel
-	// release is not known yet: any stored for the target will do here.
-	target := targets[0].Name()
-	missing, err := engine.Store{Path: basePath}.Missing(ss, target)
-	if err != nil {
-		return nil, err
+	res, err := g.Run(ctx, targets[0], rf.spec(ss), rf.output, g.Store.Log)
+	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
+		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
 	}
-	if len(missing) > 0 && !save {
-		return nil, usagef("no baseline for %s on %s in %s; create one with: tailgate gate %s--baseline %s --save-baseline",
-			strings.Join(missing, ", "), target, basePath, joinArgs(pos), basePath)
-	}
-
-	p := progress.New(stderr)
-	res, runErr := engine.Run(ctx, targets[0], rf.spec(ss), p)
-	p.Done()
-	if errors.Is(runErr, context.Canceled) {
-		return nil, infra(errors.New("interrupted; nothing compared"))
-	}
-	if runErr != nil {
-		return nil, engine.Classify(runErr)
-	}
-	if rf.output != "" {
-		if err := engine.WriteResult(rf.output, res, stderr); err != nil {
-			return nil, infra(fmt.Errorf("write result: %w", err))
-		}
-		fmt.Fprintf(stderr, "result written to %s\n", engine.DescribeOutput(rf.output))
-	}
-	return res, nil
+	return res, err
 }
 
 // flagName spells a flag as the usage does: -o, --trials.

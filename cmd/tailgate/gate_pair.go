@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
-	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // gateOptions is what a same-job gate needs besides its flags.
@@ -19,11 +17,8 @@ type gateOptions struct {
 // gatePair runs base and head in paired rounds (engine.PairGate) and
 // gates head against base.
 func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env matrixEnv, stdout, stderr io.Writer) (err error) {
-	ss, err := lookupScenarios(names)
+	ss, err := f.lookup(names)
 	if err != nil {
-		return err
-	}
-	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	outs, err := f.resolveOutputs()
@@ -38,28 +33,14 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	if len(targets) != 2 {
 		return usagef("a gate compares two targets, base then head (--kernel, --target or --variant), got %d; for more, use tailgate matrix", len(targets))
 	}
-	if err := engine.CheckVariants(targets, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
 	spec := rf.spec(ss)
-	if err := spec.Check(); err != nil {
-		return err
-	}
-	if err := engine.CheckTargetOutputs(rf.output, targets); err != nil {
+	if err := engine.CheckRounds(targets, spec, rf.output, env.sysctlRoot, stderr); err != nil {
 		return err
 	}
 	g := &engine.PairGate{Budget: opt.budget, Retries: opt.retries, Rounds: rf.trials, Seed: env.orderSeed, Options: f.options(), Log: stderr}
-	results, runErr := g.Run(ctx, targets, spec)
-	if err := engine.WriteTargetResults(rf.output, targets, results, runErr, stderr); err != nil {
-		return err
-	}
-	rep, err := g.Report(results)
+	m, err := g.Gate(ctx, targets, spec, rf.output)
 	if err != nil {
 		return err
 	}
-	m := rep.Matrix()
-	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
-		return err
-	}
-	return verdictError(m, f.strict, "gate", stderr)
+	return f.verdict(m, outs, "gate", stdout, stderr)
 }

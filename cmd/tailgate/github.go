@@ -48,22 +48,11 @@ func cmdGitHubComment(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *bodyPath == "" {
 		return usagef("--body FILE is required")
 	}
-	var body []byte
-	if *bodyPath == "-" {
-		body, err = io.ReadAll(os.Stdin)
-	} else {
-		body, err = os.ReadFile(*bodyPath)
-	}
+	body, err := github.ReadBody(*bodyPath, os.Stdin)
 	if err != nil {
 		return usagef("body: %v", err)
 	}
-	n := *pr
-	if n == 0 {
-		if n, err = github.PullRequestNumber(os.Getenv("GITHUB_EVENT_PATH")); err != nil {
-			return &usageError{Err: err}
-		}
-	}
-	c, err := github.New(os.Getenv("GITHUB_API_URL"), *repo, os.Getenv("GITHUB_TOKEN"))
+	c, n, err := github.FromEnv(os.Getenv, *repo, *pr)
 	if err != nil {
 		return &usageError{Err: err}
 	}

@@ -18,13 +18,26 @@ import (
 	"github.com/tailgate-ci/tailgate/report/changes"
 )
 
-const historyUsage = `usage: tailgate history add STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]
-       tailgate history check STORE
-       tailgate history prune STORE --keep N | --older-than D
-       tailgate history changes STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]
-       tailgate history page STORE -o DIR [--commit-url URL] [--record-url URL]
-       tailgate history confirm STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]
+// historySubs are history's subcommands: each one's synopsis (after
+// "tailgate history NAME "), what it does, and what runs it with its
+// flag set, whose usage they make.
+func historySubs() []historySub {
+	return []historySub{
+		{"add", "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", "Records RESULT under commit SHA in STORE.", historyAdd},
+		{"check", "STORE", "Reads every record of STORE and checks it against the index: its digest, its format, its Result.", historyCheck},
+		{"prune", "STORE --keep N | --older-than D", "Removes the records of old commits, and files the index does not list.", historyPrune},
+		{"changes", "STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]", "Lists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.", historyChanges},
+		{"page", "STORE -o DIR [--commit-url URL] [--record-url URL]", "Writes DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.", historyPage},
+		{"confirm", "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", "Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).", historyConfirm},
+	}
+}
 
+type historySub struct {
+	name, synopsis, about string
+	run                   func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
+}
+
+const historyAbout = `
 Main's history: one record per commit and target (full histograms, the
 environment, provenance) plus an index, in STORE: a directory, or
 git:REPO[#BRANCH] (default branch tailgate-history), a branch pushed
@@ -48,29 +61,32 @@ exit 0 ok (and confirm: no regression), 1 confirm found the regression, 2 bad us
 var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	subs := historySubs()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		cmdline.PrintHelp(stdout, historyUsage)
+		var usage strings.Builder
+		lead := "usage:"
+		for _, sub := range subs {
+			fmt.Fprintf(&usage, "%s tailgate history %s %s\n", lead, sub.name, sub.synopsis)
+			lead = "      "
+		}
+		cmdline.PrintHelp(stdout, usage.String()+historyAbout)
 		if len(args) == 0 {
 			return usagef("name a subcommand: add, check, prune, changes, page or confirm")
 		}
 		return nil
 	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "add":
-		return historyAdd(ctx, rest, stdout, stderr)
-	case "check":
-		return historyCheck(ctx, rest, stdout)
-	case "prune":
-		return historyPrune(ctx, rest, stdout, stderr)
-	case "changes":
-		return historyChanges(ctx, rest, stdout)
-	case "page", "html":
-		return historyPage(ctx, rest, stdout, stderr)
-	case "confirm":
-		return historyConfirm(ctx, rest, stdout, stderr)
+	name := args[0]
+	if name == "html" {
+		name = "page"
 	}
-	return unknownSub("history", sub)
+	for _, sub := range subs {
+		if sub.name == name {
+			fs := cmdline.NewFlagSet("history " + sub.name)
+			cmdline.SetUsage(fs, stdout, fmt.Sprintf("usage: tailgate history %s %s\n\n%s\n\n", sub.name, sub.synopsis, sub.about))
+			return sub.run(ctx, fs, args[1:], stdout, stderr)
+		}
+	}
+	return unknownSub("history", name)
 }
 
 // historyError classifies a store's error: what the input or the store
@@ -83,12 +99,6 @@ func historyError(err error) error {
 		return usagef("%w", err)
 	}
 	return infra(err)
-}
-
-func historySub(name, usage string, stdout io.Writer) *flag.FlagSet {
-	fs := cmdline.NewFlagSet("history " + name)
-	cmdline.SetUsage(fs, stdout, usage)
-	return fs
 }
 
 func openStore(spec string) (*history.Store, error) {
@@ -106,8 +116,7 @@ func readStore(ctx context.Context, spec string) (*history.Store, *history.View,
 	return s, v, historyError(err)
 }
 
-func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := historySub("add", "usage: tailgate history add STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]\n\nRecords RESULT under commit SHA in STORE.\n\n", stdout)
+func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	commit := fs.String("commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
 	at := fs.String("time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
 	ref := fs.String("ref", "", "the `REF` the commit was pushed to (main)")
@@ -148,8 +157,7 @@ func historyAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := historySub("check", "usage: tailgate history check STORE\n\nReads every record of STORE and checks it against the index: its digest, its format, its Result.\n\n", stdout)
+func historyCheck(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
@@ -179,8 +187,7 @@ func historyCheck(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := historySub("prune", "usage: tailgate history prune STORE --keep N | --older-than D\n\nRemoves the records of old commits, and files the index does not list.\n\n", stdout)
+func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	keep := fs.Int("keep", 0, "keep the newest `N` commits")
 	older := fs.String("older-than", "", "remove commits older than `D` (720h, 90d)")
 	pos, err := cmdline.Parse(fs, args)
@@ -214,20 +221,6 @@ func historyPrune(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-// loadSeries reads every record of the store into series.
-func loadSeries(ctx context.Context, spec string, sel changes.Selection) ([]changes.Series, error) {
-	_, v, err := readStore(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
-	series, err := changes.ReadSeries(v, sel)
-	if err != nil {
-		return nil, usagef("%w; run tailgate history check %s", err, spec)
-	}
-	return series, nil
-}
-
 // seriesFlags are what changes and page share.
 type seriesFlags struct {
 	metrics, percentiles []string
@@ -250,6 +243,8 @@ func (f *seriesFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.level, "level", changes.DefaultLevel, "family-wise false-alarm rate over every series tested")
 }
 
+// detect finds the change points of the series the flags select in the
+// store spec names (changes.Find).
 func (f *seriesFlags) detect(ctx context.Context, spec string) (*changes.Report, error) {
 	sel := changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}
 	if err := changes.CheckSelection(sel); err != nil {
@@ -258,25 +253,21 @@ func (f *seriesFlags) detect(ctx context.Context, spec string) (*changes.Report,
 	if f.level <= 0 || f.level >= 1 {
 		return nil, usagef("--level %g: want a rate between 0 and 1, such as 0.01", f.level)
 	}
-	series, err := loadSeries(ctx, spec, sel)
+	_, v, err := readStore(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	if len(series) == 0 {
-		return nil, usagef("%s: no series to test: the store is empty, or no record has metric %s at %s", spec, orAll(f.metrics), orAll(f.percentiles))
+	defer v.Close()
+	rep, err := changes.Find(v, sel, changes.Options{Level: f.level})
+	if errors.Is(err, changes.ErrNoSeries) {
+		return nil, usagef("%s: %w", spec, err)
+	} else if err != nil {
+		return nil, usagef("%w; run tailgate history check %s", err, spec)
 	}
-	return changes.Detect(series, changes.Options{Level: f.level}), nil
+	return rep, nil
 }
 
-func orAll(xs []string) string {
-	if len(xs) == 0 {
-		return "(gated)"
-	}
-	return strings.Join(xs, ",")
-}
-
-func historyChanges(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := historySub("changes", "usage: tailgate history changes STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]\n\nLists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.\n\n", stdout)
+func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var sf seriesFlags
 	sf.register(fs)
 	format := fs.String("format", "text", "`FORMAT`: text, json or markdown")
@@ -297,8 +288,7 @@ func historyChanges(ctx context.Context, args []string, stdout io.Writer) error 
 	return rep.WriteFormat(stdout, *format)
 }
 
-func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := historySub("page", "usage: tailgate history page STORE -o DIR [--commit-url URL] [--record-url URL]\n\nWrites DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.\n\n", stdout)
+func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var sf seriesFlags
 	sf.register(fs)
 	out := fs.String("o", "", "write the page into directory `DIR` (index.html)")
@@ -325,8 +315,7 @@ func historyPage(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-func historyConfirm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := historySub("confirm", "usage: tailgate history confirm STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]\n\nRe-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).\n\n", stdout)
+func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	target := fs.String("target", "", "the record's target `NAME`, when the commit has several")
 	build := fs.String("build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
 	dir := fs.String("build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")

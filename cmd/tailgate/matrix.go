@@ -7,8 +7,6 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
-	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
@@ -76,11 +74,8 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	ss, err := lookupScenarios(names)
+	ss, err := rf.lookup(names)
 	if err != nil {
-		return err
-	}
-	if err := rf.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	// Every format renders a matrix as it renders a comparison.
@@ -96,19 +91,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if len(targets) < 2 {
 		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
 	}
-	if err := engine.CheckTargetOutputs(f.output, targets); err != nil {
-		return err
-	}
-	// A key this kernel lacks is a typo until proven otherwise: say so
-	// before anything runs.
-	if err := engine.CheckVariants(targets, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
 	spec := f.spec(ss)
-	if err := spec.Check(); err != nil {
+	if err := engine.CheckRounds(targets, spec, f.output, env.sysctlRoot, stderr); err != nil {
 		return err
 	}
-
 	if *retries < 0 {
 		return usagef("--retries must not be negative, got %d", *retries)
 	}
@@ -117,26 +103,15 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
-		return err
-	}
-	return verdictError(m, rf.strict, "matrix", stderr)
+	return rf.verdict(m, outs, "matrix", stdout, stderr)
 }
 
 // matrixTargets builds the targets in the order their flags were given
-// (the first is the reference), and describes each.
+// (the first is the reference), and describes each. The VM settings must
+// serve every target: --target takes its from the targets file.
 func matrixTargets(tf *targetFlags, env matrixEnv) ([]engine.Target, []string, error) {
-	if err := tf.check(); err != nil {
+	if err := tf.check(true); err != nil {
 		return nil, nil, err
-	}
-	if len(tf.Names) > 0 {
-		// The named targets are checked as if alone: --target takes its
-		// VM settings from the targets file.
-		byName := *tf
-		byName.Kernels, byName.VM = nil, false
-		if err := byName.checkIgnored(); err != nil {
-			return nil, nil, err
-		}
 	}
 	tf.HostRunner = runScenarios
 	return tf.InOrder(env.sysctlRoot, env.wrap)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,46 +30,22 @@ type runFlags struct {
 	output    string
 }
 
-// The flags hold what scenario files hold (scenarios.MaxTrials and the
-// duration limits): a value a file would refuse is refused, never taken
-// as "the scenario's default" (--trials 0) or run (--duration 1ns).
+// The flags hold what scenario files hold (scenarios.ParseTrials and the
+// others).
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.Func("trials", fmt.Sprintf("`N` trials per scenario, 1 to %d (default: the scenario's)", scenarios.MaxTrials), func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > scenarios.MaxTrials {
-			return fmt.Errorf("want a number of trials from 1 to %d", scenarios.MaxTrials)
-		}
-		f.trials = n
-		return nil
+	fs.Func("trials", fmt.Sprintf("`N` trials per scenario, 1 to %d (default: the scenario's)", scenarios.MaxTrials), func(s string) (err error) {
+		f.trials, err = scenarios.ParseTrials(s)
+		return err
 	})
-	fs.Func("duration", fmt.Sprintf("`duration` of each trial, %s to %s (default: the scenario's)", scenarios.MinDuration, shortDuration(scenarios.MaxDuration)), func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < scenarios.MinDuration || d > scenarios.MaxDuration {
-			return fmt.Errorf("want a duration from %s to %s, such as 5s", scenarios.MinDuration, shortDuration(scenarios.MaxDuration))
-		}
-		f.duration = d
-		return nil
+	fs.Func("duration", fmt.Sprintf("`duration` of each trial, %s to %s (default: the scenario's)", scenarios.MinDuration, scenarios.ShortDuration(scenarios.MaxDuration)), func(s string) (err error) {
+		f.duration, err = scenarios.ParseDuration(s)
+		return err
 	})
-	fs.Func("warmup", "warmup `duration` before the trials, up to "+shortDuration(scenarios.MaxWarmup)+" (default: the scenario's)", func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 || d > scenarios.MaxWarmup {
-			return fmt.Errorf("want a duration from 0 to %s, such as 500ms", shortDuration(scenarios.MaxWarmup))
-		}
-		f.warmup, f.warmupSet = d, true
-		return nil
+	fs.Func("warmup", "warmup `duration` before the trials, up to "+scenarios.ShortDuration(scenarios.MaxWarmup)+" (default: the scenario's)", func(s string) (err error) {
+		f.warmup, err = scenarios.ParseWarmup(s)
+		f.warmupSet = err == nil
+		return err
 	})
-}
-
-// shortDuration writes d without zero tails: "1h", "10m", not "1h0m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // lookupScenarios resolves names or paths (scenarios.LookupAll); none

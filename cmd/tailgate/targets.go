@@ -3,8 +3,6 @@ package main
 import (
 	"flag"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -18,31 +16,6 @@ type targetFlags struct {
 	fs *flag.FlagSet // where they were registered: which were set
 }
 
-// vmFlag is --vm: a boolean that also records where it was given.
-type vmFlag struct{ f *targetFlags }
-
-func (v vmFlag) String() string {
-	if v.f == nil {
-		return "false"
-	}
-	return strconv.FormatBool(v.f.VM)
-}
-
-func (v vmFlag) IsBoolFlag() bool { return true }
-
-func (v vmFlag) Set(s string) error {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	v.f.VM = b
-	v.f.Order = slices.DeleteFunc(v.f.Order, func(u engine.TargetUse) bool { return u.Kind == "vm" })
-	if b {
-		v.f.Order = append(v.f.Order, engine.TargetUse{Kind: "vm"})
-	}
-	return nil
-}
-
 // variantKeys says what a --variant's KEY=VALUE pairs set, as
 // engine.ParseVariant reads them.
 const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a directory standing in for " +
@@ -50,26 +23,20 @@ const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a d
 
 // registerVariant adds --variant to fs, recorded in the targets' order.
 func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
-	fs.Func("variant", usage, func(s string) error {
-		f.Order = append(f.Order, engine.TargetUse{Kind: "variant", Value: s})
-		return nil
-	})
+	fs.Func("variant", usage, f.use("variant"))
+}
+
+// use records a target flag's value of kind (engine.Targets.Use).
+func (f *targetFlags) use(kind string) func(string) error {
+	return func(s string) error { return f.Use(kind, s) }
 }
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
-	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", func(s string) error {
-		f.Kernels = append(f.Kernels, s)
-		f.Order = append(f.Order, engine.TargetUse{Kind: "kernel", Value: s})
-		return nil
-	})
-	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", func(s string) error {
-		f.Names = append(f.Names, s)
-		f.Order = append(f.Order, engine.TargetUse{Kind: "target", Value: s})
-		return nil
-	})
+	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", f.use("kernel"))
+	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", f.use("target"))
 	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
-	fs.Var(vmFlag{f}, "vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")")
+	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")", f.use("vm"))
 	fs.StringVar(&f.Cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
 	fs.IntVar(&f.VCPUs, "vcpus", 2, "guest vCPUs for --kernel/--vm")
 	fs.IntVar(&f.MemMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
@@ -79,46 +46,27 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 }
 
 // check refuses VM flags that could only fail later, in QEMU or the
-// guest, or that no target would use.
-func (f *targetFlags) check() error {
+// guest, or that no target would use (engine.Targets.CheckSet); each:
+// every target must use them, as in a matrix.
+func (f *targetFlags) check(each bool) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
-	return f.checkIgnored()
-}
-
-// checkIgnored refuses VM flags that no target would use: on the host they
-// mean nothing, and a named target takes its settings from the targets
-// file. Ignoring them silently would measure something else than asked.
-func (f *targetFlags) checkIgnored() error {
-	if f.fs == nil || len(f.Kernels) > 0 || f.VM {
-		return nil
-	}
 	var set []string
-	f.fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "cmdline", "vcpus", "memory", "accel":
-			set = append(set, "--"+fl.Name)
-		case "deadline", "kernel-cache":
-			if len(f.Names) == 0 {
-				set = append(set, "--"+fl.Name)
+	if f.fs != nil {
+		f.fs.Visit(func(fl *flag.Flag) {
+			if slices.Contains(engine.Settings, fl.Name) {
+				set = append(set, fl.Name)
 			}
-		}
-	})
-	switch {
-	case len(set) == 0:
-		return nil
-	case len(f.Names) > 0:
-		return usagef("%s: --target takes its VM settings from the targets file; set them there, or boot the kernel with --kernel", strings.Join(set, ", "))
-	default:
-		return usagef("%s: VM settings, and this run is on the host; add --kernel SPEC, --target NAME or --vm, or drop them", strings.Join(set, ", "))
+		})
 	}
+	return f.CheckSet(set, each)
 }
 
 // targets resolves the flags (engine.Targets.Resolve); none means the
 // host alone.
 func (f *targetFlags) targets() ([]engine.Target, error) {
-	if err := f.check(); err != nil {
+	if err := f.check(false); err != nil {
 		return nil, err
 	}
 	f.HostRunner = runScenarios

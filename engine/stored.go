@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/progress"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// StoredGate gates one run, or a Result made earlier, against the
+// baselines of a Store: a gate across jobs, where PairGate is one within
+// a job.
+type StoredGate struct {
+	Store Store
+	// Save stores the run as the baseline of the scenarios that have none,
+	// and refreshes the others when the gate passes (Store.Save).
+	Save bool
+	// Options are the comparison's; Strict fails an inconclusive verdict.
+	Options report.Options
+	Strict  bool
+}
+
+// MissingError is scenarios without a stored baseline for a target, found
+// before the run that a gate which does not save could not judge.
+type MissingError struct {
+	Scenarios []string
+	Target    string
+	Path      string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("no baseline for %s on %s in %s", strings.Join(e.Scenarios, ", "), e.Target, e.Path)
+}
+
+// Run checks that every scenario of spec has a baseline for t unless the
+// gate saves (a *MissingError inside an InputError), runs spec on t with
+// its progress on log, and writes the Result to output ("" none,
+// StdoutPath log, since standard output carries the report).
+func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string, log io.Writer) (*result.Result, error) {
+	// Checked before minutes are spent on the run. The kernel release is
+	// not known yet: any baseline stored for the target will do here.
+	missing, err := g.Store.Missing(spec.Scenarios, t.Name())
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 && !g.Save {
+		return nil, &InputError{&MissingError{Scenarios: missing, Target: t.Name(), Path: g.Store.Path}}
+	}
+	p := progress.New(log)
+	res, err := Run(ctx, t, spec, p)
+	p.Done()
+	if errors.Is(err, context.Canceled) {
+		return nil, Infra(errors.New("interrupted; nothing compared"))
+	}
+	if err != nil {
+		return nil, Classify(err)
+	}
+	if output != "" {
+		if err := WriteResult(output, res, log); err != nil {
+			return nil, Infra(fmt.Errorf("write result: %w", err))
+		}
+		fmt.Fprintf(log, "result written to %s\n", DescribeOutput(output))
+	}
+	return res, nil
+}
+
+// Judge compares res with its stored baselines (Store.Compare), has write
+// lay the comparison out, then saves res as Save says. The Matrix is nil
+// when no scenario of res had a baseline. Without Save, a scenario with
+// no baseline is an InputError: stored for another target only, it was
+// found before the run under the name the run did not report.
+func (g StoredGate) Judge(res *result.Result, write func(*report.Matrix) error) (*report.Matrix, error) {
+	rep, missing, err := g.Store.Compare(res, g.Options)
+	if err != nil {
+		return nil, err
+	}
+	var m *report.Matrix
+	if rep != nil {
+		m = rep.Matrix()
+		if err := write(m); err != nil {
+			return nil, err
+		}
+	}
+	if g.Save {
+		return m, g.Store.Save(res, missing, m != nil && m.Failed(g.Strict))
+	}
+	if len(missing) > 0 {
+		return nil, Inputf("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",
+			strings.Join(missing, ", "), res.Target.Name, res.Environment.KernelRelease, g.Store.Path)
+	}
+	return m, nil
+}
+
+// LoadBase reads what cand is compared with: the baselines of its
+// scenarios in the directory path (Store.For; each scenario without one
+// is named on log and left out), or the Result file path. candPath names
+// cand in errors. A base that cannot be read or holds nothing to compare
+// with (it would pass every gate) is an InputError.
+func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) (*result.Result, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		base, missing, err := Store{Path: path}.For(cand)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range missing {
+			fmt.Fprintf(log, "tailgate compare: no baseline for scenario %s on %s in %s; not compared\n", m, cand.Target.Name, path)
+		}
+		if base == nil {
+			return nil, Inputf("no baseline in %s for any scenario of %s", path, candPath)
+		}
+		return base, nil
+	}
+	base, err := result.Load(path)
+	if err != nil {
+		return nil, Inputf("baseline: %w", err)
+	}
+	if err := baseline.Check(base); err != nil {
+		return nil, Inputf("baseline %s: %w", path, err)
+	}
+	return base, nil
+}
+
+// CheckRounds refuses, before anything runs, what would fail rounds of
+// spec on targets later: where output puts each target's Result
+// (CheckTargetOutputs), a variant's sysctl that this kernel under root
+// lacks or will not take (CheckVariants, which first restores what a run
+// that died left changed), overrides no run could take.
+func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer) error {
+	if err := CheckTargetOutputs(output, targets); err != nil {
+		return err
+	}
+	if err := CheckVariants(targets, root, log); err != nil {
+		return err
+	}
+	return spec.Check()
+}

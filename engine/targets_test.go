@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+// vmSettings are the flags' defaults: what Check passes.
+func vmSettings() Targets {
+	return Targets{VCPUs: 2, MemMiB: 1024, Accel: "auto"}
+}
+
+func names(ts []Target) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
+// Resolve gives VMs for kernels first, then named targets; the host
+// alone when none is given, with the host runner it was handed.
+func TestTargetsResolve(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Targets)
+		want []string
+	}{
+		{"none is the host", func(*Targets) {}, []string{HostName}},
+		{"kernels named after their spec and command line", func(ts *Targets) {
+			ts.Kernels = []string{"debian:6.1-cloud", "/boot/bzImage"}
+			ts.Cmdline = "nohz_full=1 quiet"
+		}, []string{"6.1-cloud+nohz_full-1", "bzImage+nohz_full-1"}},
+		{"vm is the default kernel", func(ts *Targets) { ts.VM = true }, []string{kernelName(vmtest.DefaultKernelSpec)}},
+		{"vm beside a kernel adds none", func(ts *Targets) { ts.VM, ts.Kernels = true, []string{"debian:6.12-rt"} }, []string{"6.12-rt"}},
+		{"kernels then named targets", func(ts *Targets) {
+			ts.Use("target", "debian-6.1-rt")
+			ts.Use("kernel", "debian:6.12-cloud")
+		}, []string{"6.12-cloud", "debian-6.1-rt"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := vmSettings()
+			c.edit(&ts)
+			got, err := ts.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, names(got)); diff != "" {
+				t.Errorf("targets (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	ts := vmSettings()
+	ts.Kernels, ts.Cmdline, ts.VCPUs, ts.MemMiB, ts.Deadline = []string{"debian:6.1-cloud"}, "quiet", 4, 2048, time.Minute
+	got, _ := ts.Resolve()
+	vm := got[0].(*VM).Target
+	if vm.Kernel != "debian:6.1-cloud" || vm.Cmdline != "quiet" || vm.VCPUs != 4 || vm.MemMiB != 2048 || vm.Deadline != time.Minute {
+		t.Errorf("a --kernel VM boots %+v, not with the settings given", vm)
+	}
+}
+
+// What Resolve refuses is the input's: two targets of one name (their
+// Results would overwrite each other), a targets file nothing picks from,
+// a name the file lacks.
+func TestTargetsResolveRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Targets)
+		want string
+	}{
+		{"twice", func(ts *Targets) { ts.Kernels = []string{"debian:6.1-cloud", "debian:6.1-cloud"} }, "given twice"},
+		{"file without names", func(ts *Targets) { ts.File = "targets.yaml" }, "no --target NAME picks from it"},
+		{"unknown name", func(ts *Targets) { ts.Names = []string{"no-such-target"} }, "no-such-target"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := vmSettings()
+			c.edit(&ts)
+			_, err := ts.Resolve()
+			if !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want an InputError saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// InOrder keeps the order the targets were given, describes each, wraps
+// each host or VM (inside a variant), and refuses two of one name.
+func TestTargetsInOrder(t *testing.T) {
+	ts := vmSettings()
+	for _, u := range []TargetUse{{"variant", "base"}, {"kernel", "debian:6.1-cloud nohz_full=1"}, {"vm", "true"}, {"variant", "tuned:vm.swappiness=10"}} {
+		if err := ts.Use(u.Kind, u.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wrapped []string
+	wrap := func(t Target) Target {
+		wrapped = append(wrapped, t.Name())
+		return t
+	}
+	got, descr, err := ts.InOrder("/proc/sys", wrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"base", "6.1-cloud+nohz_full-1", "tuned"}, names(got)); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"host", "debian:6.1-cloud nohz_full=1", "host, vm.swappiness=10"}, descr); diff != "" {
+		t.Errorf("descriptions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{HostName, "6.1-cloud+nohz_full-1", HostName}, wrapped); diff != "" {
+		t.Errorf("wrapped (-want +got):\n%s", diff)
+	}
+	if v, ok := got[2].(*Variant); !ok || v.Root != "/proc/sys" || v.Sysctls[0].Key != "vm.swappiness" {
+		t.Errorf("third target %#v, want the variant tuned setting vm.swappiness under /proc/sys", got[2])
+	}
+
+	twice := vmSettings()
+	twice.Use("variant", "a")
+	twice.Use("variant", "a:vm.swappiness=10")
+	if _, _, err := twice.InOrder("/proc/sys", nil); err == nil || !strings.Contains(err.Error(), "give variants distinct names") {
+		t.Errorf("two variants named a: %v", err)
+	}
+	bad := vmSettings()
+	bad.Accel = "frob"
+	if _, _, err := bad.InOrder("/proc/sys", nil); !errors.As(err, new(*InputError)) {
+		t.Errorf("--accel frob: %v, want an InputError", err)
+	}
+}
+
+// Use records each target in Order; --vm once however often given, and
+// false takes it back.
+func TestTargetsUse(t *testing.T) {
+	var ts Targets
+	for _, u := range [][2]string{{"vm", "true"}, {"kernel", "K"}, {"vm", "true"}, {"target", "T"}, {"variant", "v"}} {
+		if err := ts.Use(u[0], u[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []TargetUse{{"kernel", "K"}, {"vm", ""}, {"target", "T"}, {"variant", "v"}}
+	if diff := cmp.Diff(want, ts.Order); diff != "" || !ts.VM || !slicesEqual(ts.Kernels, "K") || !slicesEqual(ts.Names, "T") {
+		t.Errorf("order (-want +got):\n%s\nVM %v, kernels %v, names %v", diff, ts.VM, ts.Kernels, ts.Names)
+	}
+	if err := ts.Use("vm", "false"); err != nil || ts.VM || len(ts.Order) != 3 {
+		t.Errorf("--vm=false: err %v, VM %v, order %v", err, ts.VM, ts.Order)
+	}
+	if err := ts.Use("vm", "maybe"); err == nil {
+		t.Error("--vm=maybe taken")
+	}
+}
+
+func slicesEqual(got []string, want ...string) bool { return cmp.Equal(got, want) }
+
+// CheckSet refuses VM settings no target would use: any on the host,
+// those a named target takes from its file; a matrix's named targets
+// refuse them beside a kernel too.
+func TestTargetsCheckSet(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		ts      Targets
+		set     []string
+		each    bool
+		refused string
+	}{
+		{"host", Targets{}, []string{"vcpus", "kernel-cache"}, false, "--vcpus, --kernel-cache: VM settings, and this run is on the host"},
+		{"kernel uses them", Targets{Kernels: []string{"K"}}, []string{"vcpus", "cmdline"}, false, ""},
+		{"named target", Targets{Names: []string{"T"}}, []string{"memory", "deadline"}, false, "--memory: --target takes its VM settings from the targets file"},
+		{"named target's deadline", Targets{Names: []string{"T"}}, []string{"deadline", "kernel-cache"}, false, ""},
+		{"beside a kernel", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"accel"}, false, ""},
+		{"beside a kernel, each", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"accel"}, true, "--accel: --target takes"},
+		{"each without names", Targets{VM: true}, []string{"accel"}, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.ts.CheckSet(c.set, c.each)
+			switch {
+			case c.refused == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.refused != "" && (!errors.As(err, new(*InputError)) || !strings.HasPrefix(err.Error(), c.refused)):
+				t.Errorf("err %v, want an InputError starting %q", err, c.refused)
+			}
+		})
+	}
+}
