@@ -1,0 +1,206 @@
+package bisect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// Gate measures one commit's build against the good commit's build in
+// one job. An error that is ErrBadInput aborts the bisect as the user's
+// to fix; any other aborts it as the machinery's.
+type Gate interface {
+	Gate(ctx context.Context, r Request) (*Measure, error)
+}
+
+// Request is one gate: the directories where the scenario's relative
+// paths resolve for the good build and for the commit's, and the
+// directory for the gate's files.
+type Request struct {
+	Commit       string
+	GoodDir, Dir string
+	Out          string
+}
+
+// Measure is what a gate said of a commit: the verdict of its gated
+// tests taken together, its headline and the gated verdicts themselves.
+type Measure struct {
+	Verdict  report.Kind
+	Headline string
+	Gated    []report.JSONVerdict
+}
+
+// Verdict is the gated tests' verdict taken together: a regression if any
+// is one, else inconclusive if any is, else no change (an improvement is
+// no change for a bisect). No gated test at all is inconclusive.
+func Verdict(gated []report.JSONVerdict) report.Kind {
+	var reg, open, decided bool
+	for _, v := range gated {
+		switch v.Verdict {
+		case report.Regression:
+			reg = true
+		case report.NoChange, report.Improvement:
+			decided = true
+		default:
+			open = true
+		}
+	}
+	switch {
+	case reg:
+		return report.Regression
+	case open || !decided:
+		return report.Inconclusive
+	}
+	return report.NoChange
+}
+
+// Worst is the gated verdict to show for m: the one with the largest
+// ratio among those of m's verdict.
+func (m *Measure) Worst() *report.JSONVerdict {
+	var w *report.JSONVerdict
+	for i := range m.Gated {
+		v := &m.Gated[i]
+		if k := v.Verdict; k != m.Verdict && !(m.Verdict == report.NoChange && k == report.Improvement) {
+			continue
+		}
+		if w == nil || ratio(v) > ratio(w) {
+			w = v
+		}
+	}
+	return w
+}
+
+func ratio(v *report.JSONVerdict) float64 {
+	if v.Ratio == nil {
+		return 0
+	}
+	return *v.Ratio
+}
+
+// ExecGate gates each step with tailgate's own same-job gate, in a child
+// process of Exe (a fresh one per step, as a trial is):
+//
+//	Exe gate SCENARIO --variant good:dir=GOOD --variant COMMIT:dir=DIR \
+//	    -o OUT/result.json --format json=OUT/report.json --format text=OUT/report.txt ARGS...
+//
+// The gate's progress goes to Log and OUT/gate.log; its JSON report is
+// read for the verdicts.
+type ExecGate struct {
+	Exe      string
+	Scenario string
+	Args     []string
+	Log      io.Writer
+}
+
+// GateArgs are the arguments ExecGate gives tailgate for r.
+func (g *ExecGate) GateArgs(r Request) []string {
+	args := []string{"gate", g.Scenario,
+		"--variant", "good:dir=" + r.GoodDir, "--variant", Short(r.Commit) + ":dir=" + r.Dir,
+		"-o", filepath.Join(r.Out, "result.json"),
+		"--format", "json=" + filepath.Join(r.Out, "report.json"),
+		"--format", "text=" + filepath.Join(r.Out, "report.txt")}
+	return append(args, g.Args...)
+}
+
+func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
+	logf, err := os.Create(filepath.Join(r.Out, "gate.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	var tail tailBuffer
+	cmd := exec.CommandContext(ctx, g.Exe, g.GateArgs(r)...)
+	cmd.Stdout = logf
+	cmd.Stderr = io.MultiWriter(g.Log, logf, &tail)
+	// An interrupt reaches the gate as one from a terminal would, so it
+	// restores what it set and stops its trials.
+	signalGroup(cmd, syscall.SIGINT)
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	code := cmd.ProcessState.ExitCode()
+	switch {
+	case code == 2:
+		return nil, badInputf("the gate of %s refused its input: %s", Short(r.Commit), tail.last())
+	case code != 0 && code != 1:
+		return nil, fmt.Errorf("the gate of %s failed (%v): %s", Short(r.Commit), err, tail.last())
+	}
+	b, err := os.ReadFile(filepath.Join(r.Out, "report.json"))
+	if err != nil {
+		return nil, fmt.Errorf("the gate of %s: %w", Short(r.Commit), err)
+	}
+	return ParseReport(b)
+}
+
+// ParseReport reads a same-job gate's JSON report (docs/matrix.schema.json)
+// into a Measure.
+func ParseReport(b []byte) (*Measure, error) {
+	var doc report.JSONMatrix
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("gate report: %w", err)
+	}
+	if len(doc.Comparisons) != 1 {
+		return nil, fmt.Errorf("gate report: %d comparisons, want 1", len(doc.Comparisons))
+	}
+	c := doc.Comparisons[0]
+	m := &Measure{Headline: c.Headline}
+	for _, s := range c.Scenarios {
+		for _, v := range s.Verdicts {
+			if v.Gated {
+				m.Gated = append(m.Gated, v)
+			}
+		}
+	}
+	m.Verdict = Verdict(m.Gated)
+	return m, nil
+}
+
+// signalGroup runs cmd in a process group of its own and makes a
+// cancelled context send sig to the whole group (a build's make and its
+// compilers, a gate's trials), then kill it if it has not ended.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, sig) }
+	cmd.WaitDelay = 30 * time.Second
+}
+
+// tailBuffer keeps the last lines written to it, for an error message.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 8192 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+// last is the last line that says something.
+func (t *tailBuffer) last() string {
+	lines := bytes.Split(bytes.TrimSpace(t.b), []byte("\n"))
+	if s := strings.TrimSpace(string(lines[len(lines)-1])); s != "" {
+		return s
+	}
+	return "no message"
+}
+
+// lines is its last n lines.
+func (t *tailBuffer) lines(n int) []string {
+	s := strings.TrimRight(string(t.b), "\n")
+	if s == "" {
+		return nil
+	}
+	l := strings.Split(s, "\n")
+	return l[max(0, len(l)-n):]
+}
