@@ -29,6 +29,10 @@ type timerLoad struct {
 	params Timer
 	pid    int
 	clk    monoClock
+	// start is the clock when the run began: thread i's deadlines are
+	// start + i·Interval/Threads + k·Interval, so that the threads' wakeups
+	// are spread evenly over the interval and no two contend for a CPU.
+	start int64
 	// dma holds /dev/cpu_dma_latency at params.DMALatency until closed; nil
 	// when left alone.
 	dma    *os.File
@@ -135,6 +139,7 @@ func (l *timerLoad) close() error {
 }
 
 func (l *timerLoad) run(ctx context.Context) (Stats, error) {
+	l.start = l.clk.now()
 	return runCrew(withPinCPUs(ctx, l.w.CPUs), l.pid, l.w.Threads, l.thread, nil)
 }
 
@@ -169,7 +174,7 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 	c.sleeper(i, m)
 	raw := l.params.Sleep == TimerSleepRaw
 	interval := int64(l.params.Interval)
-	next := l.clk.now() + interval
+	next := firstDeadline(l.start, l.clk.now(), interval, i, l.w.Threads)
 	yielded := next
 	for !c.stop.Load() {
 		var err error
@@ -210,6 +215,18 @@ func (l *timerLoad) thread(i int, c *crew, m *member) {
 			yielded = now
 		}
 	}
+}
+
+// firstDeadline is thread i of n's first deadline after now: the first of
+// start + i·interval/n + k·interval that is later than now, so that each
+// thread sleeps at least a little before its first measured wakeup and
+// the n threads' deadlines are interval/n apart.
+func firstDeadline(start, now, interval int64, i, n int) int64 {
+	phase := start + int64(i)*interval/int64(n)
+	if now < phase {
+		return phase
+	}
+	return phase + ((now-phase)/interval+1)*interval
 }
 
 // rawYieldEvery is how often, at most, a timer thread that sleeps raw goes

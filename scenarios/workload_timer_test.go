@@ -340,3 +340,23 @@ func TestCPUList(t *testing.T) {
 		t.Errorf("unsorted list reads as %v, want [1 3]", c)
 	}
 }
+
+// TestFirstDeadlines: the threads' deadlines are spread evenly over the
+// interval, each thread's first one is after the moment it asks, and
+// never more than an interval after it.
+func TestFirstDeadlines(t *testing.T) {
+	const start, interval, n = int64(1_000_000), int64(1_000_000), 4
+	for _, now := range []int64{start, start + 1, start + 250_000, start + 999_999, start + 3_700_000} {
+		var phases []int64
+		for i := range n {
+			d := firstDeadline(start, now, interval, i, n)
+			if d <= now || d > now+interval {
+				t.Errorf("now %d, thread %d: first deadline %d, want in (%d, %d]", now, i, d, now, now+interval)
+			}
+			phases = append(phases, (d-start)%interval)
+		}
+		if want := []int64{0, 250_000, 500_000, 750_000}; !slices.Equal(phases, want) {
+			t.Errorf("now %d: phases %v, want %v", now, phases, want)
+		}
+	}
+}
