@@ -9,15 +9,32 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
+// calibrationColumns are calibrate's columns. Narrowed, the scenario
+// heads its rows and the spreads leave the row in the order they lead to
+// the bound, which stays: it is what a gate adds.
+var calibrationColumns = []Column{
+	{Header: "scenario", Align: left, Group: true},
+	{Header: "metric", Align: left},
+	{Header: "pctl", Align: left},
+	{Header: "within a run", Align: right, Fold: 1},
+	{Header: "between runs", Align: right, Fold: 2},
+	{Header: "excess", Align: right, Fold: 3},
+	{Header: "excess, 90% bound", Align: right},
+}
+
 // WriteCalibrationText prints, per scenario of first, metric and
 // percentile, the spread inside one run, between runs, and the excess a
 // stored-baseline comparison adds, for the gated percentiles (the stored
 // calibration has every percentile); cli are the command line's
-// thresholds.
-func WriteCalibrationText(w io.Writer, cal *Calibration, first *result.Result, cli []Threshold) error {
-	fmt.Fprintf(w, "Between-run spread on %s (kernel %s): %d separate runs, nothing changed between them.\n", cal.Target, cal.KernelRelease, cal.Runs)
-	t := NewTable(w)
-	t.Header([]string{"scenario", "metric", "pctl", "gated", "within a run", "between runs", "excess", "excess, 90% bound"})
+// thresholds. Every line keeps to o.Width.
+func WriteCalibrationText(w io.Writer, cal *Calibration, first *result.Result, cli []Threshold, o TextOptions) error {
+	head := fmt.Sprintf("Between-run spread on %s (kernel %s): %d separate runs, nothing changed between them; the gated percentiles.", cal.Target, cal.KernelRelease, cal.Runs)
+	for _, l := range wrapHanging(head, o.Width, 2) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	t := &FitTable{Columns: calibrationColumns, Width: o.Width}
 	pct := func(sd float64) string {
 		if math.IsNaN(sd) {
 			return "-"
@@ -42,11 +59,9 @@ func WriteCalibrationText(w io.Writer, cal *Calibration, first *result.Result, c
 				if _, gated := ResolveThreshold(n, p.Name, s.Gate, cli); !gated {
 					continue
 				}
-				if err := t.Append([]string{s.Name, n, p.Name, "yes", pct(sp.WithinSD), pct(sp.BetweenSD), pct(sp.ExcessSD), pct(sp.UpperSD)}); err != nil {
-					return err
-				}
+				t.Append([]string{s.Name, n, p.Name, pct(sp.WithinSD), pct(sp.BetweenSD), pct(sp.ExcessSD), pct(sp.UpperSD)})
 			}
 		}
 	}
-	return t.Render()
+	return t.Render(w)
 }

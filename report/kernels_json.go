@@ -40,11 +40,7 @@ func Kernels(dir string, cached []CachedKernel, abis []string, availErr error) K
 	out := KernelsJSON{Schema: KernelsSchemaVersion, Cache: dir, Cached: []CachedKernelJSON{}, Available: []AvailableKernelJSON{}}
 	have := map[string]bool{}
 	for _, k := range cached {
-		boot := "bzImage"
-		if k.Vmlinux {
-			boot = "vmlinux"
-		}
-		out.Cached = append(out.Cached, CachedKernelJSON{Spec: k.Spec, Version: k.Version, Boots: boot, Modules: k.Modules})
+		out.Cached = append(out.Cached, CachedKernelJSON{Spec: k.Spec, Version: k.Version, Boots: k.boots(), Modules: k.Modules})
 		have[k.Spec] = true
 	}
 	for _, abi := range abis {

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// TextOptions controls the text rendering of a comparison or a matrix.
+// TextOptions controls the text rendering of a report: a comparison, a
+// matrix, and the lists of baselines, kernels and a calibration.
 type TextOptions struct {
 	// Width is the columns every line keeps to (the terminal's, from
 	// termwidth); 0 is unlimited, the full rows.

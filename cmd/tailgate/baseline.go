@@ -8,6 +8,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -56,7 +57,9 @@ func baselineShow(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	write := report.WriteBaselines
+	write := func(w io.Writer, entries []baseline.Entry) error {
+		return report.WriteBaselines(w, entries, report.TextOptions{Width: termwidth.Of(w)})
+	}
 	switch *format {
 	case "text":
 	case "json":

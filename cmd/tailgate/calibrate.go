@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -69,11 +70,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := report.WriteCalibrationText(stdout, cal, all[0], f.thresholds); err != nil {
+	if err := report.WriteCalibrationText(stdout, cal, all[0], f.thresholds, report.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
 		return err
 	}
 	if basePath == "" {
-		fmt.Fprintf(stdout, "Not stored: pass --baseline DIR to store it beside the baselines, where gate --baseline finds it.\n")
+		fmt.Fprintf(stdout, "Not stored: --baseline DIR stores it where gate --baseline finds it.\n")
 		return nil
 	}
 	return store.SaveCalibration(cal)

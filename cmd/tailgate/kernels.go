@@ -3,16 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
-const kernelsUsage = `usage: tailgate kernels list [--cache DIR]
+const kernelsUsage = `usage: tailgate kernels list [--cache DIR] [--format text|json]
        tailgate kernels fetch SPEC [--cache DIR]
 
 list shows the kernels in the cache and the Debian kernels apt offers.
@@ -24,9 +26,10 @@ newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
 debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
 `
 
-const kernelsListUsage = `usage: tailgate kernels list [--cache DIR]
+const kernelsListUsage = `usage: tailgate kernels list [--cache DIR] [--format text|json]
 
-Shows the kernels in the cache and the Debian kernels apt offers.
+Shows the kernels in the cache and the Debian kernels apt offers; json is
+docs/kernels.schema.json.
 
 `
 
@@ -57,30 +60,44 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return unknownSub("kernels", args[0])
 }
 
-// kernelCacheFlags parses the flags both subcommands share.
-func kernelCacheFlags(args []string, usage string, stdout io.Writer) (cache *vmtest.KernelCache, pos []string, err error) {
-	fs := cmdline.NewFlagSet("kernels")
-	cmdline.SetUsage(fs, stdout, usage)
-	dir := fs.String("cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
-	if pos, err = cmdline.Parse(fs, args); err != nil {
-		return nil, nil, err
+// cacheFlag is the --cache flag both subcommands take.
+type cacheFlag struct{ dir string }
+
+func (f *cacheFlag) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
+}
+
+// cache is the kernel cache the flag names, else the default one.
+func (f *cacheFlag) cache() (*vmtest.KernelCache, error) {
+	if f.dir != "" {
+		return &vmtest.KernelCache{Dir: f.dir}, nil
 	}
-	if *dir != "" {
-		return &vmtest.KernelCache{Dir: *dir}, pos, nil
+	cache, err := vmtest.DefaultKernelCache()
+	if err != nil {
+		return nil, infra(err)
 	}
-	if cache, err = vmtest.DefaultKernelCache(); err != nil {
-		return nil, nil, infra(err)
-	}
-	return cache, pos, nil
+	return cache, nil
 }
 
 func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, err := kernelCacheFlags(args, kernelsListUsage, stdout)
+	fs := cmdline.NewFlagSet("kernels")
+	cmdline.SetUsage(fs, stdout, kernelsListUsage)
+	var cf cacheFlag
+	cf.register(fs)
+	format := fs.String("format", "text", "text or json")
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format %q: want text or json", *format)
+	}
 	if len(pos) != 0 {
 		return usagef("takes no arguments, got %q", pos)
+	}
+	cache, err := cf.cache()
+	if err != nil {
+		return err
 	}
 	cached, err := cache.Cached()
 	if err != nil {
@@ -90,25 +107,39 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, k := range cached {
 		ks = append(ks, report.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
 	}
-	if err := report.WriteCachedKernels(stdout, cache.Dir, ks); err != nil {
+	avail, availErr := vmtest.AvailableDebianKernels(ctx)
+	if availErr != nil {
+		// The cache is still worth showing; say why the rest is missing.
+		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", availErr)
+	}
+	if *format == "json" {
+		return report.WriteKernelsJSON(stdout, cache.Dir, ks, avail, availErr)
+	}
+	o := report.TextOptions{Width: termwidth.Of(stdout)}
+	if err := report.WriteCachedKernels(stdout, cache.Dir, ks, o); err != nil {
 		return err
 	}
-	avail, err := vmtest.AvailableDebianKernels(ctx)
-	if err != nil {
-		// The cache is still worth showing; say why the rest is missing.
-		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", err)
+	if availErr != nil {
 		return nil
 	}
-	return report.WriteAvailableKernels(stdout, avail, ks)
+	return report.WriteAvailableKernels(stdout, avail, ks, o)
 }
 
 func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cache, pos, err := kernelCacheFlags(args, kernelsFetchUsage, stdout)
+	fs := cmdline.NewFlagSet("kernels")
+	cmdline.SetUsage(fs, stdout, kernelsFetchUsage)
+	var cf cacheFlag
+	cf.register(fs)
+	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("want one SPEC, got %d arguments; see tailgate kernels fetch -h", len(pos))
+	}
+	cache, err := cf.cache()
+	if err != nil {
+		return err
 	}
 	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
 	k, err := cache.Resolve(ctx, pos[0])
