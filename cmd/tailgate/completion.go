@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
 const completionUsage = `usage: tailgate completion bash
 
 Prints a bash completion script: the commands, their subcommands and
-their flags. Load it in a shell with
+their flags, and the built-in scenarios and scenario files (*.yaml) after
+run, gate, matrix and calibrate. Load it in a shell with
 
   source <(tailgate completion bash)
 
@@ -32,14 +35,25 @@ func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return writeBashCompletion(ctx, stdout)
 }
 
+// scenarioCommands are the commands whose arguments are scenarios.
+var scenarioCommands = []string{"run", "gate", "matrix", "calibrate"}
+
 // writeBashCompletion writes the script for commands(), each command's
-// (and subcommand's) flags as its -h lists them.
+// (and subcommand's) flags as its -h lists them, and the catalog's
+// scenarios for the commands that run them.
 func writeBashCompletion(ctx context.Context, w io.Writer) error {
+	var scenarioNames []string
+	for _, s := range engine.Catalog().Scenarios {
+		scenarioNames = append(scenarioNames, s.Name)
+	}
 	var cmds []cmdline.Command
 	for _, c := range commands() {
 		cc := cmdline.Command{Name: c.name, Subs: c.subs}
 		if c.name == "completion" {
 			cc.Args = []string{"bash"}
+		}
+		if slices.Contains(scenarioCommands, c.name) {
+			cc.Operands, cc.Exts = scenarioNames, []string{"yaml", "yml"}
 		}
 		cmds = append(cmds, cc)
 	}
