@@ -15,11 +15,22 @@ import (
 
 // Attach puts a running process tree (pid) or an existing cgroup v2 group
 // in place of each scenario's workload, measured with the scenario's
-// tracers; flagName names the flag that asked, named says the scenarios
-// were named (a named one without tracers is refused, the built-ins
-// without are passed over). It refuses a process or group that holds
-// this tailgate, whose trial workers would be measured.
-func Attach(ss []*scenarios.Scenario, pid int, cgroupPath, flagName string, named bool) ([]*scenarios.Scenario, error) {
+// tracers; named says the scenarios were named (a named one without
+// tracers is refused, the built-ins without are passed over). What runs
+// on this machine is measured here: ts must be the host alone. It refuses
+// both a process and a group, and a process or group that holds this
+// tailgate, whose trial workers would be measured.
+func Attach(ss []*scenarios.Scenario, pid int, cgroupPath string, named bool, ts *Targets) ([]*scenarios.Scenario, error) {
+	flagName := "--pid"
+	if cgroupPath != "" {
+		flagName = "--cgroup"
+	}
+	if pid != 0 && cgroupPath != "" {
+		return nil, Inputf("--pid and --cgroup both given; measure one process tree or one group")
+	}
+	if len(ts.Kernels) > 0 || len(ts.Names) > 0 || ts.VM {
+		return nil, Inputf("%s measures what runs on this machine; drop --kernel, --target and --vm", flagName)
+	}
 	at, what, err := attachTarget(pid, cgroupPath)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
@@ -166,6 +167,10 @@ func (ts *Targets) Resolve() ([]Target, error) {
 func (ts *Targets) named() ([]Target, error) {
 	file := vmtest.DefaultTargets()
 	if ts.File != "" {
+		// Over the limits of YAML input, before a YAML parser gets it.
+		if err := config.CheckFile(ts.File); err != nil {
+			return nil, &InputError{Err: err}
+		}
 		var err error
 		if file, err = vmtest.LoadTargets(ts.File); err != nil {
 			return nil, &InputError{Err: err}

@@ -187,3 +187,22 @@ func TestTargetsCheckSet(t *testing.T) {
 		})
 	}
 }
+
+// Attach measures what runs on this machine, one process tree or one
+// group: both, or beside a VM target, is refused before either is looked
+// at.
+func TestAttachRefuses(t *testing.T) {
+	ss := spec(1).Scenarios
+	if _, err := Attach(ss, 1, "/sys/fs/cgroup/x", true, &Targets{}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "--pid and --cgroup both given") {
+		t.Errorf("both: %v", err)
+	}
+	for flag, ts := range map[string]*Targets{"--pid": {VM: true}, "--cgroup": {Names: []string{"T"}}} {
+		pid, cg := 1, ""
+		if flag == "--cgroup" {
+			pid, cg = 0, "/sys/fs/cgroup/x"
+		}
+		if _, err := Attach(ss, pid, cg, true, ts); !errors.As(err, new(*InputError)) || !strings.HasPrefix(err.Error(), flag+" measures what runs on this machine") {
+			t.Errorf("%s beside a VM: %v", flag, err)
+		}
+	}
+}

@@ -29,23 +29,12 @@ func (a *attachFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.cgroup, "cgroup", "", "measure the tasks of the existing cgroup v2 group `PATH` (and of the groups below it), as --pid does a process; PATH as in /proc/PID/cgroup or under the cgroup2 mount")
 }
 
-func (a *attachFlags) set() bool { return a.pid != 0 || a.cgroup != "" }
-
-// apply puts the process or group in place of each scenario's workload.
-// With no scenario named, it takes every built-in that has tracers.
+// apply puts the process or group in place of each scenario's workload
+// (engine.Attach). With no scenario named, it takes every built-in that
+// has tracers.
 func (a *attachFlags) apply(ss []*scenarios.Scenario, named bool, tf *targetFlags) ([]*scenarios.Scenario, error) {
-	if !a.set() {
+	if a.pid == 0 && a.cgroup == "" {
 		return ss, nil
 	}
-	flagName := "--pid"
-	if a.cgroup != "" {
-		flagName = "--cgroup"
-	}
-	if a.pid != 0 && a.cgroup != "" {
-		return nil, usagef("--pid and --cgroup both given; measure one process tree or one group")
-	}
-	if len(tf.Kernels) > 0 || len(tf.Names) > 0 || tf.VM {
-		return nil, usagef("%s measures what runs on this machine; drop --kernel, --target and --vm", flagName)
-	}
-	return engine.Attach(ss, a.pid, a.cgroup, flagName, named)
+	return engine.Attach(ss, a.pid, a.cgroup, named, &tf.Targets)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
@@ -96,15 +97,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		}
 		return gatePair(ctx, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
 	}
-	var pairOnly []string
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "variant", "budget", "retries":
-			pairOnly = append(pairOnly, flagName(fl.Name))
-		}
-	})
-	if basePath != "" && len(pairOnly) > 0 {
-		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
+	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && pairOnly != "" {
+		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", pairOnly)
 	}
 	if basePath == "" {
 		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
@@ -141,16 +135,10 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	if len(pos) > 0 {
 		return nil, usagef("--candidate gates a Result made earlier: name no scenarios (got %s)", strings.Join(pos, " "))
 	}
-	var runOnly []string
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "trials", "duration", "warmup", "o",
-			"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache":
-			runOnly = append(runOnly, flagName(fl.Name))
-		}
-	})
-	if len(runOnly) > 0 {
-		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
+	runOnly := given(fs, "trials", "duration", "warmup", "o",
+		"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache")
+	if runOnly != "" {
+		return nil, usagef("%s only apply to a run; --candidate does not run", runOnly)
 	}
 	return loadInput(path, "candidate")
 }
@@ -178,6 +166,18 @@ func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetF
 		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
 	}
 	return res, err
+}
+
+// given lists which of the flags names were set on fs, spelled as the
+// usage does (flagName): "" for none.
+func given(fs *flag.FlagSet, names ...string) string {
+	var set []string
+	fs.Visit(func(fl *flag.Flag) {
+		if slices.Contains(names, fl.Name) {
+			set = append(set, flagName(fl.Name))
+		}
+	})
+	return strings.Join(set, ", ")
 }
 
 // flagName spells a flag as the usage does: -o, --trials.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/history"
-	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/report/changes"
 )
@@ -141,15 +140,7 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	if err != nil {
 		return err
 	}
-	r, err := result.Load(pos[1])
-	if err != nil {
-		return historyError(err)
-	}
-	rec, err := history.NewRecord(r, strings.ToLower(*commit), when, *ref, history.CIProvenance(version.Get(), os.Getenv))
-	if err != nil {
-		return usagef("%s: %v", pos[1], err)
-	}
-	e, err := s.Add(ctx, rec, history.AddOptions{Replace: *replace})
+	e, err := s.AddResult(ctx, pos[1], *commit, when, *ref, history.CIProvenance(version.Get(), os.Getenv), history.AddOptions{Replace: *replace})
 	if err != nil {
 		return historyError(err)
 	}
@@ -172,13 +163,10 @@ func historyCheck(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	defer v.Close()
 	errs := 0
 	for _, p := range v.Check() {
-		level := "error"
-		if p.Warning {
-			level = "warning"
-		} else {
+		fmt.Fprintln(stdout, p)
+		if !p.Warning {
 			errs++
 		}
-		fmt.Fprintf(stdout, "%s: %s: %v\n", level, p.Path, p.Err)
 	}
 	if errs > 0 {
 		return usagef("%s: %d records are damaged; restore them from the store's history (git log of its branch) or remove them with history prune", s, errs)
@@ -197,17 +185,9 @@ func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	p := history.Policy{Keep: *keep}
-	if *older != "" {
-		if p.OlderThan, err = history.ParseAge(*older); err != nil {
-			return usagef("--older-than %q: want a duration such as 720h or 90d", *older)
-		}
-	}
-	if *keep < 0 {
-		return usagef("--keep %d: want a positive count", *keep)
-	}
-	if p.Keep == 0 && p.OlderThan == 0 {
-		return usagef("give --keep N or --older-than D")
+	p, err := history.NewPolicy(*keep, *older)
+	if err != nil {
+		return usagef("%w", err)
 	}
 	s, err := openStore(pos[0])
 	if err != nil {
@@ -339,19 +319,13 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if err != nil {
 		return historyError(err)
 	}
-	base, head := p.Base, p.Head
-	if *build != "" {
-		if err := p.Build(ctx, *build, *dir, stderr); errors.Is(err, history.ErrBadInput) {
-			return usagef("%w", err)
-		} else if err != nil {
-			return infra(err)
-		}
-	}
-	if p.Kernels[0] == "" || p.Kernels[1] == "" {
-		return usagef("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", history.Short(base.Commit), history.Short(head.Commit))
+	if err := p.Boot(ctx, *build, *dir, stderr); errors.Is(err, history.ErrBadInput) {
+		return usagef("%w", err)
+	} else if err != nil {
+		return infra(err)
 	}
 	gargs := p.GateArgs(gateArgs)
-	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(head.Commit), history.Short(base.Commit), head.Target, joinArgs(gargs))
+	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(p.Head.Commit), history.Short(p.Base.Commit), p.Head.Target, joinArgs(gargs))
 	if *dry {
 		fmt.Fprintf(stdout, "tailgate gate %s\n", joinArgs(gargs))
 		return nil

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
-	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/report"
@@ -90,9 +89,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if ss, err = af.apply(ss, len(names) > 0, &tf); err != nil {
 		return err
-	}
-	if err := config.CheckFile(tf.File); err != nil {
-		return &usageError{Err: err}
 	}
 	targets, err := tf.targets()
 	if err != nil {

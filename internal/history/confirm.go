@@ -138,6 +138,21 @@ func (p *Pair) Build(ctx context.Context, cmdline, dir string, log io.Writer) er
 	return nil
 }
 
+// Boot makes ready the kernels the pair's gate boots: what the shell
+// command build makes of each commit (Build, into dir), or with no
+// command the records' own. Records of host runs name none: ErrBadInput.
+func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error {
+	if build != "" {
+		if err := p.Build(ctx, build, dir, log); err != nil {
+			return err
+		}
+	}
+	if p.Kernels[0] == "" || p.Kernels[1] == "" {
+		return badInputf("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", Short(p.Base.Commit), Short(p.Head.Commit))
+	}
+	return nil
+}
+
 // GateArgs are the arguments of the same-job gate that re-measures the
 // pair: its scenarios, base's kernel then head's, then extra.
 func (p *Pair) GateArgs(extra []string) []string {

@@ -1,0 +1,55 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// AddResult records the Result file path under commit (any case), made
+// at (zero: the Result's start) and pushed to ref, with prov: NewRecord,
+// then Add. A Result that does not read or cannot be recorded is the
+// input's (IsInput).
+func (s *Store) AddResult(ctx context.Context, path, commit string, at time.Time, ref string, prov Provenance, opt AddOptions) (Entry, error) {
+	r, err := result.Load(path)
+	if err != nil {
+		return Entry{}, err
+	}
+	rec, err := NewRecord(r, strings.ToLower(commit), at, ref, prov)
+	if err != nil {
+		return Entry{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s.Add(ctx, rec, opt)
+}
+
+// String is the problem as history check lists it: "error: PATH: ERR",
+// "warning: ..." for what loses no data.
+func (p Problem) String() string {
+	level := "error"
+	if p.Warning {
+		level = "warning"
+	}
+	return fmt.Sprintf("%s: %s: %v", level, p.Path, p.Err)
+}
+
+// NewPolicy is the policy of history prune's --keep N (the newest
+// commits) and --older-than D (ParseAge); one of them must prune.
+func NewPolicy(keep int, olderThan string) (Policy, error) {
+	p := Policy{Keep: keep}
+	if olderThan != "" {
+		var err error
+		if p.OlderThan, err = ParseAge(olderThan); err != nil {
+			return p, badInputf("--older-than %q: want a duration such as 720h or 90d", olderThan)
+		}
+	}
+	if keep < 0 {
+		return p, badInputf("--keep %d: want a positive count", keep)
+	}
+	if p.Keep == 0 && p.OlderThan == 0 {
+		return p, badInputf("give --keep N or --older-than D")
+	}
+	return p, nil
+}
