@@ -81,20 +81,22 @@ func Work(sh *shard.Spec, ss []*scenarios.Scenario, targets []Target, log io.Wri
 	return work
 }
 
-// RunEach runs spec(work[i]) on each target in turn (an empty share of
-// one of several targets is passed over), each Result put where o says as
-// it ends: what was measured is kept even when a run was cut short, and
-// an empty shard writes an empty Result, so a merge finds every file. An
-// interrupt stops them all; with several targets a broken one does not
-// stop the others, and the first error is returned once they ran. o must
-// have been checked (Check).
-func RunEach(ctx context.Context, targets []Target, work [][]*scenarios.Scenario, spec func([]*scenarios.Scenario) Spec, o RunOutputs, p *progress.Reporter) error {
+// RunEach runs spec on each target in turn, its scenarios the target's
+// share of the work, work[i] (an empty share of one of several targets is
+// passed over), each Result put where o says as it ends: what was
+// measured is kept even when a run was cut short, and an empty shard
+// writes an empty Result, so a merge finds every file. An interrupt stops
+// them all; with several targets a broken one does not stop the others,
+// and the first error is returned once they ran. o must have been checked
+// (Check).
+func RunEach(ctx context.Context, targets []Target, work [][]*scenarios.Scenario, spec Spec, o RunOutputs, p *progress.Reporter) error {
 	var firstErr error
 	for i, t := range targets {
 		if len(work[i]) == 0 && len(targets) > 1 {
 			continue
 		}
-		res, runErr := Run(ctx, t, spec(work[i]), p)
+		spec.Scenarios = work[i]
+		res, runErr := Run(ctx, t, spec, p)
 		p.Done()
 		if res != nil && len(res.Scenarios) > 0 {
 			if err := report.RenderRun(o.table, res); err != nil {

@@ -17,8 +17,6 @@ import (
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
-func oneTrialEach(ss []*scenarios.Scenario) Spec { return Spec{Scenarios: ss} }
-
 // RunEach runs each target's work in turn, puts each Result in its own
 // file and its table on standard output, and keeps going past a broken
 // target, returning its error once the others ran.
@@ -32,7 +30,7 @@ func TestRunEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := spec(1, 1).Scenarios
-	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &stderr), oneTrialEach, o, progress.New(&bytes.Buffer{}))
+	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &stderr), Spec{}, o, progress.New(&bytes.Buffer{}))
 	var ie *InfraError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "guest oops") {
 		t.Errorf("err %v, want A's failure as an InfraError", err)
@@ -69,7 +67,7 @@ func TestRunEachOneTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := spec(1).Scenarios
-	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &out), oneTrialEach, o, progress.New(&bytes.Buffer{}))
+	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &out), Spec{}, o, progress.New(&bytes.Buffer{}))
 	if !errors.As(err, new(*InputError)) {
 		t.Errorf("err %v, want the InputError of Prepare", err)
 	}
@@ -96,7 +94,7 @@ func TestRunEachShard(t *testing.T) {
 	}
 	o := RunOutputs{Stdout: &bytes.Buffer{}, Log: &stderr}
 	o.Check(ts)
-	if err := RunEach(context.Background(), ts, work, oneTrialEach, o, progress.New(&bytes.Buffer{})); err != nil {
+	if err := RunEach(context.Background(), ts, work, Spec{}, o, progress.New(&bytes.Buffer{})); err != nil {
 		t.Fatal(err)
 	}
 	ran := 0
@@ -116,7 +114,7 @@ func TestRunEachShard(t *testing.T) {
 	one, log1 := fakes("A")
 	o = RunOutputs{Path: path, Stdout: &bytes.Buffer{}, Log: &bytes.Buffer{}}
 	o.Check(one)
-	if err := RunEach(context.Background(), one, [][]*scenarios.Scenario{nil}, oneTrialEach, o, progress.New(&bytes.Buffer{})); err != nil {
+	if err := RunEach(context.Background(), one, [][]*scenarios.Scenario{nil}, Spec{}, o, progress.New(&bytes.Buffer{})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); err != nil || len(*log1) != 1 {

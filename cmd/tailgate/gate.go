@@ -40,13 +40,7 @@ each compares the rounds' per-trial quantiles by an exact signed-rank test
 and the gate stops once every gated test is decided (a regression, or no
 change), a regression is confirmed, or the looks or --budget are spent;
 what is still open is inconclusive. Targets, as matrix takes them:
-  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC, CMDLINE appended to its command line
-  --target NAME               a VM target from the targets file
-  --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
-                              this host, with those sysctls set during its trials; dir=PATH
-                              runs the scenario file from PATH (a checkout of the same tree),
-                              env.NAME=VALUE adds to the exec workload's environment
-
+` + targetKinds + `
   tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms
   tailgate gate --variant base --variant 'tuned:kernel.timer_migration=0' timer-1ms
 

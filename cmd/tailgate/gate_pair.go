@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 // gateOptions is what a same-job gate needs besides its flags.
@@ -14,33 +15,18 @@ type gateOptions struct {
 	retries int
 }
 
-// gatePair runs base and head in paired rounds (engine.PairGate) and
-// gates head against base.
-func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env matrixEnv, stdout, stderr io.Writer) (err error) {
-	ss, err := f.lookup(names)
-	if err != nil {
-		return err
+// gatePair runs base and head in paired rounds (engine.PairGate.Gate)
+// and gates head against base.
+func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, opt gateOptions, env matrixEnv, stdout, stderr io.Writer) error {
+	two := func(n int) error {
+		if n != 2 {
+			return usagef("a gate compares two targets, base then head (--kernel, --target or --variant), got %d; for more, use tailgate matrix", n)
+		}
+		return nil
 	}
-	outs, err := f.resolveOutputs()
-	if err != nil {
-		return err
-	}
-	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
-	targets, _, err := matrixTargets(tf, env)
-	if err != nil {
-		return err
-	}
-	if len(targets) != 2 {
-		return usagef("a gate compares two targets, base then head (--kernel, --target or --variant), got %d; for more, use tailgate matrix", len(targets))
-	}
-	spec := rf.spec(ss)
-	if err := engine.CheckRounds(targets, spec, rf.output, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
-	g := &engine.PairGate{Budget: opt.budget, Retries: opt.retries, Rounds: rf.trials, Seed: env.orderSeed, Options: f.options(), Log: stderr}
-	m, err := g.Gate(ctx, targets, spec, rf.output)
-	if err != nil {
-		return err
-	}
-	return f.verdict(m, outs, "gate", stdout, stderr)
+	return inRounds(ctx, "gate", names, rf, tf, f, env, stdout, stderr, two,
+		func(targets []engine.Target, _ []string, spec engine.Spec) (*report.Matrix, error) {
+			g := &engine.PairGate{Budget: opt.budget, Retries: opt.retries, Rounds: rf.trials, Seed: env.orderSeed, Options: f.options(), Log: stderr}
+			return g.Gate(ctx, targets, spec, rf.output)
+		})
 }

@@ -36,10 +36,9 @@ type usageError = engine.InputError
 
 func usagef(format string, a ...any) error { return engine.Inputf(format, a...) }
 
-// infraError is a failure of the machinery, not of the kernel under test
-// (an engine.RestoreError too): exit 3.
-type infraError = engine.InfraError
-
+// infra is a failure of the machinery, not of the kernel under test: an
+// engine.InfraError, exit 3 (as an engine.RestoreError, an interrupt and
+// any error no case of exitCode names).
 func infra(err error) error { return engine.Infra(err) }
 
 // errRegression is returned when the gate found a regression; the report has
@@ -48,7 +47,6 @@ var errRegression = errors.New("regression")
 
 func exitCode(err error) int {
 	var u *usageError
-	var i *infraError
 	var ce *cmdline.Error // a bad flag
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp): // the help was asked for, and shown
@@ -60,10 +58,6 @@ func exitCode(err error) int {
 	case errors.Is(err, tracing.ErrBadTarget):
 		// A function, symbol or binary to trace that does not exist.
 		return exitUsage
-	case errors.As(err, &i):
-		return exitInfra
-	case errors.Is(err, context.Canceled):
-		return exitInfra
 	default:
 		return exitInfra
 	}

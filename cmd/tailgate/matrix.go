@@ -7,6 +7,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
@@ -18,17 +19,7 @@ right after another, then compares every target with the first, the
 reference, with the same statistics as 'tailgate compare'.
 
 Targets, in the order given (at least two):
-  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC (see 'tailgate kernels list'),
-                              with CMDLINE appended to its kernel command line
-  --target NAME               a VM target from the targets file
-  --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
-                              this host, with the sysctls set for the variant's
-                              trials and restored after each; --variant NAME
-                              alone is the host as it is; dir=PATH runs the
-                              scenario file from PATH (a checkout of the same
-                              tree), env.NAME=VALUE adds to the exec
-                              workload's environment
-
+` + targetKinds + `
   tailgate matrix --kernel debian:6.1-generic --kernel debian:6.1-rt timer-1ms
   tailgate matrix --variant base --variant 'nomig:kernel.timer_migration=0' timer-1ms
   tailgate matrix --kernel debian:6.1-cloud --kernel 'debian:6.1-cloud nohz_full=1' timer-1ms
@@ -39,6 +30,20 @@ exit 0 no regression against the reference, 1 a regression (or, with
 --strict, an inconclusive verdict), 2 bad usage, 3 a broken run or a sysctl
 that could not be restored.
 
+`
+
+// targetKinds are the targets a matrix and a same-job gate take, for
+// their usage.
+const targetKinds = `  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC (see 'tailgate kernels list'),
+                              with CMDLINE appended to its kernel command line
+  --target NAME               a VM target from the targets file
+  --variant NAME[:KEY=VALUE[,KEY=VALUE...]]
+                              this host, with the sysctls set for the variant's
+                              trials and restored after each; --variant NAME
+                              alone is the host as it is; dir=PATH runs the
+                              scenario file from PATH (a checkout of the same
+                              tree), env.NAME=VALUE adds to the exec
+                              workload's environment
 `
 
 // matrixEnv is what a matrix or a same-job gate touches outside itself;
@@ -58,7 +63,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return runMatrix(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
 }
 
-func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
 	fs := cmdline.NewFlagSet("matrix")
 	var f runFlags
 	f.register(fs)
@@ -74,36 +79,55 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if err != nil {
 		return err
 	}
-	ss, err := rf.lookup(names)
-	if err != nil {
-		return err
-	}
-	// Every format renders a matrix as it renders a comparison.
-	outs, err := rf.resolveOutputs()
-	if err != nil {
-		return err
-	}
-	defer func() { writeJUnitErrors(outs, "matrix", err, stderr) }()
-	targets, descriptions, err := matrixTargets(&tf, env)
-	if err != nil {
-		return err
-	}
-	if len(targets) < 2 {
-		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
-	}
-	spec := f.spec(ss)
-	if err := engine.CheckRounds(targets, spec, f.output, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
 	if *retries < 0 {
 		return usagef("--retries must not be negative, got %d", *retries)
 	}
-	plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
-	m, err := engine.Matrix(ctx, targets, descriptions, spec, plan, f.output, rf.options(), stderr)
+	atLeastTwo := func(n int) error {
+		if n < 2 {
+			return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", n)
+		}
+		return nil
+	}
+	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo,
+		func(targets []engine.Target, descr []string, spec engine.Spec) (*report.Matrix, error) {
+			plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
+			return engine.Matrix(ctx, targets, descr, spec, plan, f.output, rf.options(), stderr)
+		})
+}
+
+// inRounds is what a matrix and a same-job gate share around their
+// rounds: the scenarios names, every output checked first (the formats
+// render a matrix as they render a comparison), the targets in their
+// order (count refuses how many there are), the checks before any round
+// (engine.CheckRounds); then run's rounds, and their verdict written.
+// command names the JUnit document of an infrastructure failure.
+func inRounds(ctx context.Context, command string, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, env matrixEnv, stdout, stderr io.Writer,
+	count func(int) error, run func([]engine.Target, []string, engine.Spec) (*report.Matrix, error)) (err error) {
+	ss, err := f.lookup(names)
 	if err != nil {
 		return err
 	}
-	return rf.verdict(m, outs, "matrix", stdout, stderr)
+	outs, err := f.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	defer func() { writeJUnitErrors(outs, command, err, stderr) }()
+	targets, descr, err := matrixTargets(tf, env)
+	if err != nil {
+		return err
+	}
+	if err := count(len(targets)); err != nil {
+		return err
+	}
+	spec := rf.spec(ss)
+	if err := engine.CheckRounds(targets, spec, rf.output, env.sysctlRoot, stderr); err != nil {
+		return err
+	}
+	m, err := run(targets, descr, spec)
+	if err != nil {
+		return err
+	}
+	return f.verdict(m, outs, command, stdout, stderr)
 }
 
 // matrixTargets builds the targets in the order their flags were given

@@ -106,13 +106,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		sh = &s
 	}
-	spec := func(ss []*scenarios.Scenario) engine.Spec {
-		s := f.spec(ss)
-		// Every built-in: pass over those this kernel cannot trace (kfunc
-		// without fentry or kprobes), saying so; a named one must run.
-		s.SkipUnsupported = len(names) == 0
-		return s
-	}
+	spec := f.spec(nil)
+	// Every built-in: pass over those this kernel cannot trace (kfunc
+	// without fentry or kprobes), saying so; a named one must run.
+	spec.SkipUnsupported = len(names) == 0
 	return engine.RunEach(ctx, targets, engine.Work(sh, ss, targets, stderr), spec, outs, progress.New(stderr))
 }
 
