@@ -71,6 +71,11 @@ func TestCalibrationTextWidths(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := b.String()
+			widest := 0
+			for _, l := range strings.Split(out, "\n") {
+				widest = max(widest, textWidth(l))
+			}
+			t.Logf("width %d: widest line %d columns", width, widest)
 			if width > 0 {
 				checkWidth(t, out, width)
 			}
