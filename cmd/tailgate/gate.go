@@ -75,9 +75,9 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	var candPath string
 	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
 	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
-	var gopt gateOptions
-	fs.DurationVar(&gopt.budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
-	fs.IntVar(&gopt.retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
+	var pair engine.PairGate
+	fs.DurationVar(&pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
+	fs.IntVar(&pair.Retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		if n == 1 {
 			return usagef("one target given: a gate in one job needs two, base then head (e.g. --variant base --variant tuned:KEY=VALUE), or --baseline DIR")
 		}
-		return gatePair(ctx, pos, &rf, &tf, &f, gopt, env, stdout, stderr)
+		return gatePair(ctx, pos, &rf, &tf, &f, &pair, env, stdout, stderr)
 	}
 	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && pairOnly != "" {
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", pairOnly)

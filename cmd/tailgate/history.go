@@ -17,9 +17,8 @@ import (
 	"github.com/tailgate-ci/tailgate/report/changes"
 )
 
-// historySubs are history's subcommands: each one's synopsis (after
-// "tailgate history NAME "), what it does, and what runs it with its
-// flag set, whose usage they make.
+// historySubs are history's subcommands, in the order its usage lists
+// them.
 func historySubs() []historySub {
 	return []historySub{
 		{"add", "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", "Records RESULT under commit SHA in STORE.", historyAdd},
@@ -31,6 +30,9 @@ func historySubs() []historySub {
 	}
 }
 
+// historySub is a subcommand of history: its synopsis (what follows
+// "tailgate history NAME" in the usage), what it does (its own usage
+// says), and what runs it, given the flag set that usage is made for.
 type historySub struct {
 	name, synopsis, about string
 	run                   func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error

@@ -71,7 +71,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var af attachFlags // attach.go
 	af.register(fs)
 	fs.StringVar(&f.output, "o", "", "write the Result JSON to `FILE`, - for standard output (with several targets: FILE-TARGET.json each)")
-	shardFlag := fs.String("shard", "", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)")
+	var sh *shard.Spec
+	fs.Func("shard", "run only shard `i/n` of the scenario × target work (for a CI matrix; combine with tailgate merge)", func(s string) error {
+		p, err := shard.Parse(s)
+		sh = &p
+		return err
+	})
 	var formats show.Outputs
 	fs.Var(&formats, "format", "also write the Result as tailgate show does, `FORMAT[=FILE]`: "+strings.Join(show.FormatNames(), ", ")+" (repeatable; without =FILE to standard output, the table then to standard error)")
 	cmdline.SetUsage(fs, stdout, "usage: tailgate run [SCENARIO...] [--kernel SPEC]... [--target NAME]... [--vm] [--trials N] [--duration D] [--warmup D] [--shard i/n] [-o FILE] [--format FORMAT[=FILE]]...\n"+
@@ -97,14 +102,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	outs := engine.RunOutputs{Path: f.output, Formats: formats, Stdout: stdout, Log: stderr}
 	if err := outs.Check(targets); err != nil {
 		return err
-	}
-	var sh *shard.Spec
-	if *shardFlag != "" {
-		s, err := shard.Parse(*shardFlag)
-		if err != nil {
-			return &usageError{Err: err}
-		}
-		sh = &s
 	}
 	spec := f.spec(nil)
 	// Every built-in: pass over those this kernel cannot trace (kfunc
