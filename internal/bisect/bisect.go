@@ -229,10 +229,11 @@ func (b *bisector) logf(format string, a ...any) {
 // worktree adds a worktree at commit under the temporary directory.
 func (b *bisector) worktree(ctx context.Context, name, commit string) (string, error) {
 	dir := filepath.Join(b.tmp, name)
+	// Listed first, so that one an interrupt left half made is removed too.
+	b.worktrees = append(b.worktrees, dir)
 	if _, err := b.g.out(ctx, b.top, "worktree", "add", "--detach", "--quiet", dir, commit); err != nil {
 		return "", err
 	}
-	b.worktrees = append(b.worktrees, dir)
 	return dir, nil
 }
 
@@ -246,12 +247,12 @@ func (b *bisector) bisect(ctx context.Context, out *Outcome) error {
 	if err != nil {
 		return err
 	}
-	goodDir := filepath.Join(b.out, "good")
-	if err := os.MkdirAll(goodDir, 0o755); err != nil {
+	goodFiles := filepath.Join(b.out, "good")
+	if err := os.MkdirAll(goodFiles, 0o755); err != nil {
 		return err
 	}
 	b.logf("building good %s", Short(o.Good))
-	if err := build(ctx, o.Build, goodWT, o.Good, filepath.Join(goodDir, "build.log")); err != nil {
+	if err := build(ctx, o.Build, goodWT, o.Good, filepath.Join(goodFiles, "build.log")); err != nil {
 		var be *BuildError
 		if errors.As(err, &be) {
 			b.logLines(be.Tail)
@@ -321,15 +322,15 @@ func (b *bisector) step(ctx context.Context, n int, commit, goodRun, wt string) 
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return s, err
 	}
-	label := "bad"
-	if n > 0 {
-		label = fmt.Sprintf("step %d", n)
+	label := fmt.Sprintf("step %d: %s", n, Short(commit))
+	if n == 0 {
+		label = fmt.Sprintf("bad %s against good:", Short(commit))
 	}
 	err := build(ctx, b.o.Build, wt, commit, filepath.Join(s.Dir, "build.log"))
 	if errors.As(err, &s.Build) {
 		s.Mark = Skip
 		b.logLines(s.Build.Tail)
-		b.logf("%s: %s does not build (%v; its output: %s): %s", label, Short(commit), s.Build.Err, s.Build.Log, s.Mark)
+		b.logf("%s does not build (%v; its output: %s): %s", label, s.Build.Err, s.Build.Log, s.Mark)
 		return s, nil
 	}
 	if err != nil {
@@ -340,7 +341,7 @@ func (b *bisector) step(ctx context.Context, n int, commit, goodRun, wt string) 
 		return s, err
 	}
 	s.Mark = MarkOf(s.Measure, nil)
-	b.logf("%s: %s %s: %s", label, Short(commit), Describe(s.Measure), s.Mark)
+	b.logf("%s %s: %s", label, Describe(s.Measure), s.Mark)
 	return s, nil
 }
 

@@ -381,3 +381,38 @@ func TestEnded(t *testing.T) {
 		t.Errorf("going on: %q %v", f, c)
 	}
 }
+
+// TestParseReport reads a real same-job gate's JSON report (two builds of
+// one source, 49 rounds, p99 still undecided at ±10%) and the same with
+// its gated verdict turned into a regression.
+func TestParseReport(t *testing.T) {
+	b, err := os.ReadFile("testdata/aa-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := strings.Replace(string(b), `"verdict": "inconclusive"`, `"verdict": "regression"`, 1)
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want report.Kind
+	}{
+		{"inconclusive", string(b), report.Inconclusive},
+		{"regression", reg, report.Regression},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ParseReport([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Verdict != tc.want || len(m.Gated) != 1 || MarkOf(m, nil) != map[report.Kind]Mark{report.Inconclusive: Skip, report.Regression: Bad}[tc.want] {
+				t.Fatalf("verdict %s, %d gated, want %s and 1", m.Verdict, len(m.Gated), tc.want)
+			}
+			if got, want := Describe(m), string(tc.want)+", ufunc.work:tg_op p99 ×1.01 [×0.95, ×1.10]"; got != want {
+				t.Errorf("Describe = %q, want %q", got, want)
+			}
+		})
+	}
+	if _, err := ParseReport([]byte(`{"schema": 2}`)); err == nil {
+		t.Error("a report of a newer schema is read")
+	}
+}

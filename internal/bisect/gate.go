@@ -143,19 +143,18 @@ func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
 	return ParseReport(b)
 }
 
-// ParseReport reads a same-job gate's JSON report (docs/matrix.schema.json)
-// into a Measure.
+// ParseReport reads a same-job gate's JSON report, the compare document
+// of its two sides (docs/compare.schema.json), into a Measure.
 func ParseReport(b []byte) (*Measure, error) {
-	var doc report.JSONMatrix
+	var doc report.JSONReport
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("gate report: %w", err)
 	}
-	if len(doc.Comparisons) != 1 {
-		return nil, fmt.Errorf("gate report: %d comparisons, want 1", len(doc.Comparisons))
+	if doc.Schema != report.JSONSchemaVersion {
+		return nil, fmt.Errorf("gate report: schema %d, want %d", doc.Schema, report.JSONSchemaVersion)
 	}
-	c := doc.Comparisons[0]
-	m := &Measure{Headline: c.Headline}
-	for _, s := range c.Scenarios {
+	m := &Measure{Headline: doc.Headline}
+	for _, s := range doc.Scenarios {
 		for _, v := range s.Verdicts {
 			if v.Gated {
 				m.Gated = append(m.Gated, v)

@@ -20,6 +20,8 @@ func (o *Outcome) WriteText(w io.Writer, keep bool) error {
 			Short(o.Bad), Short(o.Good), Describe(o.Check.Measure))
 	case !o.Found():
 		fmt.Fprintf(&b, "no regression to bisect: bad %s against good %s is %s\n", Short(o.Bad), Short(o.Good), Describe(o.Check.Measure))
+	case o.First != "" && o.Step(o.First) == nil:
+		fmt.Fprintf(&b, "first bad commit: %s\n", o.First)
 	case o.First != "":
 		s := o.Step(o.First)
 		fmt.Fprintf(&b, "first bad commit: %s %s\n", o.First, s.Subject)
