@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/tailgate-ci/tailgate/internal/bisect"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
+)
+
+const bisectUsage = `usage: tailgate bisect --good A --bad B --build CMD [--repo DIR] [-o DIR] SCENARIO [-- GATE FLAGS]
+
+Finds the first commit after A, up to B, at which the scenario file's gated percentile
+regressed. git bisect picks the commits; each is built with CMD and gated in the same job
+against A's build, as tailgate gate SCENARIO --variant good:dir=A --variant C:dir=C would
+(dir=: the scenario's directory in each build's checkout). A regression marks the commit
+bad, no change good; an inconclusive gate or a failed build skips it. B is gated first: a B
+that does not regress leaves nothing to bisect. The builds are made in temporary git
+worktrees, one for A and one for git bisect to move, removed on every exit; the checkout is
+not touched. CMD runs in the worktree (sh -c, TAILGATE_COMMIT set). Flags after -- go to
+each gate (--budget, --duration).
+
+  tailgate bisect --good v1.4 --bad main --build 'make bin/server' latency.yaml -- --budget 5m
+
+Stderr has a line per step: its commit, its verdict and gated ratio, git bisect's term.
+Stdout has the first bad commit and its gate's summary at the end.
+
+exit 0 B does not regress against A, 1 the regression is bisected (the first bad commit, or
+the commits skips leave it among), 2 bad usage or input, 3 infrastructure failure (A or B
+does not build)
+
+`
+
+func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cmdline.NewFlagSet("bisect")
+	cmdline.SetUsage(fs, stdout, bisectUsage)
+	o := bisect.Options{Log: stderr}
+	fs.StringVar(&o.Good, "good", "", "the good `COMMIT`: every step is gated against its build")
+	fs.StringVar(&o.Bad, "bad", "", "the bad `COMMIT`, a descendant of --good")
+	fs.StringVar(&o.Build, "build", "", "shell `CMD` that builds a commit in its checkout, e.g. 'make bin/server'")
+	fs.StringVar(&o.Repo, "repo", ".", "the repository's checkout `DIR`")
+	fs.StringVar(&o.Out, "o", "", "keep each step's build log, gate report and Results in `DIR` (new or empty)")
+	var gateArgs []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, gateArgs = args[:i], args[i+1:]
+	}
+	pos, err := cmdline.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || o.Good == "" || o.Bad == "" {
+		return usagef("want --good A --bad B --build CMD SCENARIO (see tailgate bisect -h)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return infra(err)
+	}
+	o.Scenario = pos[0]
+	abs, _ := filepath.Abs(pos[0])
+	o.Gate = &bisect.ExecGate{Exe: exe, Scenario: abs, Args: gateArgs, Log: stderr}
+	out, err := bisect.Run(ctx, o)
+	switch {
+	case errors.Is(err, bisect.ErrBadInput):
+		return usagef("%w", err)
+	case errors.Is(err, context.Canceled):
+		return infra(errors.New("interrupted; the worktrees are removed and the checkout untouched"))
+	case err != nil:
+		return infra(err)
+	}
+	if err := out.WriteText(stdout, o.Out != ""); err != nil {
+		return infra(err)
+	}
+	if out.Found() {
+		return errRegression
+	}
+	return nil
+}
