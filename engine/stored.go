@@ -41,9 +41,10 @@ func (e *MissingError) Error() string {
 
 // Run checks that every scenario of spec has a baseline for t unless the
 // gate saves (a *MissingError inside an InputError), runs spec on t with
-// its progress on log, and writes the Result to output ("" none,
-// StdoutPath log, since standard output carries the report).
-func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string, log io.Writer) (*result.Result, error) {
+// its progress on the store's Log, and writes the Result to output (""
+// none, StdoutPath the Log, since standard output carries the report).
+func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string) (*result.Result, error) {
+	log := g.Store.Log
 	// Checked before minutes are spent on the run. The kernel release is
 	// not known yet: any baseline stored for the target will do here.
 	missing, err := g.Store.Missing(spec.Scenarios, t.Name())

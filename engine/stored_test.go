@@ -25,8 +25,9 @@ func TestStoredGate(t *testing.T) {
 	dir := t.TempDir()
 	ts, log := fakes("A")
 	sp := spec(1, 1)
-	g := StoredGate{Store: Store{Path: dir, Log: &bytes.Buffer{}}, Options: report0()}
-	_, err := g.Run(context.Background(), ts[0], sp, "", &bytes.Buffer{})
+	var stderr bytes.Buffer
+	g := StoredGate{Store: Store{Path: dir, Log: &stderr}, Options: report0()}
+	_, err := g.Run(context.Background(), ts[0], sp, "")
 	var me *MissingError
 	if !errors.As(err, &me) || !errors.As(err, new(*InputError)) || len(*log) != 0 {
 		t.Fatalf("err %v after runs %v, want an InputError of a MissingError before any run", err, *log)
@@ -36,9 +37,8 @@ func TestStoredGate(t *testing.T) {
 	}
 
 	g.Save = true
-	var stderr bytes.Buffer
 	out := filepath.Join(t.TempDir(), "r.json")
-	res, err := g.Run(context.Background(), ts[0], sp, out, &stderr)
+	res, err := g.Run(context.Background(), ts[0], sp, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestStoredGate(t *testing.T) {
 	}
 
 	g.Save = false
-	res, err = g.Run(context.Background(), ts[0], sp, "", &bytes.Buffer{})
+	res, err = g.Run(context.Background(), ts[0], sp, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestStoredGate(t *testing.T) {
 func TestStoredGateInterrupted(t *testing.T) {
 	ts, _ := fakes("A")
 	ts[0].(*fakeTarget).fail = []error{context.Canceled}
-	g := StoredGate{Store: Store{Path: t.TempDir()}, Save: true}
-	_, err := g.Run(context.Background(), ts[0], spec(1), "", &bytes.Buffer{})
+	g := StoredGate{Store: Store{Path: t.TempDir(), Log: &bytes.Buffer{}}, Save: true}
+	_, err := g.Run(context.Background(), ts[0], spec(1), "")
 	if !errors.As(err, new(*InfraError)) || !strings.Contains(err.Error(), "nothing compared") {
 		t.Errorf("err %v", err)
 	}

@@ -71,8 +71,8 @@ func (ts *Targets) Use(kind, value string) error {
 // Settings are the VM settings of Targets as their flags name them.
 var Settings = []string{"cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache"}
 
-// CheckSet refuses VM settings that were set (named as in Settings) and
-// that no target would use: on the host they mean nothing, and a named
+// CheckSet refuses VM settings that were set (Settings, spelled as flags:
+// --vcpus) and that no target would use: on the host they mean nothing, and a named
 // target takes its settings from the targets file, except Deadline and
 // Cache. Ignoring them silently would measure something else than asked.
 // each says every target must use them (a matrix, whose named targets
@@ -86,12 +86,12 @@ func (ts *Targets) CheckSet(set []string, each bool) error {
 	}
 	var unused []string
 	for _, s := range set {
-		switch s {
+		switch strings.TrimPrefix(s, "--") {
 		case "cmdline", "vcpus", "memory", "accel":
-			unused = append(unused, "--"+s)
+			unused = append(unused, s)
 		case "deadline", "kernel-cache":
 			if len(ts.Names) == 0 {
-				unused = append(unused, "--"+s)
+				unused = append(unused, s)
 			}
 		}
 	}

@@ -168,13 +168,13 @@ func TestTargetsCheckSet(t *testing.T) {
 		each    bool
 		refused string
 	}{
-		{"host", Targets{}, []string{"vcpus", "kernel-cache"}, false, "--vcpus, --kernel-cache: VM settings, and this run is on the host"},
-		{"kernel uses them", Targets{Kernels: []string{"K"}}, []string{"vcpus", "cmdline"}, false, ""},
-		{"named target", Targets{Names: []string{"T"}}, []string{"memory", "deadline"}, false, "--memory: --target takes its VM settings from the targets file"},
-		{"named target's deadline", Targets{Names: []string{"T"}}, []string{"deadline", "kernel-cache"}, false, ""},
-		{"beside a kernel", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"accel"}, false, ""},
-		{"beside a kernel, each", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"accel"}, true, "--accel: --target takes"},
-		{"each without names", Targets{VM: true}, []string{"accel"}, true, ""},
+		{"host", Targets{}, []string{"--vcpus", "--kernel-cache"}, false, "--vcpus, --kernel-cache: VM settings, and this run is on the host"},
+		{"kernel uses them", Targets{Kernels: []string{"K"}}, []string{"--vcpus", "--cmdline"}, false, ""},
+		{"named target", Targets{Names: []string{"T"}}, []string{"--memory", "--deadline"}, false, "--memory: --target takes its VM settings from the targets file"},
+		{"named target's deadline", Targets{Names: []string{"T"}}, []string{"--deadline", "--kernel-cache"}, false, ""},
+		{"beside a kernel", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, false, ""},
+		{"beside a kernel, each", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
+		{"each without names", Targets{VM: true}, []string{"--accel"}, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.ts.CheckSet(c.set, c.each)

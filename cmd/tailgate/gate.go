@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
@@ -91,8 +90,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		}
 		return gatePair(ctx, pos, &rf, &tf, &f, &pair, env, stdout, stderr)
 	}
-	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && pairOnly != "" {
-		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", pairOnly)
+	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && len(pairOnly) > 0 {
+		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
 	}
 	if basePath == "" {
 		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
@@ -131,8 +130,8 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	}
 	runOnly := given(fs, "trials", "duration", "warmup", "o",
 		"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache")
-	if runOnly != "" {
-		return nil, usagef("%s only apply to a run; --candidate does not run", runOnly)
+	if len(runOnly) > 0 {
+		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
 	}
 	return loadInput(path, "candidate")
 }
@@ -155,36 +154,9 @@ func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetF
 	if len(targets) > 1 {
 		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
 	}
-	res, err := g.Run(ctx, targets[0], rf.spec(ss), rf.output, g.Store.Log)
+	res, err := g.Run(ctx, targets[0], rf.spec(ss), rf.output)
 	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
 		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
 	}
 	return res, err
-}
-
-// given lists which of the flags names were set on fs, spelled as the
-// usage does (flagName): "" for none.
-func given(fs *flag.FlagSet, names ...string) string {
-	var set []string
-	fs.Visit(func(fl *flag.Flag) {
-		if slices.Contains(names, fl.Name) {
-			set = append(set, flagName(fl.Name))
-		}
-	})
-	return strings.Join(set, ", ")
-}
-
-// flagName spells a flag as the usage does: -o, --trials.
-func flagName(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
-func joinArgs(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return strings.Join(args, " ") + " "
 }

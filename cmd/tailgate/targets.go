@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"slices"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -52,15 +51,7 @@ func (f *targetFlags) check(each bool) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
-	var set []string
-	if f.fs != nil {
-		f.fs.Visit(func(fl *flag.Flag) {
-			if slices.Contains(engine.Settings, fl.Name) {
-				set = append(set, fl.Name)
-			}
-		})
-	}
-	return f.CheckSet(set, each)
+	return f.CheckSet(given(f.fs, engine.Settings...), each)
 }
 
 // targets resolves the flags (engine.Targets.Resolve); none means the
