@@ -38,12 +38,18 @@ import (
 //	TAILGATE_BENCH_MODE       pair: two identical host variants in one job (default);
 //	                          stored: against a baseline from a separate earlier run
 //	TAILGATE_BENCH_SLOW       pair mode: work instructions attached to the traced
-//	                          tracepoints during the head's rounds (0: none, A/A)
+//	                          tracepoints during the head's rounds (0: none, A/A);
+//	                          stored mode: only the TSV's label of a slowdown held
+//	                          around the benchmark (tools/slowdown)
 //	TAILGATE_BENCH_SLOW_BASE  pair mode: the same during the base's rounds (default 0).
 //	                          Any program costs its dispatch on every event: with
 //	                          base 1 and head 1+N, the head's extra cost is N
 //	                          instructions alone, a shift as small as wanted
 //	TAILGATE_BENCH_CONDITION  a label for the TSV lines (quiet, neighbour)
+//	TAILGATE_BENCH_BASELINE   stored mode: a baseline made earlier (tailgate run, then
+//	                          calibrate) instead of one made here, so that a slowdown
+//	                          held around the benchmark (tools/slowdown) is the
+//	                          candidate's alone
 //	TAILGATE_BENCH_CALIBRATE  stored mode: 0 skips the calibration of the baseline
 //	TAILGATE_BENCH_CALIBRATE_RUNS  stored mode: the calibration's runs (default 3)
 //	TAILGATE_BENCH_ARGS       more gate arguments, space separated
@@ -72,7 +78,9 @@ func BenchmarkGateRuns(b *testing.B) {
 			var secs []float64
 			var rounds []int
 			base := ""
-			if mode == "stored" {
+			if mode == "stored" && os.Getenv("TAILGATE_BENCH_BASELINE") != "" {
+				base = os.Getenv("TAILGATE_BENCH_BASELINE")
+			} else if mode == "stored" {
 				base = filepath.Join(b.TempDir(), sc+".json")
 				if err := storedBaseline(ctx, sc, base, extra); err != nil {
 					b.Fatal(err)
@@ -167,7 +175,7 @@ func storedBaseline(ctx context.Context, sc, path string, extra []string) error 
 }
 
 // gatedRatios lists the gated verdicts of a JSON report: metric,
-// percentile, ratio and verdict.
+// percentile, ratio, its interval and verdict.
 func gatedRatios(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -181,11 +189,19 @@ func gatedRatios(path string) string {
 	for _, s := range doc.Scenarios {
 		for _, v := range s.Verdicts {
 			if v.Gated && v.Ratio != nil {
-				out = append(out, fmt.Sprintf("%s:%s=%.3f:%s", v.Metric, v.Percentile, *v.Ratio, v.Verdict))
+				out = append(out, fmt.Sprintf("%s:%s=%.3f[%s,%s]:%s", v.Metric, v.Percentile, *v.Ratio, fmtPtr(v.Lo), fmtPtr(v.Hi), v.Verdict))
 			}
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// fmtPtr is a ratio's bound to three places, "-" when there is none.
+func fmtPtr(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'f', 3, 64)
 }
 
 var stoppedRe = regexp.MustCompile(`stopped after (\d+) rounds`)
