@@ -24,6 +24,8 @@ type htmlDoc struct {
 	Names     []string         // the targets as the plots name them
 	Differ    []htmlDifference // what differs between the targets
 	Warnings  []string
+	Trends    []htmlTrend
+	TrendRef  string // the branch the trends are of
 	Scenarios []htmlScenario
 }
 
@@ -232,6 +234,10 @@ func writeHTML(w io.Writer, m *Matrix) error {
 		Warnings:  m.warnings(),
 		Names:     m.sideNames(),
 		Differ:    m.differences(),
+		Trends:    htmlTrends(m.Trends),
+	}
+	if len(m.Trends) > 0 {
+		doc.TrendRef = m.Trends[0].Ref
 	}
 	results := true
 	for i, t := range m.Targets {
@@ -345,6 +351,13 @@ figure svg { max-width: 100%; height: auto; }
 {{end}}{{if .Warnings}}<ul class="warnings" id="warnings">
 {{range .Warnings}}<li>{{.}}</li>
 {{end}}</ul>
+{{end}}{{if .Trends}}<section id="history">
+<h2>history</h2>
+<p class="note">The candidate (red, at the right) against {{.TrendRef}}'s last commits (blue, oldest first), each the median of its trials, on a log scale.</p>
+<table class="trends">
+{{range .Trends}}<tr><th>{{.Label}}</th><td>{{.SVG}}</td><td>{{.Words}}</td></tr>
+{{end}}</table>
+</section>
 {{end}}{{range .Scenarios}}<section class="scenario" id="{{.ID}}">
 <h2>scenario {{.Name}}</h2>
 {{range .Metrics}}<section class="metric" id="metric--{{.ID}}">

@@ -41,6 +41,7 @@ func writeMarkdown(w io.Writer, m *Matrix) error {
 			fmt.Fprintf(ew, "- ⚠️ %s\n", mdEscape(warn))
 		}
 	}
+	writeTrendsMarkdown(ew, m.Trends)
 	header := m.tableHeader()
 	for i := range header {
 		header[i] = mdEscape(header[i])

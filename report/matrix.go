@@ -30,6 +30,10 @@ type Matrix struct {
 	// Targets[i] (candidate).
 	Pairs     []*Report
 	Scenarios []MatrixScenario
+	// Trends are the gated percentiles' recent history on a branch, the
+	// candidate beside it (changes.Trends fills them); none without a
+	// history store.
+	Trends []Trend
 	// twoSided says the matrix is one Report's (see Report.Matrix): its
 	// targets are named by role, baseline and candidate.
 	twoSided bool

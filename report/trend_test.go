@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestTrendSparkline(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		values     []float64
+		cand       float64
+		hist, mark string
+		words      string
+	}{
+		{"above all: the tallest block", []float64{1000, 2000, 4000}, 8000, "▁▃▆", "█",
+			"8.00µs; main's last 3 commits 1.00µs to 4.00µs, above all 3"},
+		{"below all: the lowest", []float64{4000, 8000}, 1000, "▆█", "▁",
+			"1.00µs; main's last 2 commits 4.00µs to 8.00µs, below all 2"},
+		{"among them", []float64{1000, 3000, 2000, 8000}, 2500, "▁▅▃█", "▄",
+			"2.50µs; main's last 4 commits 1.00µs to 8.00µs, above 2 and below 2 of 4"},
+		{"one commit, equal", []float64{5000}, 5000, "▄", "▄",
+			"5.00µs; main's last 1 commit 5.00µs, equal to all 1"},
+		{"no candidate value", []float64{1000, 2000}, math.NaN(), "▁█", " ",
+			"main's last 2 commits 1.00µs to 2.00µs; the candidate has no value"},
+		{"no history", nil, 1000, "", "▄", "no commit of main in the history has it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := Trend{Scenario: "s", Metric: "m", Quantile: "p99", Ref: "main", Values: c.values, Cand: c.cand}
+			for range c.values {
+				tr.Commits = append(tr.Commits, "0123456789abcdef")
+			}
+			hist, mark := tr.Sparkline()
+			if hist != c.hist || mark != c.mark {
+				t.Errorf("Sparkline = %q, %q; want %q, %q", hist, mark, c.hist, c.mark)
+			}
+			if got := tr.words(); got != c.words {
+				t.Errorf("words = %q, want %q", got, c.words)
+			}
+			if svg := trendSVG(tr); len(c.values) > 0 {
+				var doc struct {
+					Circles []struct {
+						Class string `xml:"class,attr"`
+					} `xml:"circle"`
+					Polyline struct {
+						Points string `xml:"points,attr"`
+					} `xml:"polyline"`
+				}
+				if err := xml.Unmarshal([]byte(svg), &doc); err != nil {
+					t.Fatalf("the SVG does not parse: %v\n%s", err, svg)
+				}
+				n, cands := 0, 0
+				for _, ci := range doc.Circles {
+					if ci.Class == "candidate" {
+						cands++
+					} else {
+						n++
+					}
+				}
+				wantCands := 1
+				if math.IsNaN(c.cand) {
+					wantCands = 0
+				}
+				if n != len(c.values) || cands != wantCands || len(strings.Fields(doc.Polyline.Points)) != len(c.values) {
+					t.Errorf("the SVG has %d points and %d candidates, a line of %q; want %d, %d", n, cands, doc.Polyline.Points, len(c.values), wantCands)
+				}
+			} else if svg != "" {
+				t.Errorf("no history, an SVG: %s", svg)
+			}
+		})
+	}
+}
+
+// The Markdown and HTML reports carry the trends, a line each, after
+// the headlines and before the scenarios' tables.
+func TestTrendsInReports(t *testing.T) {
+	m := sampleReport().Matrix()
+	m.Trends = []Trend{
+		{Scenario: "syscall-read", Metric: "syscall.read", Quantile: "p99", Ref: "main",
+			Commits: []string{"aaaaaaa1", "aaaaaaa2", "aaaaaaa3"}, Values: []float64{1000, 1100, 1050}, Cand: 1500},
+		{Scenario: "syscall-read", Metric: "syscall.write", Quantile: "p99", Ref: "main", Cand: 900},
+	}
+	var md bytes.Buffer
+	if err := WriteMatrix(&md, m, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\nHistory (the candidate against main's last commits, the median of each commit's trials):\n\n",
+		"- `syscall-read` `syscall.read` p99: `▁▃▂` → `█` 1.50µs; main's last 3 commits 1.00µs to 1.10µs, above all 3\n",
+		"- `syscall-read` `syscall.write` p99: no commit of main in the history has it\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("no %q in the Markdown:\n%s", want, md.String())
+		}
+	}
+	if h, d := strings.Index(md.String(), "History ("), strings.Index(md.String(), "<details"); h < 0 || d < h {
+		t.Errorf("the history comes at %d, the scenarios at %d: want it before them", h, d)
+	}
+
+	var page bytes.Buffer
+	if err := WriteMatrix(&page, m, HTML); err != nil {
+		t.Fatal(err)
+	}
+	p := page.String()
+	if !strings.Contains(p, `<section id="history">`) || strings.Count(p, `<svg class="trend"`) != 1 || !strings.Contains(p, "above all 3") {
+		t.Errorf("the HTML report has no history section with one plot:\n%s", p)
+	}
+
+	// None: nothing said.
+	m.Trends = nil
+	md.Reset()
+	if err := WriteMatrix(&md, m, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "History") {
+		t.Errorf("no trends, yet a history:\n%s", md.String())
+	}
+}
