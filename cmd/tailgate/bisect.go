@@ -66,8 +66,6 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch {
 	case errors.Is(err, bisect.ErrBadInput):
 		return usagef("%w", err)
-	case errors.Is(err, context.Canceled):
-		return infra(errors.New("interrupted; the worktrees are removed and the checkout untouched"))
 	case err != nil:
 		return infra(err)
 	}

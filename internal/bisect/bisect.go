@@ -27,6 +27,10 @@ import (
 // bad one, no build command.
 var ErrBadInput = errors.New("bad bisect input")
 
+// ErrInterrupted is a bisect stopped by its context; what it made is
+// removed all the same.
+var ErrInterrupted = errors.New("interrupted")
+
 // Options is what a bisect needs.
 type Options struct {
 	// Repo is a directory of the repository; "" is the working directory.
@@ -124,18 +128,28 @@ type bisector struct {
 	bisecting bool   // git bisect started there
 }
 
-// Run bisects from o.Good to o.Bad.
+// Run bisects from o.Good to o.Bad. Cancelling ctx interrupts it: the
+// error is then ErrInterrupted, and says whether the cleanup failed.
 func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	start := time.Now()
 	b := &bisector{o: o}
 	if err := b.check(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
 		return nil, err
 	}
 	if b.tmp, err = os.MkdirTemp("", "tailgate-bisect-"); err != nil {
 		return nil, err
 	}
 	defer func() {
-		if cerr := b.cleanup(ctx); cerr != nil {
+		cerr := b.cleanup(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil && cerr == nil:
+			out, err = nil, fmt.Errorf("%w; the bisect is reset and its worktrees removed", ErrInterrupted)
+		case err != nil && ctx.Err() != nil:
+			out, err = nil, fmt.Errorf("%w, and %w", ErrInterrupted, cerr)
+		case cerr != nil:
 			err = errors.Join(err, cerr)
 		}
 	}()

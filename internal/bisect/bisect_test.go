@@ -244,13 +244,13 @@ func TestRun(t *testing.T) {
 				}
 				return
 			case "infra":
-				if err == nil || errors.Is(err, ErrBadInput) || errors.Is(err, context.Canceled) {
+				if err == nil || errors.Is(err, ErrBadInput) || errors.Is(err, ErrInterrupted) {
 					t.Fatalf("Run: %v, want the machinery's error", err)
 				}
 				return
 			case "interrupt":
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("Run: %v, want context.Canceled", err)
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("Run: %v, want ErrInterrupted", err)
 				}
 				return
 			}
@@ -318,6 +318,8 @@ func TestRun(t *testing.T) {
 func TestRunBadInput(t *testing.T) {
 	repo, commits := history(t, "no change", "no change", "regression")
 	notRepo := t.TempDir()
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	gitT(t, repo, "clone", "--quiet", "--depth", "1", "file://"+repo, shallow)
 	full := t.TempDir()
 	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
 	ok := Options{Repo: repo, Good: commits[0], Bad: commits[2], Build: fakeBuild, Scenario: filepath.Join(repo, "bench.yaml")}
@@ -328,6 +330,7 @@ func TestRunBadInput(t *testing.T) {
 	}{
 		{"not a repository", func(o *Options) { o.Repo = notRepo }, "not a git checkout"},
 		{"unknown commit", func(o *Options) { o.Good = "nosuch" }, "--good nosuch: no such commit"},
+		{"not in a shallow clone", func(o *Options) { o.Repo, o.Bad = shallow, "HEAD" }, "it is a shallow clone: fetch the history"},
 		{"good after bad", func(o *Options) { o.Good, o.Bad = o.Bad, o.Good }, "is not an ancestor of --bad"},
 		{"one commit", func(o *Options) { o.Bad = o.Good }, "are one commit"},
 		{"no build", func(o *Options) { o.Build = "" }, "--build: give the shell command"},

@@ -62,7 +62,11 @@ func (g git) commit(ctx context.Context, dir, flag, name string) (string, error)
 	}
 	sha, code, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", name+"^{commit}")
 	if code == 1 {
-		return "", badInputf("%s %s: no such commit in %s", flag, name, dir)
+		hint := ""
+		if shallow, _ := g.out(ctx, dir, "rev-parse", "--is-shallow-repository"); shallow == "true" {
+			hint = "; it is a shallow clone: fetch the history (actions/checkout's fetch-depth: 0)"
+		}
+		return "", badInputf("%s %s: no such commit in %s%s", flag, name, dir, hint)
 	}
 	if err != nil {
 		return "", err
