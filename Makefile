@@ -18,7 +18,8 @@ build:
 run: build
 	./$(BIN) run -o result.json
 
-# Install the system packages the tests use (QEMU, cpio), if missing.
+# Install the system packages the tests use (QEMU, cpio, Chromium for the
+# HTML report and history page browser tests, xmllint, shellcheck), if missing.
 deps:
 	./scripts/install-deps.sh
 

@@ -137,17 +137,10 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %g %g" width="100%%" role="img" aria-label="%s">`, plotW, plotH, template.HTMLEscapeString(s.Key.String()))
 	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="#fafafa" stroke="#ccc"/>`, padL, padT, innerW, innerH)
-	// Log ticks: 1, 2, 5 per decade, as many as fit.
-	for d := math.Pow10(int(math.Floor(lo / math.Ln10))); math.Log(d) <= hi; d *= 10 {
-		for _, k := range []float64{1, 2, 5} {
-			v := d * k
-			if l := math.Log(v); l < lo || l > hi {
-				continue
-			}
-			y, _ := clamp(v)
-			fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/><text x="%g" y="%.1f" font-size="10" text-anchor="end" fill="#555">%s</text>`,
-				padL, padL+innerW, y, y, padL-4, y+3, ns(v))
-		}
+	for _, v := range logTicks(lo, hi) {
+		y, _ := clamp(v)
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/><text x="%g" y="%.1f" font-size="10" text-anchor="end" fill="#555">%s</text>`,
+			padL, padL+innerW, y, y, padL-4, y+3, ns(v))
 	}
 	// Change points: a dashed line between the two commits.
 	for _, c := range cs {
@@ -160,7 +153,7 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 			cx, cx, padT, padT+innerH, color, cx+3, padT+10, color, shortCommit(c.Commit), pct(c.Ratio.Center), c.Commit, pct(c.Ratio.Center))
 	}
 	// Intervals, then centers, each a link to its commit.
-	step := max(1, len(pts)/12)
+	step := labelStep(len(pts), innerW)
 	for i, p := range pts {
 		px := x(i)
 		ylo, _ := clamp(p.Lo)
@@ -182,8 +175,15 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 			shape = fmt.Sprintf(`<path class="point outlier" d="M%.1f %.1f l-4 %g h8 z" fill="#ff7f0e"/>`, px, yc, d)
 		}
 		fmt.Fprintf(&b, `%s<g>%s<title>%s</title></g>%s`, open, shape, template.HTMLEscapeString(tip), close)
-		if i%step == 0 || i == len(pts)-1 {
-			label := fmt.Sprintf(`<text x="%.1f" y="%g" font-size="9" text-anchor="middle" fill="#555">%s</text>`, px, padT+innerH+13, p.Commit[:min(7, len(p.Commit))])
+		last := i == len(pts)-1
+		if last || (i%step == 0 && len(pts)-1-i >= step) {
+			// The last label ends at its point, so that the plot's edge
+			// does not clip it; a regular one too near it is left out.
+			anchor := "middle"
+			if last && len(pts) > 1 {
+				anchor = "end"
+			}
+			label := fmt.Sprintf(`<text x="%.1f" y="%g" font-size="9" text-anchor="%s" fill="#555">%s</text>`, px, padT+innerH+13, anchor, p.Commit[:min(7, len(p.Commit))])
 			if u := link(opt.RecordURL, p.Record); u != "" && p.Record != "" {
 				label = fmt.Sprintf(`<a href="%s">%s</a>`, template.HTMLEscapeString(u), label)
 			}
@@ -193,6 +193,61 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 	fmt.Fprintf(&b, `<text x="%g" y="%g" font-size="10" text-anchor="middle" fill="#555">commit (oldest first, %d)</text>`, padL+innerW/2, plotH-4, len(pts))
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// logTicks are the values the axis labels, over [lo, hi] (logs of ns):
+// 1, 2 and 5 of each decade where two of them fall in it; in a narrower
+// range (a few commits alike, or one) the multiples of the coarsest
+// round step (10^k, or its half or fifth) that gives two, at most six,
+// so that a plot always has labels to be read by.
+func logTicks(lo, hi float64) []float64 {
+	var out []float64
+	for d := math.Pow10(int(math.Floor(lo / math.Ln10))); math.Log(d) <= hi; d *= 10 {
+		for _, k := range []float64{1, 2, 5} {
+			if l := math.Log(d * k); l >= lo && l <= hi {
+				out = append(out, d*k)
+			}
+		}
+	}
+	if len(out) >= 2 {
+		return out
+	}
+	a, b := math.Exp(lo), math.Exp(hi)
+	if !(b > a) {
+		return out
+	}
+	decade := math.Pow10(int(math.Floor(math.Log10(b - a))))
+	for _, step := range []float64{decade, decade / 2, decade / 5, decade / 10} {
+		out = out[:0]
+		for i := math.Ceil(a / step); i*step <= b; i++ {
+			out = append(out, i*step)
+		}
+		if len(out) >= 2 {
+			break
+		}
+	}
+	for len(out) > 6 {
+		var thin []float64
+		for i := 0; i < len(out); i += 2 {
+			thin = append(thin, out[i])
+		}
+		out = thin
+	}
+	return out
+}
+
+// labelGap is the room a commit label needs on the axis, in SVG units:
+// seven digits at font size 9 are about 40 wide, and an end-anchored
+// last label must clear the centred one before it.
+const labelGap = 60.0
+
+// labelStep is how many commits apart the commit labels are, for n
+// commits over width: as close as they go without touching.
+func labelStep(n int, width float64) int {
+	if n < 2 {
+		return 1
+	}
+	return max(1, int(math.Ceil(labelGap*float64(n-1)/width)))
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>

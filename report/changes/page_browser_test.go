@@ -1,0 +1,560 @@
+package changes
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// The trend page in a real browser: a store of 230 commits, made of real
+// recorded trials, read and drawn as `tailgate history page` does (Find,
+// then WritePageDir), served on localhost and loaded in headless
+// Chromium through the DevTools protocol. What is asserted is what a
+// reader would see go wrong: a plot not drawn, an axis out of order,
+// change points unmarked, links that lead nowhere, console errors, marks
+// or labels outside the plot or on top of one another.
+
+// browserCommits is past 200: where the commit labels are spaced and the
+// points are closest.
+const browserCommits = 230
+
+// findChromium returns Debian's chromium (or another headless-capable
+// Chrome), or skips; under TAILGATE_CI_STRICT (CI) its absence fails, as
+// scripts/install-deps.sh installs it.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
+		t.Fatal("needs chromium (scripts/install-deps.sh installs it: apt-get install chromium)")
+	}
+	t.Skip("needs chromium")
+	return ""
+}
+
+// browserStore makes a directory store of browserCommits commits, each a
+// Result of 5 trials of syscall-read and of pipe-pingpong drawn from the
+// recorded pools: syscall.read 1.5× slower from commit stepAt on, and one
+// wild commit (20×) at wildAt, beyond the axis. It returns the store's
+// directory and the commits, oldest first.
+func browserStore(t *testing.T, stepAt, wildAt int) (string, []string) {
+	t.Helper()
+	read := loadPool(t, "trials-syscall-read.json", "syscall.read", 1.5, 20)
+	pipe := loadPool(t, "trials-pipe-pingpong.json", "sched.runq")
+	dir := t.TempDir()
+	s, err := history.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	draw := func(p *pool, shift float64) result.Scenario {
+		sc := p.res.Scenarios[0]
+		m := &result.Metric{Unit: "ns"}
+		for range 5 {
+			src := p.trials[shift]
+			m.Trials = append(m.Trials, src[r.IntN(len(src))])
+		}
+		sc.Metrics = map[string]*result.Metric{p.metric: m}
+		return sc
+	}
+	var commits []string
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for c := range browserCommits {
+		shift := 1.0
+		switch {
+		case c == wildAt:
+			shift = 20
+		case c >= stepAt:
+			shift = 1.5
+		}
+		res := *read.res
+		res.Scenarios = []result.Scenario{draw(read, shift), draw(pipe, 1)}
+		sum := sha1.Sum([]byte(fmt.Sprint("commit ", c)))
+		commit := hex.EncodeToString(sum[:])
+		rec, err := history.NewRecord(&res, commit, start.Add(time.Duration(c)*time.Hour), "main", history.Provenance{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Add(context.Background(), rec, history.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, commit)
+	}
+	return dir, commits
+}
+
+// What the page's script-free DOM measures to, as the browser laid it out
+// (client pixels).
+type box struct{ X, Y, W, H float64 }
+
+func (b box) cx() float64 { return b.X + b.W/2 }
+func (b box) cy() float64 { return b.Y + b.H/2 }
+
+// inside reports whether (x, y) is in b, give or take half a pixel.
+func (b box) inside(x, y float64) bool {
+	const e = 0.5
+	return x >= b.X-e && x <= b.X+b.W+e && y >= b.Y-e && y <= b.Y+b.H+e
+}
+
+func (b box) holds(c box) bool { return b.inside(c.X, c.Y) && b.inside(c.X+c.W, c.Y+c.H) }
+
+type drawnPoint struct {
+	Box     box
+	Href    string
+	Tip     string
+	Outlier bool
+}
+
+type drawnText struct {
+	Box  box
+	Text string
+	Href string
+}
+
+type drawnPlot struct {
+	Title     string
+	SVG       box
+	Frame     box
+	Ticks     []drawnText
+	Points    []drawnPoint
+	Intervals []box
+	Changes   []drawnText // each change point's line; Text is its label
+	Lines     []box       // the change points' labels
+	Labels    []drawnText // the commit labels under the axis
+	Rows      int         // the change table's rows
+	Overflow  bool        // the page scrolls sideways
+}
+
+// measure is run in the page: each plot's elements and their boxes.
+const measure = `(() => {
+  const box = e => { const b = e.getBoundingClientRect(); return {X: b.left, Y: b.top, W: b.width, H: b.height}; };
+  const overflow = document.documentElement.scrollWidth > document.documentElement.clientWidth;
+  return [...document.querySelectorAll('section.series')].map(sec => {
+    const svg = sec.querySelector('svg');
+    return {
+      Title: sec.querySelector('h2').textContent,
+      SVG: box(svg),
+      Frame: box(svg.querySelector('rect')),
+      Ticks: [...svg.querySelectorAll('text[text-anchor="end"][font-size="10"]')].map(t => ({Box: box(t), Text: t.textContent})),
+      Points: [...svg.querySelectorAll('.point')].map(p => ({
+        Box: box(p),
+        Href: p.closest('a') ? p.closest('a').getAttribute('href') : '',
+        Tip: p.parentElement.querySelector('title') ? p.parentElement.querySelector('title').textContent : '',
+        Outlier: p.classList.contains('outlier'),
+      })),
+      Intervals: [...svg.querySelectorAll('line[stroke="#888"]')].map(box),
+      Changes: [...svg.querySelectorAll('g.change')].map(g => ({Box: box(g.querySelector('text')), Text: g.querySelector('text').textContent})),
+      Lines: [...svg.querySelectorAll('g.change line')].map(box),
+      Labels: [...svg.querySelectorAll('text[font-size="9"]')].map(t => ({Box: box(t), Text: t.textContent, Href: t.closest('a') ? t.closest('a').getAttribute('href') : ''})),
+      Rows: sec.querySelectorAll('table tr').length ? sec.querySelectorAll('table tr').length - 1 : 0,
+      Overflow: overflow,
+    };
+  });
+})()`
+
+func TestPageInBrowser(t *testing.T) {
+	bin := findChromium(t)
+	const stepAt, wildAt = 150, 60
+	storeDir, commits := browserStore(t, stepAt, wildAt)
+
+	// The server: the page, each commit's page (as a forge shows one) and
+	// the store's files, where --record-url sends the labels.
+	known := map[string]bool{}
+	for _, c := range commits {
+		known[c] = true
+	}
+	pageDir := t.TempDir()
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir(pageDir)))
+	mux.Handle("/store/", http.StripPrefix("/store/", http.FileServer(http.Dir(storeDir))))
+	mux.HandleFunc("/commit/{sha}", func(w http.ResponseWriter, r *http.Request) {
+		sha := r.PathValue("sha")
+		if !known[sha] {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>commit %s</title></head><body><h1 id=\"commit\">%s</h1></body></html>", sha, sha)
+	})
+	// The browser asks for one on its own; a real host answers it, or
+	// says 404, which Chromium would log as an error of the page's.
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	// As `tailgate history page STORE -o DIR --commit-url ... --record-url ...` does.
+	s, err := history.Open(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Find(v, Selection{}, Options{Level: DefaultLevel, Seed: 7})
+	v.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := PageOptions{CommitURL: srv.URL + "/commit/%s", RecordURL: srv.URL + "/store/%s"}
+	if _, err := rep.WritePageDir(pageDir, opt); err != nil {
+		t.Fatal(err)
+	}
+	var gated []Tested
+	for _, ts := range rep.Series {
+		if ts.Gated {
+			gated = append(gated, ts)
+		}
+	}
+	if len(gated) < 2 {
+		t.Fatalf("%d gated series, want one at least for each scenario", len(gated))
+	}
+	found := false
+	for _, c := range rep.Changes {
+		if c.Key.Metric == "syscall.read" && c.Regression() && c.Index >= stepAt-3 && c.Index <= stepAt+3 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no regression of syscall.read found near commit %d (changes %+v): the page would have none to mark", stepAt, rep.Changes)
+	}
+
+	ctx, cancel := browser(t, bin)
+	defer cancel()
+	var mu sync.Mutex
+	var console []string
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
+				mu.Lock()
+				console = append(console, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/index.html")); err != nil {
+		t.Fatal(err)
+	}
+	plots, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnPlot](measure))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plots) != len(gated) {
+		t.Fatalf("%d plots drawn, want one per gated series (%d)", len(plots), len(gated))
+	}
+	for i, p := range plots {
+		checkPlot(t, p, gated[i], rep.Changes, opt, p.Title == gated[i].Key.String()+" (gated)" && gated[i].Key.Metric == "syscall.read")
+	}
+	checkRecords(t, plots)
+
+	// A click on the first change point's commit, in the first plot
+	// that has one, opens that commit's page.
+	pi := slices.IndexFunc(plots, func(p drawnPlot) bool { return len(p.Changes) > 0 })
+	if pi < 0 {
+		t.Fatal("no plot has a change point mark")
+	}
+	ci := slices.IndexFunc(rep.Changes, func(c Change) bool { return c.Key == gated[pi].Key })
+	idx := rep.Changes[ci].Index
+	pt := plots[pi].Points[idx]
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("window.scrollTo(0, %f), true", pt.Box.cy()-300))); err != nil {
+		t.Fatal(err)
+	}
+	again, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnPlot](measure))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt = again[pi].Points[idx]
+	if _, err := chromedp.RunResponse(ctx, chromedp.MouseClickXY(pt.Box.cx(), pt.Box.cy())); err != nil {
+		t.Fatalf("click on %s's point: %v", shortCommit(rep.Changes[ci].Commit), err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('commit') ? document.getElementById('commit').textContent : ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := srv.URL + "/commit/" + rep.Changes[ci].Commit; loc != want || shown != rep.Changes[ci].Commit {
+		t.Errorf("the click on the change point's commit went to %s showing %q, want %s", loc, shown, want)
+	}
+
+	// Shorter histories: the labels still fit, none clipped, none on
+	// another.
+	pool := loadPool(t, "trials-syscall-read.json", "syscall.read")
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 12, 23, 40} {
+		rep := Detect(pool.history(r, n, 5, 0, 1), Options{Seed: 1})
+		dir := filepath.Join(pageDir, fmt.Sprint("commits-", n))
+		if _, err := rep.WritePageDir(dir, PageOptions{CommitURL: opt.CommitURL}); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/commits-%d/index.html", srv.URL, n))); err != nil {
+			t.Fatal(err)
+		}
+		plots, err := chromedp.Run(ctx, chromedp.Evaluate[[]drawnPlot](measure))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plots) != len(rep.Series) {
+			t.Fatalf("%d commits: %d plots, want %d", n, len(plots), len(rep.Series))
+		}
+		for i, p := range plots {
+			checkPlot(t, p, rep.Series[i], rep.Changes, PageOptions{CommitURL: opt.CommitURL}, false)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(console) > 0 {
+		t.Errorf("the console has errors or warnings:\n%s", strings.Join(console, "\n"))
+	}
+}
+
+// browser starts headless Chromium with a new empty profile and what
+// keeps it off the network: this machine's closed network refuses its
+// background connections otherwise.
+func browser(t *testing.T, bin string) (context.Context, context.CancelFunc) {
+	t.Helper()
+	profile := t.TempDir()
+	actx, acancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
+	return ctx, func() {
+		tcancel()
+		cancel()
+		acancel()
+	}
+}
+
+// checkPlot checks one plot against the series it draws.
+func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOptions, wantOutlier bool) {
+	t.Helper()
+	name := s.Key.String()
+	if !strings.HasPrefix(p.Title, name) {
+		t.Errorf("plot %q, want series %s in key order", p.Title, name)
+		return
+	}
+	if p.Overflow {
+		t.Errorf("%s: the page scrolls sideways", name)
+	}
+	if p.SVG.W <= 0 || p.SVG.H <= 0 || p.Frame.W <= 0 || p.Frame.H <= 0 {
+		t.Errorf("%s: the plot is %gx%g, its frame %gx%g: not drawn", name, p.SVG.W, p.SVG.H, p.Frame.W, p.Frame.H)
+		return
+	}
+	if !p.SVG.holds(p.Frame) {
+		t.Errorf("%s: the plot's frame %+v is outside its SVG %+v", name, p.Frame, p.SVG)
+	}
+
+	// Each commit a point, in order, drawn in the frame, each a link to
+	// its commit.
+	if len(p.Points) != len(s.Points) {
+		t.Fatalf("%s: %d points drawn, want %d (one per commit)", name, len(p.Points), len(s.Points))
+	}
+	outliers := 0
+	for i, dp := range p.Points {
+		sp := s.Points[i]
+		if dp.Box.W <= 0 || dp.Box.H <= 0 {
+			t.Errorf("%s: commit %d's point is %gx%g", name, i, dp.Box.W, dp.Box.H)
+		}
+		if want := link(opt.CommitURL, sp.Commit); dp.Href != want {
+			t.Errorf("%s: commit %d's point links to %q, want %q", name, i, dp.Href, want)
+		}
+		if !strings.HasPrefix(dp.Tip, shortCommit(sp.Commit)+" ") {
+			t.Errorf("%s: commit %d's tooltip %q does not name it", name, i, dp.Tip)
+		}
+		if i > 0 && dp.Box.cx() <= p.Points[i-1].Box.cx() {
+			t.Errorf("%s: commit %d is drawn at x=%.1f, not right of the one before (%.1f)", name, i, dp.Box.cx(), p.Points[i-1].Box.cx())
+		}
+		switch {
+		case dp.Outlier:
+			outliers++
+			// A triangle at the frame's edge, pointing out, all inside.
+			if !p.Frame.holds(dp.Box) {
+				t.Errorf("%s: commit %d's outlier mark %+v is outside the frame %+v", name, i, dp.Box, p.Frame)
+			}
+		case !p.Frame.inside(dp.Box.cx(), dp.Box.cy()):
+			t.Errorf("%s: commit %d's point at (%.1f, %.1f) is outside the frame %+v", name, i, dp.Box.cx(), dp.Box.cy(), p.Frame)
+		}
+	}
+	if wantOutlier && outliers == 0 {
+		t.Errorf("%s: the wild commit is not drawn as an outlier", name)
+	}
+	if len(p.Intervals) != len(s.Points) {
+		t.Errorf("%s: %d intervals drawn, want %d", name, len(p.Intervals), len(s.Points))
+	}
+	for i, iv := range p.Intervals {
+		if !p.Frame.holds(iv) {
+			t.Errorf("%s: commit %d's interval %+v is outside the frame %+v", name, i, iv, p.Frame)
+		}
+	}
+
+	// The log axis: labels top to bottom in decreasing order, evenly in
+	// log, inside the SVG; and each point where its tooltip's value is on
+	// that axis.
+	if len(p.Ticks) < 2 {
+		t.Fatalf("%s: %d axis labels, want two at least", name, len(p.Ticks))
+	}
+	var ys, logs []float64
+	for i, tk := range p.Ticks {
+		d, err := time.ParseDuration(tk.Text)
+		if err != nil || d <= 0 {
+			t.Fatalf("%s: axis label %q is not a latency", name, tk.Text)
+		}
+		if !p.SVG.holds(tk.Box) {
+			t.Errorf("%s: axis label %q at %+v is outside the SVG %+v", name, tk.Text, tk.Box, p.SVG)
+		}
+		if i > 0 && !(tk.Box.cy() < p.Ticks[i-1].Box.cy()) {
+			t.Errorf("%s: axis labels %q and %q are not in order from the bottom up (y %.1f, %.1f)", name, p.Ticks[i-1].Text, tk.Text, p.Ticks[i-1].Box.cy(), tk.Box.cy())
+		}
+		if i > 0 && !(float64(d) > math.Exp(logs[len(logs)-1])) {
+			t.Errorf("%s: axis labels %q then %q going up: not increasing", name, p.Ticks[i-1].Text, tk.Text)
+		}
+		ys, logs = append(ys, tk.Box.cy()), append(logs, math.Log(float64(d)))
+	}
+	n := len(ys)
+	slope := (ys[n-1] - ys[0]) / (logs[n-1] - logs[0])
+	yAt := func(v float64) float64 { return ys[0] + slope*(math.Log(v)-logs[0]) }
+	for i := range ys {
+		if math.Abs(yAt(math.Exp(logs[i]))-ys[i]) > 1.5 {
+			t.Errorf("%s: axis label %q is at y=%.1f, a log axis through the first and last puts it at %.1f", name, p.Ticks[i].Text, ys[i], yAt(math.Exp(logs[i])))
+		}
+	}
+	for i, dp := range p.Points {
+		if dp.Outlier {
+			continue
+		}
+		// The label's text is three digits: within 1% of the value.
+		if want := yAt(s.Points[i].Center); math.Abs(dp.Box.cy()-want) > 2+math.Abs(slope)*0.01 {
+			t.Errorf("%s: commit %d (%s) is drawn at y=%.1f, the axis puts %s at %.1f", name, i, shortCommit(s.Points[i].Commit), dp.Box.cy(), ns(s.Points[i].Center), want)
+		}
+	}
+
+	// A mark per change point of the series, between its two commits,
+	// and a table row each.
+	var cs []Change
+	for _, c := range changes {
+		if c.Key == s.Key {
+			cs = append(cs, c)
+		}
+	}
+	if len(p.Changes) != len(cs) || len(p.Lines) != len(cs) || p.Rows != len(cs) {
+		t.Errorf("%s: %d change marks, %d lines and %d table rows; want %d each", name, len(p.Changes), len(p.Lines), p.Rows, len(cs))
+	} else {
+		for j, c := range cs {
+			line := p.Lines[j]
+			if x := line.cx(); x <= p.Points[c.Index-1].Box.cx() || x >= p.Points[c.Index].Box.cx() {
+				t.Errorf("%s: change %s is marked at x=%.1f, not between its commits (%.1f, %.1f)", name, shortCommit(c.Commit), x, p.Points[c.Index-1].Box.cx(), p.Points[c.Index].Box.cx())
+			}
+			if !p.Frame.holds(line) {
+				t.Errorf("%s: change %s's line %+v is outside the frame %+v", name, shortCommit(c.Commit), line, p.Frame)
+			}
+			if !strings.HasPrefix(p.Changes[j].Text, shortCommit(c.Commit)) {
+				t.Errorf("%s: change mark %q, want it to name %s", name, p.Changes[j].Text, shortCommit(c.Commit))
+			}
+			if !p.Frame.holds(p.Changes[j].Box) {
+				t.Errorf("%s: change %s's label %+v is outside the frame %+v", name, shortCommit(c.Commit), p.Changes[j].Box, p.Frame)
+			}
+		}
+	}
+
+	// The commit labels: inside the SVG, below the frame, none on top of
+	// another, each naming a commit and linking to its record.
+	if len(p.Labels) < min(2, len(s.Points)) {
+		t.Errorf("%s: %d commit labels for %d commits", name, len(p.Labels), len(s.Points))
+	}
+	for j, l := range p.Labels {
+		if !p.SVG.holds(l.Box) {
+			t.Errorf("%s: commit label %q at %+v is outside the SVG %+v (clipped)", name, l.Text, l.Box, p.SVG)
+		}
+		if l.Box.Y < p.Frame.Y+p.Frame.H {
+			t.Errorf("%s: commit label %q is inside the frame", name, l.Text)
+		}
+		if j > 0 {
+			prev := p.Labels[j-1].Box
+			if l.Box.X < prev.X+prev.W {
+				t.Errorf("%s: commit labels %q and %q overlap (x %.1f to %.1f, then from %.1f)", name, p.Labels[j-1].Text, l.Text, prev.X, prev.X+prev.W, l.Box.X)
+			}
+		}
+	}
+}
+
+// checkRecords fetches each commit label's link, as a reader following it
+// would, and checks that it is the record of that commit: a record of the
+// store, holding its Result.
+func checkRecords(t *testing.T, plots []drawnPlot) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, p := range plots {
+		for _, l := range p.Labels {
+			if l.Href == "" {
+				t.Errorf("%s: commit label %q links nowhere", p.Title, l.Text)
+				continue
+			}
+			if seen[l.Href] {
+				continue
+			}
+			seen[l.Href] = true
+			resp, err := http.Get(l.Href)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: commit label %q links to %s: %s %v", p.Title, l.Text, l.Href, resp.Status, err)
+				continue
+			}
+			rec, err := history.ParseRecord(l.Href, b)
+			if err != nil {
+				t.Errorf("%s: commit label %q links to %s, not a record: %v", p.Title, l.Text, l.Href, err)
+				continue
+			}
+			if !strings.HasPrefix(rec.Commit, l.Text) || rec.Result == nil || len(rec.Result.Scenarios) == 0 {
+				t.Errorf("%s: commit label %q links to the record of %s (a Result of %d scenarios)", p.Title, l.Text, rec.Commit, len(rec.Result.Scenarios))
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("no commit label links to a record")
+	}
+}
