@@ -132,6 +132,8 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := cmdline.NewFlagSet("compare")
 	var f reportFlags
 	f.register(fs)
+	var h historyLine
+	h.register(fs)
 	cmdline.SetUsage(fs, stdout, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
 		"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
 		"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
@@ -161,5 +163,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return engine.CompareError(err)
 	}
-	return f.verdict(rep.Matrix(), outs, "compare", stdout, stderr)
+	m := rep.Matrix()
+	h.attach(ctx, m, stderr)
+	return f.verdict(m, outs, "compare", stdout, stderr)
 }

@@ -66,6 +66,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	tf.register(fs)
 	var f reportFlags
 	f.register(fs)
+	var h historyLine
+	h.register(fs)
 	var basePath string
 	var save bool
 	fs.StringVar(&basePath, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
@@ -88,7 +90,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		if n == 1 {
 			return usagef("one target given: a gate in one job needs two, base then head (e.g. --variant base --variant tuned:KEY=VALUE), or --baseline DIR")
 		}
-		return gatePair(ctx, pos, &rf, &tf, &f, &pair, env, stdout, stderr)
+		return gatePair(ctx, pos, &rf, &tf, &f, &h, &pair, env, stdout, stderr)
 	}
 	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && len(pairOnly) > 0 {
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
@@ -111,7 +113,10 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	if err != nil {
 		return err
 	}
-	m, err := g.Judge(res, func(m *report.Matrix) error { return report.WriteOutputs(m, outs, stdout, stderr) })
+	m, err := g.Judge(res, func(m *report.Matrix) error {
+		h.attach(ctx, m, stderr)
+		return report.WriteOutputs(m, outs, stdout, stderr)
+	})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 // gatePair runs base and head in paired rounds (g.Gate, its budget and
 // retries as the flags set them) and gates head against base.
-func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, g *engine.PairGate, env matrixEnv, stdout, stderr io.Writer) error {
+func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, h *historyLine, g *engine.PairGate, env matrixEnv, stdout, stderr io.Writer) error {
 	two := func(n int) error {
 		if n != 2 {
 			return usagef("a gate compares two targets, base then head (--kernel, --target or --variant), got %d; for more, use tailgate matrix", n)
@@ -20,6 +20,8 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	return inRounds(ctx, "gate", names, rf, tf, f, env, stdout, stderr, two,
 		func(targets []engine.Target, _ []string, spec engine.Spec) (*report.Matrix, error) {
 			g.Rounds, g.Seed, g.Options, g.Log = rf.trials, env.orderSeed, f.options(), stderr
-			return g.Gate(ctx, targets, spec, rf.output)
+			m, err := g.Gate(ctx, targets, spec, rf.output)
+			h.attach(ctx, m, stderr)
+			return m, err
 		})
 }
