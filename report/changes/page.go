@@ -142,15 +142,21 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/><text x="%g" y="%.1f" font-size="10" text-anchor="end" fill="#555">%s</text>`,
 			padL, padL+innerW, y, y, padL-4, y+3, ns(v))
 	}
-	// Change points: a dashed line between the two commits.
+	// Change points: a dashed line between the two commits, labelled on
+	// its right, or its left in the plot's last quarter, so that the
+	// label stays inside.
 	for _, c := range cs {
 		cx := (x(c.Index-1) + x(c.Index)) / 2
 		color := "#2c7a2c"
 		if c.Regression() {
 			color = "#d62728"
 		}
-		fmt.Fprintf(&b, `<g class="change"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="%s" stroke-width="1.5" stroke-dasharray="4 3"/><text x="%.1f" y="%g" font-size="10" fill="%s">%s %s</text><title>change point at %s: %s</title></g>`,
-			cx, cx, padT, padT+innerH, color, cx+3, padT+10, color, shortCommit(c.Commit), pct(c.Ratio.Center), c.Commit, pct(c.Ratio.Center))
+		tx, anchor := cx+3, "start"
+		if cx > padL+innerW*0.75 {
+			tx, anchor = cx-3, "end"
+		}
+		fmt.Fprintf(&b, `<g class="change"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="%s" stroke-width="1.5" stroke-dasharray="4 3"/><text x="%.1f" y="%g" font-size="10" text-anchor="%s" fill="%s">%s %s</text><title>change point at %s: %s</title></g>`,
+			cx, cx, padT, padT+innerH, color, tx, padT+10, anchor, color, shortCommit(c.Commit), pct(c.Ratio.Center), c.Commit, pct(c.Ratio.Center))
 	}
 	// Intervals, then centers, each a link to its commit.
 	step := labelStep(len(pts), innerW)
@@ -176,9 +182,10 @@ func svgSeries(s Tested, cs []Change, opt PageOptions) string {
 		}
 		fmt.Fprintf(&b, `%s<g>%s<title>%s</title></g>%s`, open, shape, template.HTMLEscapeString(tip), close)
 		last := i == len(pts)-1
-		if last || (i%step == 0 && len(pts)-1-i >= step) {
+		if last || (i%step == 0 && 2*(len(pts)-1-i) >= 3*step) {
 			// The last label ends at its point, so that the plot's edge
-			// does not clip it; a regular one too near it is left out.
+			// does not clip it; a regular one too near it is left out
+			// (a centred label and an end-anchored one need 1.5 widths).
 			anchor := "middle"
 			if last && len(pts) > 1 {
 				anchor = "end"
@@ -237,8 +244,7 @@ func logTicks(lo, hi float64) []float64 {
 }
 
 // labelGap is the room a commit label needs on the axis, in SVG units:
-// seven digits at font size 9 are about 40 wide, and an end-anchored
-// last label must clear the centred one before it.
+// seven digits at font size 9 are about 40 wide, 60 in a wide font.
 const labelGap = 60.0
 
 // labelStep is how many commits apart the commit labels are, for n

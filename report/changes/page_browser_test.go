@@ -157,7 +157,7 @@ const measure = `(() => {
       Title: sec.querySelector('h2').textContent,
       SVG: box(svg),
       Frame: box(svg.querySelector('rect')),
-      Ticks: [...svg.querySelectorAll('text[text-anchor="end"][font-size="10"]')].map(t => ({Box: box(t), Text: t.textContent})),
+      Ticks: [...svg.querySelectorAll(':scope > text[text-anchor="end"][font-size="10"]')].map(t => ({Box: box(t), Text: t.textContent})),
       Points: [...svg.querySelectorAll('.point')].map(p => ({
         Box: box(p),
         Href: p.closest('a') ? p.closest('a').getAttribute('href') : '',
@@ -305,11 +305,15 @@ func TestPageInBrowser(t *testing.T) {
 	}
 
 	// Shorter histories: the labels still fit, none clipped, none on
-	// another.
-	pool := loadPool(t, "trials-syscall-read.json", "syscall.read")
+	// another; a change point near the end keeps its label inside.
+	pool := loadPool(t, "trials-syscall-read.json", "syscall.read", 2)
 	r := rand.New(rand.NewPCG(43, 44))
-	for _, n := range []int{1, 12, 23, 40} {
-		rep := Detect(pool.history(r, n, 5, 0, 1), Options{Seed: 1})
+	for _, c := range []struct{ n, stepAt int }{{1, 0}, {12, 0}, {23, 0}, {40, 35}} {
+		n := c.n
+		rep := Detect(pool.history(r, n, 5, c.stepAt, 2), Options{Seed: 1})
+		if c.stepAt > 0 && !slices.ContainsFunc(rep.Changes, func(ch Change) bool { return ch.Index == c.stepAt }) {
+			t.Fatalf("%d commits, ×2 from %d: changes %+v, want one there to mark", n, c.stepAt, rep.Changes)
+		}
 		dir := filepath.Join(pageDir, fmt.Sprint("commits-", n))
 		if _, err := rep.WritePageDir(dir, PageOptions{CommitURL: opt.CommitURL}); err != nil {
 			t.Fatal(err)
