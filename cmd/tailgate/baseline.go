@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -12,46 +13,20 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-const baselineUsage = `usage: tailgate baseline show PATH
-       tailgate baseline save RESULT DIR [--replace-unreadable]
-
-show lists the baselines in a directory (or one Result file): scenario,
-target, kernel, trials and p99 per metric.
-save stores each scenario of RESULT as its own baseline file in DIR.
-`
-
-const baselineShowUsage = `usage: tailgate baseline show PATH [--format text|json]
-
-Lists the baselines in a directory (or one Result file): scenario, target,
-kernel, trials and p99 per metric; json is docs/baselines.schema.json.
-`
-
-const baselineSaveUsage = `usage: tailgate baseline save RESULT DIR [--replace-unreadable]
-
-Stores each scenario of RESULT as its own baseline file in DIR, where
-'tailgate gate --baseline DIR' finds it.
-
-`
-
-func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("want a subcommand: show or save; see tailgate baseline -h")
+func baselineSubs() []cmdline.Sub {
+	return []cmdline.Sub{
+		{Name: "show", Synopsis: "PATH [--format text|json]", Run: baselineShow,
+			About: "Lists the baselines in a directory (or one Result file): scenario, target, kernel, trials and p99 per metric; json is docs/baselines.schema.json."},
+		{Name: "save", Synopsis: "RESULT DIR [--replace-unreadable]", Run: baselineSave,
+			About: "Stores each scenario of RESULT as its own baseline file in DIR, where 'tailgate gate --baseline DIR' finds it."},
 	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		cmdline.PrintHelp(stdout, baselineUsage)
-		return nil
-	case "show":
-		return baselineShow(args[1:], stdout)
-	case "save":
-		return baselineSave(args[1:], stdout, stderr)
-	}
-	return unknownSub("baseline", args[0])
 }
 
-func baselineShow(args []string, stdout io.Writer) error {
-	fs := cmdline.NewFlagSet("baseline")
-	cmdline.SetUsage(fs, stdout, baselineShowUsage)
+func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cmdline.Dispatch(ctx, "baseline", baselineSubs(), "\nshow lists stored baselines; save stores a Result's scenarios as baselines.\n", args, stdout, stderr)
+}
+
+func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ io.Writer) error {
 	format := fs.String("format", "text", "text or json")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
@@ -88,9 +63,7 @@ func baselineShow(args []string, stdout io.Writer) error {
 	return nil
 }
 
-func baselineSave(args []string, stdout, stderr io.Writer) error {
-	fs := cmdline.NewFlagSet("baseline")
-	cmdline.SetUsage(fs, stdout, baselineSaveUsage)
+func baselineSave(_ context.Context, fs *flag.FlagSet, args []string, _, stderr io.Writer) error {
 	var opt baseline.SaveOptions
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
 	pos, err := cmdline.Parse(fs, args)

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/tailgate-ci/tailgate/internal/bisect"
+	"github.com/tailgate-ci/tailgate/engine/bisect"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 

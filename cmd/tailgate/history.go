@@ -19,23 +19,15 @@ import (
 
 // historySubs are history's subcommands, in the order its usage lists
 // them.
-func historySubs() []historySub {
-	return []historySub{
-		{"add", "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", "Records RESULT under commit SHA in STORE.", historyAdd},
-		{"check", "STORE", "Reads every record of STORE and checks it against the index: its digest, its format, its Result.", historyCheck},
-		{"prune", "STORE --keep N | --older-than D", "Removes the records of old commits, and files the index does not list.", historyPrune},
-		{"changes", "STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]", "Lists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.", historyChanges},
-		{"page", "STORE -o DIR [--commit-url URL] [--record-url URL]", "Writes DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.", historyPage},
-		{"confirm", "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", "Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).", historyConfirm},
+func historySubs() []cmdline.Sub {
+	return []cmdline.Sub{
+		{Name: "add", Synopsis: "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", About: "Records RESULT under commit SHA in STORE.", Run: historyAdd},
+		{Name: "check", Synopsis: "STORE", About: "Reads every record of STORE and checks it against the index: its digest, its format, its Result.", Run: historyCheck},
+		{Name: "prune", Synopsis: "STORE --keep N | --older-than D", About: "Removes the records of old commits, and files the index does not list.", Run: historyPrune},
+		{Name: "changes", Synopsis: "STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]", About: "Lists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.", Run: historyChanges},
+		{Name: "page", Alias: "html", Synopsis: "STORE -o DIR [--commit-url URL] [--record-url URL]", About: "Writes DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.", Run: historyPage},
+		{Name: "confirm", Synopsis: "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", About: "Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).", Run: historyConfirm},
 	}
-}
-
-// historySub is a subcommand of history: its synopsis (what follows
-// "tailgate history NAME" in the usage), what it does (its own usage
-// says), and what runs it, given the flag set that usage is made for.
-type historySub struct {
-	name, synopsis, about string
-	run                   func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 }
 
 const historyAbout = `
@@ -62,32 +54,7 @@ exit 0 ok (and confirm: no regression), 1 confirm found the regression, 2 bad us
 var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := historySubs()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		var usage strings.Builder
-		lead := "usage:"
-		for _, sub := range subs {
-			fmt.Fprintf(&usage, "%s tailgate history %s %s\n", lead, sub.name, sub.synopsis)
-			lead = "      "
-		}
-		cmdline.PrintHelp(stdout, usage.String()+historyAbout)
-		if len(args) == 0 {
-			return usagef("name a subcommand: add, check, prune, changes, page or confirm")
-		}
-		return nil
-	}
-	name := args[0]
-	if name == "html" {
-		name = "page"
-	}
-	for _, sub := range subs {
-		if sub.name == name {
-			fs := cmdline.NewFlagSet("history " + sub.name)
-			cmdline.SetUsage(fs, stdout, fmt.Sprintf("usage: tailgate history %s %s\n\n%s\n\n", sub.name, sub.synopsis, sub.about))
-			return sub.run(ctx, fs, args[1:], stdout, stderr)
-		}
-	}
-	return unknownSub("history", name)
+	return cmdline.Dispatch(ctx, "history", historySubs(), historyAbout, args, stdout, stderr)
 }
 
 // historyError classifies a store's error: what the input or the store

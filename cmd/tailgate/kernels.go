@@ -8,56 +8,29 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
-const kernelsUsage = `usage: tailgate kernels list [--cache DIR] [--format text|json]
-       tailgate kernels fetch SPEC [--cache DIR]
-
-list shows the kernels in the cache and the Debian kernels apt offers.
-fetch downloads and unpacks a kernel into the cache (a no-op if it is
-there) and prints its spec, release and boot image.
-
-SPEC is a bzImage path, debian:ABI (debian:6.1.0-57-cloud-amd64), or the
+// kernelSpecs says what a kernel SPEC is.
+const kernelSpecs = `SPEC is a bzImage path, debian:ABI (debian:6.1.0-57-cloud-amd64), or the
 newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
-debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
-`
+debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.`
 
-const kernelsListUsage = `usage: tailgate kernels list [--cache DIR] [--format text|json]
-
-Shows the kernels in the cache and the Debian kernels apt offers; json is
-docs/kernels.schema.json.
-
-`
-
-const kernelsFetchUsage = `usage: tailgate kernels fetch SPEC [--cache DIR]
-
-Downloads and unpacks a kernel into the cache (a no-op if it is there) and
-prints its spec, release and boot image.
-
-SPEC is a bzImage path, debian:ABI (debian:6.1.0-57-cloud-amd64), or the
-newest of a line and flavour: debian:6.1-cloud, debian:6.12-cloud,
-debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.
-
-`
+func kernelsSubs() []cmdline.Sub {
+	return []cmdline.Sub{
+		{Name: "list", Synopsis: "[--cache DIR] [--format text|json]", Run: kernelsList,
+			About: "Shows the kernels in the cache and the Debian kernels apt offers; json is docs/kernels.schema.json."},
+		{Name: "fetch", Synopsis: "SPEC [--cache DIR]", Run: kernelsFetch,
+			About: "Downloads and unpacks a kernel into the cache (a no-op if it is there) and prints its spec, release and boot image.\n\n" + kernelSpecs},
+	}
+}
 
 func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("want a subcommand: list or fetch; see tailgate kernels -h")
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		cmdline.PrintHelp(stdout, kernelsUsage)
-		return nil
-	case "list":
-		return kernelsList(ctx, args[1:], stdout, stderr)
-	case "fetch":
-		return kernelsFetch(ctx, args[1:], stdout, stderr)
-	}
-	return unknownSub("kernels", args[0])
+	return cmdline.Dispatch(ctx, "kernels", kernelsSubs(), "\nlist shows the kernels in the cache and the Debian kernels apt offers;\nfetch downloads and unpacks one into the cache.\n\n"+kernelSpecs+"\n", args, stdout, stderr)
 }
 
 // cacheFlag is the --cache flag both subcommands take.
@@ -79,9 +52,7 @@ func (f *cacheFlag) cache() (*vmtest.KernelCache, error) {
 	return cache, nil
 }
 
-func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cmdline.NewFlagSet("kernels")
-	cmdline.SetUsage(fs, stdout, kernelsListUsage)
+func kernelsList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var cf cacheFlag
 	cf.register(fs)
 	format := fs.String("format", "text", "text or json")
@@ -99,35 +70,17 @@ func kernelsList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	cached, err := cache.Cached()
+	l, err := engine.ListKernels(ctx, cache)
 	if err != nil {
-		return infra(err)
-	}
-	var ks []report.CachedKernel
-	for _, k := range cached {
-		ks = append(ks, report.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
-	}
-	avail, availErr := vmtest.AvailableDebianKernels(ctx)
-	if availErr != nil {
-		// The cache is still worth showing; say why the rest is missing.
-		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", availErr)
-	}
-	if *format == "json" {
-		return report.WriteKernelsJSON(stdout, cache.Dir, ks, avail, availErr)
-	}
-	o := report.TextOptions{Width: termwidth.Of(stdout)}
-	if err := report.WriteCachedKernels(stdout, cache.Dir, ks, o); err != nil {
 		return err
 	}
-	if availErr != nil {
-		return nil
+	if l.AvailErr != nil {
+		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", l.AvailErr)
 	}
-	return report.WriteAvailableKernels(stdout, avail, ks, o)
+	return l.Write(stdout, *format == "json", report.TextOptions{Width: termwidth.Of(stdout)})
 }
 
-func kernelsFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cmdline.NewFlagSet("kernels")
-	cmdline.SetUsage(fs, stdout, kernelsFetchUsage)
+func kernelsFetch(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var cf cacheFlag
 	cf.register(fs)
 	pos, err := cmdline.Parse(fs, args)
