@@ -54,14 +54,16 @@ func sameRef(recorded, ref string) bool {
 
 // AddTrends reads the store spec names (history.Open) and sets m.Trends
 // (Trends). A git store whose branch does not exist yet is an empty
-// history: each trend then says that main has no commit of it.
+// history: each trend then says that main has no commit of it. A
+// directory that does not exist is an error, a name mistyped more
+// likely than a history not begun.
 func AddTrends(ctx context.Context, m *report.Matrix, spec string, opt TrendOptions) error {
 	s, err := history.Open(spec)
 	if err != nil {
 		return err
 	}
 	v, err := s.Read(ctx)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(spec, "git:") {
 		v = nil
 	} else if err != nil {
 		return err

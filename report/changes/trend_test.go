@@ -178,4 +178,8 @@ func TestAddTrendsNoBranch(t *testing.T) {
 	if len(f.m.Trends[0].Values) != 3 {
 		t.Errorf("the directory store: %d commits, want 3", len(f.m.Trends[0].Values))
 	}
+	// A directory that is not there: an error, not an empty history.
+	if err := AddTrends(context.Background(), f.m, filepath.Join(dir, "no-such-store"), TrendOptions{}); err == nil {
+		t.Error("a directory store that does not exist: no error")
+	}
 }
