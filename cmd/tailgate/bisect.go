@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/tailgate-ci/tailgate/engine/bisect"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -44,10 +43,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Build, "build", "", "shell `CMD` that builds a commit in its checkout, e.g. 'make bin/server'")
 	fs.StringVar(&o.Repo, "repo", ".", "the repository's checkout `DIR`")
 	fs.StringVar(&o.Out, "o", "", "keep each step's build log, gate report and Results in `DIR` (new or empty)")
-	var gateArgs []string
-	if i := slices.Index(args, "--"); i >= 0 {
-		args, gateArgs = args[:i], args[i+1:]
-	}
+	args, gateArgs := cmdline.CutDashes(args)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

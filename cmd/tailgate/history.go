@@ -269,10 +269,7 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	build := fs.String("build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
 	dir := fs.String("build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")
 	dry := fs.Bool("dry-run", false, "print the gate command and do not run it")
-	var gateArgs []string
-	if i := slices.Index(args, "--"); i >= 0 {
-		args, gateArgs = args[:i], args[i+1:]
-	}
+	args, gateArgs := cmdline.CutDashes(args)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -137,4 +138,14 @@ func checkEmptyFlags(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// CutDashes splits args at the first "--": the command's own arguments
+// before it, and those after it, which go to another command (nil when
+// there is no "--").
+func CutDashes(args []string) (own, rest []string) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return args[:i], args[i+1:]
+	}
+	return args, nil
 }

@@ -69,3 +69,16 @@ func TestDispatch(t *testing.T) {
 		}
 	}
 }
+
+func TestCutDashes(t *testing.T) {
+	for _, c := range []struct{ args, own, rest []string }{
+		{[]string{"a", "--", "--budget", "5m"}, []string{"a"}, []string{"--budget", "5m"}},
+		{[]string{"a", "-o", "x"}, []string{"a", "-o", "x"}, nil},
+		{[]string{"--", "a", "--", "b"}, []string{}, []string{"a", "--", "b"}},
+	} {
+		own, rest := CutDashes(c.args)
+		if strings.Join(own, " ") != strings.Join(c.own, " ") || len(own) != len(c.own) || strings.Join(rest, " ") != strings.Join(c.rest, " ") || (rest == nil) != (c.rest == nil) {
+			t.Errorf("CutDashes(%q) = %q, %q; want %q, %q", c.args, own, rest, c.own, c.rest)
+		}
+	}
+}

@@ -18,22 +18,7 @@ import (
 // records' summaries, and the records themselves where a summary is
 // missing, stale or lacks a percentile sel names.
 func ReadSeries(v *history.View, sel Selection) ([]Series, error) {
-	b := NewBuilder(sel)
-	for _, e := range v.Index.Entries {
-		s, err := v.Summary(e)
-		if err != nil {
-			return nil, err
-		}
-		if b.AddSummary(s, e.Time, e.Path) {
-			continue
-		}
-		rec, err := v.Record(e)
-		if err != nil {
-			return nil, err
-		}
-		b.Add(rec, e.Path)
-	}
-	return b.Series(), nil
+	return readSeries(v, v.Index.Entries, sel)
 }
 
 // Formats are the names WriteFormat takes.
