@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,12 +70,17 @@ func ParseThreshold(s string) (Threshold, error) {
 	if err != nil {
 		return Threshold{}, fmt.Errorf("threshold %q: value %q is not a number (want e.g. 10%% or 0.10 or off)", s, val)
 	}
+	// ParseFloat reads "Inf" and "NaN": neither is a threshold a
+	// confidence interval can be held to.
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return Threshold{}, fmt.Errorf("threshold %q: %s is not a finite value; want one such as 10%% or 0.10 (or off to disable)", s, val)
+	}
 	if pct {
 		f /= 100
 	} else if f > 1 {
 		return Threshold{}, fmt.Errorf("threshold %q: %s as a fraction is more than 100%%; did you mean %s%%?", s, val, val)
 	}
-	if f < 0 || f != f {
+	if f < 0 {
 		return Threshold{}, fmt.Errorf("threshold %q: must not be negative (0%% flags any confirmed change; off disables)", s)
 	}
 	t.Value = f

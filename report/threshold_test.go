@@ -29,6 +29,15 @@ func TestParseThreshold(t *testing.T) {
 		{in: "p99=0%", want: Threshold{Percentile: "p99", Value: 0}},
 		{in: "p99=-5%", wantErr: "must not be negative"},
 		{in: ":p99=5%", wantErr: "empty metric"},
+		// ParseFloat reads these; none is a threshold.
+		{in: "p99=Inf", wantErr: "not a finite value"},
+		{in: "p99=inf%", wantErr: "not a finite value"},
+		{in: "p99=+Inf%", wantErr: "not a finite value"},
+		{in: "p99=-Inf%", wantErr: "not a finite value"},
+		{in: "p99=Infinity", wantErr: "not a finite value"},
+		{in: "p99=NaN", wantErr: "not a finite value"},
+		{in: "p99=NaN%", wantErr: "not a finite value"},
+		{in: "syscall.read:p99= nan %", wantErr: "not a finite value"},
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			got, err := ParseThreshold(c.in)
