@@ -47,7 +47,7 @@ func WriteMatrix(w io.Writer, m *Matrix, f Format) error {
 		return writeMarkdown(w, m)
 	case JSON:
 		if m.twoSided {
-			return writeJSON(w, m.Pairs[0].JSON())
+			return writeJSON(w, m.pairJSON(0))
 		}
 		return writeJSON(w, m.JSON())
 	case JUnit:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"time"
 )
 
 // JSONSchemaVersion is the version of a comparison's JSON document
@@ -87,6 +88,41 @@ type JSONVerdict struct {
 	// fraction, the gated test could have called at its level.
 	Rounds     int      `json:"rounds,omitempty"`
 	Detectable *float64 `json:"detectable,omitempty"`
+	// History is the gated percentile on --history's branch (a Trend):
+	// absent without --history and for a verdict not gated.
+	History *JSONHistory `json:"history,omitempty"`
+}
+
+// JSONHistory is one gated percentile's Trend: the branch's last commits
+// in the history store, oldest first (none when the store has none of
+// it), and the candidate's value taken as theirs are, the median over
+// its trials.
+type JSONHistory struct {
+	Ref     string              `json:"ref"`
+	Target  string              `json:"target"` // the history's target; "" when no commit has it
+	CandNs  *float64            `json:"candidate_ns"`
+	Commits []JSONHistoryCommit `json:"commits"`
+}
+
+// JSONHistoryCommit is one commit of a JSONHistory: its median over its
+// trials of the percentile, ns (null when it has none).
+type JSONHistoryCommit struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	ValueNs *float64  `json:"value_ns"`
+}
+
+// jsonHistory is t as a JSONHistory.
+func jsonHistory(t Trend) *JSONHistory {
+	h := &JSONHistory{Ref: t.Ref, Target: t.Target, CandNs: positive(t.Cand), Commits: []JSONHistoryCommit{}}
+	for i, c := range t.Commits {
+		jc := JSONHistoryCommit{Commit: c, ValueNs: num(t.Values[i])}
+		if i < len(t.Times) {
+			jc.Time = t.Times[i].UTC()
+		}
+		h.Commits = append(h.Commits, jc)
+	}
+	return h
 }
 
 func num(f float64) *float64 {
@@ -261,10 +297,35 @@ func (m *Matrix) JSON() JSONMatrix {
 		}
 		out.Scenarios = append(out.Scenarios, js)
 	}
-	for _, r := range m.Pairs {
-		out.Comparisons = append(out.Comparisons, r.JSON())
+	for i := range m.Pairs {
+		out.Comparisons = append(out.Comparisons, m.pairJSON(i))
 	}
 	return out
+}
+
+// pairJSON is the compare document of m.Pairs[i] with the history of
+// each gated verdict from m.Trends: the trend of its scenario, metric and
+// percentile drawn for that pair's candidate.
+func (m *Matrix) pairJSON(i int) JSONReport {
+	r := m.Pairs[i]
+	doc := r.JSON()
+	if len(m.Trends) == 0 {
+		return doc
+	}
+	for si, s := range r.Scenarios {
+		for vi, v := range s.Verdicts {
+			if !v.Gated {
+				continue
+			}
+			for _, t := range m.Trends {
+				if t.Scenario == s.Name && t.Metric == v.Metric && t.Quantile == v.Quantile && (t.Candidate == "" || t.Candidate == r.Cand.Target) {
+					doc.Scenarios[si].Verdicts[vi].History = jsonHistory(t)
+					break
+				}
+			}
+		}
+	}
+	return doc
 }
 
 // writeJSON writes a document as indented JSON.

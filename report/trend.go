@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 )
 
 // Trend is one gated percentile's recent history on a branch (main's
@@ -17,9 +18,14 @@ type Trend struct {
 	Scenario, Metric, Quantile string
 	// Target is the history's target the values are of; Ref the branch.
 	Target, Ref string
+	// Candidate is the name of the compared candidate (the pair's
+	// Cand.Target) the trend is drawn for; "" stands for every pair's.
+	Candidate string
 	// Commits are the branch's last commits that have the percentile,
-	// oldest first, and Values each one's median over its trials, ns.
+	// oldest first, Times their commit times and Values each one's
+	// median over its trials, ns.
 	Commits []string
+	Times   []time.Time
 	Values  []float64
 	// Cand is the candidate's value, taken as the history's are (the
 	// median over its trials); NaN when it has none.

@@ -2,10 +2,14 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestTrendSparkline(t *testing.T) {
@@ -117,5 +121,64 @@ func TestTrendsInReports(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "History") {
 		t.Errorf("no trends, yet a history:\n%s", md.String())
+	}
+}
+
+// The JSON report carries each gated verdict's trend as its history:
+// the ref, the history's target, the candidate's value and each commit
+// with its time and value; a verdict without a trend, or not gated,
+// has none, and a report without trends is the document it was.
+func TestTrendsInJSON(t *testing.T) {
+	m := sampleReport().Matrix()
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	m.Trends = []Trend{
+		{Scenario: "pipe-pingpong", Metric: "sched.wakeup", Quantile: "p99", Ref: "main", Target: "debian-6.12", Candidate: "debian-6.12",
+			Commits: []string{"aaaaaaa1", "aaaaaaa2"}, Times: []time.Time{at, at.Add(time.Hour)}, Values: []float64{41000, math.NaN()}, Cand: 52000},
+		{Scenario: "getppid", Metric: "syscall.getppid", Quantile: "p99", Ref: "main", Candidate: "debian-6.12", Cand: math.NaN()},
+		// Another pair's candidate: not this report's.
+		{Scenario: "pipe-pingpong", Metric: "sched.wakeup", Quantile: "p50", Ref: "main", Candidate: "other", Commits: []string{"b"}, Times: []time.Time{at}, Values: []float64{1}},
+	}
+	var b bytes.Buffer
+	if err := WriteMatrix(&b, m, JSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc JSONReport
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	histories := map[string]*JSONHistory{}
+	for _, s := range doc.Scenarios {
+		for _, v := range s.Verdicts {
+			histories[s.Name+" "+v.Metric+" "+v.Percentile] = v.History
+		}
+	}
+	ns := func(f float64) *float64 { return &f }
+	want := map[string]*JSONHistory{
+		"pipe-pingpong sched.wakeup p99": {Ref: "main", Target: "debian-6.12", CandNs: ns(52000), Commits: []JSONHistoryCommit{
+			{Commit: "aaaaaaa1", Time: at, ValueNs: ns(41000)}, {Commit: "aaaaaaa2", Time: at.Add(time.Hour)}}},
+		"getppid syscall.getppid p99": {Ref: "main", Commits: []JSONHistoryCommit{}},
+	}
+	for k, got := range histories {
+		if d := cmp.Diff(want[k], got); d != "" {
+			t.Errorf("%s: history (-want +got):\n%s", k, d)
+		}
+	}
+	if !strings.Contains(b.String(), `"time": "2026-11-30T12:00:00Z"`) || !strings.Contains(b.String(), `"value_ns": null`) {
+		t.Errorf("the times are not RFC 3339 or a missing value is not null:\n%s", b.String())
+	}
+
+	// A matrix's comparisons carry theirs too.
+	mj := m.JSON()
+	if h := mj.Comparisons[0].Scenarios[0].Verdicts[2].History; h == nil || len(h.Commits) != 2 {
+		t.Errorf("the matrix document's comparison has history %+v, want the 2 commits", h)
+	}
+
+	m.Trends = nil
+	b.Reset()
+	if err := WriteMatrix(&b, m, JSON); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `"history"`) {
+		t.Errorf("no trends, yet a history:\n%s", b.String())
 	}
 }

@@ -130,7 +130,7 @@ func Trends(v *history.View, m *report.Matrix, opt TrendOptions) ([]report.Trend
 	}
 	var out []report.Trend
 	for _, w := range wants {
-		t := report.Trend{Scenario: w.key.Scenario, Metric: w.key.Metric, Quantile: w.key.Percentile, Ref: opt.Ref, Cand: math.NaN()}
+		t := report.Trend{Scenario: w.key.Scenario, Metric: w.key.Metric, Quantile: w.key.Percentile, Ref: opt.Ref, Candidate: w.key.Target, Cand: math.NaN()}
 		key := w.key
 		if c := pick(cands[w.pair], key); c != nil && len(c.Points) == 1 {
 			t.Cand, key.Target = c.Points[0].Center, c.Key.Target
@@ -139,6 +139,7 @@ func Trends(v *history.View, m *report.Matrix, opt TrendOptions) ([]report.Trend
 			t.Target = s.Key.Target
 			for _, p := range s.Points {
 				t.Commits = append(t.Commits, p.Commit)
+				t.Times = append(t.Times, p.Time)
 				t.Values = append(t.Values, p.Center)
 			}
 		}
