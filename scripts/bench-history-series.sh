@@ -19,7 +19,7 @@ store="$out/store"
 i=1
 while [ "$i" -le "$n" ]; do
 	commit=$(printf '%07x' "$i")
-	at=$(date -u -d "2026-01-01 00:00 + $i hour" +%Y-%m-%dT%H:%M:%SZ)
+	at=$(date -u -d "2026-01-01 00:00 UTC + $i hour" +%Y-%m-%dT%H:%M:%SZ)
 	if [ "$insns" -gt 0 ] && [ "$i" -gt $((n / 2)) ]; then
 		"$out/slowdown" -insns "$insns" -- "$tailgate" run "$scenario" -o "$out/r$i.json" >/dev/null
 	else
