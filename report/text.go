@@ -50,6 +50,12 @@ func WriteText(w io.Writer, m *Matrix, o TextOptions) error {
 	for _, warn := range m.warnings() {
 		line(2, "warning: %s", warn)
 	}
+	if len(m.Trends) > 0 {
+		line(2, "history:  the candidate against %s's last commits, the median of each commit's trials", m.Trends[0].Ref)
+		for _, t := range m.Trends {
+			line(4, "  %s", t.textLine())
+		}
+	}
 	for _, s := range m.Scenarios {
 		fmt.Fprintln(ew)
 		line(2, "scenario %s", s.Name)

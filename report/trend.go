@@ -137,6 +137,16 @@ func (t Trend) words() string {
 	return fmt.Sprintf("%s; %s, %s", FormatNs(t.Cand), main, place)
 }
 
+// textLine is the trend as the text report's line: its label, the
+// history's sparkline, the candidate's block and the words.
+func (t Trend) textLine() string {
+	if len(t.Values) == 0 {
+		return t.label() + ": " + t.words()
+	}
+	hist, cand := t.Sparkline()
+	return fmt.Sprintf("%s: %s → %s %s", t.label(), hist, cand, t.words())
+}
+
 // writeTrendsMarkdown writes the trends as a list, a line each: the
 // history's sparkline in code (so its blocks keep one width), then the
 // candidate's block, its value, the range and where it falls.

@@ -78,7 +78,7 @@ func TestTrendSparkline(t *testing.T) {
 	}
 }
 
-// The Markdown and HTML reports carry the trends, a line each, after
+// The text, Markdown and HTML reports carry the trends, a line each, after
 // the headlines and before the scenarios' tables.
 func TestTrendsInReports(t *testing.T) {
 	m := sampleReport().Matrix()
@@ -113,13 +113,34 @@ func TestTrendsInReports(t *testing.T) {
 		t.Errorf("the HTML report has no history section with one plot:\n%s", p)
 	}
 
+	var text bytes.Buffer
+	if err := WriteMatrix(&text, m, Text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"history:  the candidate against main's last commits, the median of each commit's trials\n",
+		"  syscall-read syscall.read p99: ▁▃▂ → █ 1.50µs; main's last 3 commits 1.00µs to 1.10µs, above all 3\n",
+		"  syscall-read syscall.write p99: no commit of main in the history has it\n",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("no %q in the text:\n%s", want, text.String())
+		}
+	}
+	if h, s := strings.Index(text.String(), "history:"), strings.Index(text.String(), "scenario "); h < 0 || s < h {
+		t.Errorf("the text's history comes at %d, the scenarios at %d: want it before them", h, s)
+	}
+
 	// None: nothing said.
 	m.Trends = nil
 	md.Reset()
 	if err := WriteMatrix(&md, m, Markdown); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(md.String(), "History") {
+	text.Reset()
+	if err := WriteMatrix(&text, m, Text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "History") || strings.Contains(text.String(), "history:") {
 		t.Errorf("no trends, yet a history:\n%s", md.String())
 	}
 }

@@ -85,7 +85,8 @@ func TestPairBoot(t *testing.T) {
 	}
 	host := &Pair{Base: Entry{Commit: commitID(1)}, Head: Entry{Commit: commitID(2)}}
 	err := host.Boot(context.Background(), "", "", nil)
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "give --build CMD") || !strings.Contains(err.Error(), Short(commitID(2))) {
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "give --build CMD") || !strings.Contains(err.Error(), Short(commitID(2))) ||
+		!strings.Contains(err.Error(), "tailgate bisect --good "+Short(commitID(1))+" --bad "+Short(commitID(2))) {
 		t.Errorf("records of host runs: %v", err)
 	}
 }

@@ -148,7 +148,7 @@ func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error
 		}
 	}
 	if p.Kernels[0] == "" || p.Kernels[1] == "" {
-		return badInputf("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage", Short(p.Base.Commit), Short(p.Head.Commit))
+		return badInputf("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage, or, for a program of your own, tailgate bisect --good %s --bad %s --build CMD SCENARIO", Short(p.Base.Commit), Short(p.Head.Commit), Short(p.Base.Commit), Short(p.Head.Commit))
 	}
 	return nil
 }
