@@ -352,9 +352,14 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			}
 			before[i], _ = t.RunStats()
 		}
+		snap, snapOK := takeCPUSnap()
 		start := time.Now()
 		st, err := runFor(ctx, wl, s.Duration)
 		elapsed := time.Since(start)
+		var ct *result.CPUTime
+		if after, ok := takeCPUSnap(); ok && snapOK {
+			ct = cpuTime(snap, after, st.CPUs)
+		}
 		if err == nil {
 			err = hookErr()
 		}
@@ -370,7 +375,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			after, _ := t.RunStats()
 			cost := after.Sub(before[i]).PerRun()
 			for _, m := range t.Metrics() {
-				addTrial(sr, m, hs[m], cost, st, elapsed)
+				addTrial(sr, m, hs[m], cost, st, elapsed, ct)
 				added++
 			}
 			if err := addEvidence(sr, sym, t); err != nil {
@@ -378,7 +383,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			}
 		}
 		for m, h := range st.Metrics {
-			addTrial(sr, m, h, 0, st, elapsed)
+			addTrial(sr, m, h, 0, st, elapsed, ct)
 			added++
 		}
 		sr.Trials = trial
@@ -483,7 +488,7 @@ func threadHook(tracers []*tracing.Tracer) (scenarios.ThreadHook, func() error) 
 	}
 }
 
-func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration) {
+func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration, ct *result.CPUTime) {
 	if h == nil {
 		h = hist.New()
 	}
@@ -502,6 +507,7 @@ func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float6
 		BootID:       bootID(),
 		CPUs:         st.CPUs,
 		Device:       st.Device,
+		CPUTime:      ct,
 	})
 }
 

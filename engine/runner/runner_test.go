@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -265,5 +268,54 @@ func TestSkipUnsupported(t *testing.T) {
 	_, err = Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}})
 	if !errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, tracing.ErrBadTarget) {
 		t.Errorf("named unsupported scenario: err = %v, want one that is ErrNotSupported (through the worker's reply)", err)
+	}
+}
+
+// Each trial records what its CPU spent outside the workload: a thread
+// of this process spinning on the trial's pinned CPU is another task to
+// the trial's worker, about half the CPU's time beside it.
+func TestTrialCPUTimeCountsOtherTasks(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	cpu := 0
+	trial := func() *result.CPUTime {
+		res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{syscallRead(t, 1, 400*time.Millisecond)}, CPUOffset: &cpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := res.Find("syscall-read").Metrics["syscall.read"].Trials[0]
+		if !slices.Equal(tr.CPUs, []int{cpu}) || tr.CPUTime == nil || tr.CPUTime.WindowNs < uint64(350*time.Millisecond) {
+			t.Fatalf("trial on CPUs %v, CPU time %+v: want CPU %d and a window of about 400ms", tr.CPUs, tr.CPUTime, cpu)
+		}
+		return tr.CPUTime
+	}
+	quiet := trial()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			t.Error(err)
+			return
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	busy := trial()
+	close(stop)
+	<-done
+	share := func(c *result.CPUTime) float64 { return float64(c.OtherTasksNs) / float64(c.WindowNs) }
+	t.Logf("other tasks' share: %.2f beside a spinning thread, %.2f without", share(busy), share(quiet))
+	if share(busy) < 0.15 || share(busy) < share(quiet)+0.1 {
+		t.Errorf("other tasks' share of the trial's CPU: %.2f beside a spinning thread, %.2f without; want ≥ 0.15 and 0.1 more", share(busy), share(quiet))
 	}
 }

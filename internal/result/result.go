@@ -184,6 +184,23 @@ type Trial struct {
 	// room for.
 	Missed          uint64 `json:"missed,omitempty"`
 	EvidenceDropped uint64 `json:"evidence_dropped,omitempty"`
+	// CPUTime is what the trial's CPUs spent outside the workload while
+	// it was measured; nil when it was not read.
+	CPUTime *CPUTime `json:"cpu_time,omitempty"`
+}
+
+// CPUTime is a trial's CPU time outside its workload, from /proc/stat
+// (in 10 ms ticks) over the CPUs its threads were pinned to (every CPU
+// when they were not): the time in hardirqs, in softirqs, stolen by the
+// hypervisor, and busy in other tasks (busy time not accounted to the
+// trial's process and its reaped children). WindowNs is the trial's wall
+// time times its CPUs, what the others are shares of.
+type CPUTime struct {
+	WindowNs     uint64 `json:"window_ns"`
+	OtherTasksNs uint64 `json:"other_tasks_ns"`
+	HardirqNs    uint64 `json:"hardirq_ns"`
+	SoftirqNs    uint64 `json:"softirq_ns"`
+	StealNs      uint64 `json:"steal_ns"`
 }
 
 // Event is one slow event: who it happened to, where, and for scheduler
