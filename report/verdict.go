@@ -299,6 +299,9 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		sr.Warnings = append(sr.Warnings, Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
 	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
+	if w := interferenceWarning(base, cand); w != nil {
+		sr.Warnings = append(sr.Warnings, *w)
+	}
 	// The judge comes from the base: a candidate (a pull request) must
 	// not loosen its own thresholds. Command-line thresholds still apply.
 	gate, warn := GatePolicy(base)

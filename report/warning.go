@@ -35,6 +35,11 @@ const (
 	// few for the exact test to reach its level (Detail) at all, whatever
 	// the data; CandCount is the count that can.
 	WarnLevelUnreachable WarningKind = "level unreachable"
+	// WarnInterference: other work took more than DisturbedShare of the
+	// CPUs of BaseCount of the baseline's Base trials and CandCount of
+	// the candidate's Cand trials of Scenario (Base, Cand: the trials
+	// with a CPU time, in decimal); Detail is the largest share, "28%".
+	WarnInterference WarningKind = "interference"
 	// WarnMetricOneSide: Metric is on Side only; not compared.
 	WarnMetricOneSide WarningKind = "metric on one side"
 	// WarnMetricNoEvents: Metric has no events on either side; not

@@ -59,6 +59,8 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
+	case WarnInterference:
+		return fmt.Sprintf("other work took over %.0f%% of the measured CPUs' time in %d of %s trials of %s and %d of %s of %s (at most %s): disturbed trials spread the comparison, so it needs more of them; a quieter CPU or a runner of its own narrows it", 100*DisturbedShare, w.BaseCount, w.Base, base, w.CandCount, w.Cand, cand, w.Detail)
 	case WarnLevelUnreachable:
 		return fmt.Sprintf("%s: %d rounds are too few for the exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
 	case WarnGateDiffers:
