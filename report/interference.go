@@ -38,8 +38,12 @@ func disturbed(s *result.Scenario) (n, of int, most float64) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		for i := range s.Metrics[name].Trials {
-			sh := trialShare(&s.Metrics[name].Trials[i])
+		m := s.Metrics[name]
+		if m == nil { // a null metric: refused elsewhere, never read here
+			continue
+		}
+		for i := range m.Trials {
+			sh := trialShare(&m.Trials[i])
 			if sh < 0 {
 				continue
 			}
