@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -32,12 +33,7 @@ func trialShare(t *result.Trial) float64 {
 // largest share. Every metric of a trial shares its CPU time, so the
 // first metric (by name) with one stands for the trial.
 func disturbed(s *result.Scenario) (n, of int, most float64) {
-	names := make([]string, 0, len(s.Metrics))
-	for name := range s.Metrics {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.Metrics)) {
 		m := s.Metrics[name]
 		if m == nil { // a null metric: refused elsewhere, never read here
 			continue

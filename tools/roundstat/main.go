@@ -100,19 +100,11 @@ func main() {
 
 func cpuShares(r *result.Result, metric string) []float64 {
 	var out []float64
-	for _, s := range r.Scenarios {
-		m, ok := s.Metrics[metric]
-		if !ok {
-			continue
+	for _, t := range trials(r, metric) {
+		if t.CPUTime == nil || t.CPUTime.WindowNs == 0 {
+			return nil
 		}
-		ts := slices.Clone(m.Trials)
-		slices.SortFunc(ts, func(a, b result.Trial) int { return a.Round - b.Round })
-		for _, t := range ts {
-			if t.CPUTime == nil || t.CPUTime.WindowNs == 0 {
-				return nil
-			}
-			out = append(out, float64(t.CPUTime.OtherTasksNs+t.CPUTime.StealNs)/float64(t.CPUTime.WindowNs))
-		}
+		out = append(out, float64(t.CPUTime.OtherTasksNs+t.CPUTime.StealNs)/float64(t.CPUTime.WindowNs))
 	}
 	return out
 }
@@ -136,18 +128,26 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-func rounds(r *result.Result, metric string) []*hist.Histogram {
-	var out []*hist.Histogram
+// trials are metric's trials of every scenario of r, each scenario's in
+// round order.
+func trials(r *result.Result, metric string) []result.Trial {
+	var out []result.Trial
 	for _, s := range r.Scenarios {
 		m, ok := s.Metrics[metric]
-		if !ok {
+		if !ok || m == nil {
 			continue
 		}
 		ts := slices.Clone(m.Trials)
 		slices.SortFunc(ts, func(a, b result.Trial) int { return a.Round - b.Round })
-		for _, t := range ts {
-			out = append(out, t.Histogram)
-		}
+		out = append(out, ts...)
+	}
+	return out
+}
+
+func rounds(r *result.Result, metric string) []*hist.Histogram {
+	var out []*hist.Histogram
+	for _, t := range trials(r, metric) {
+		out = append(out, t.Histogram)
 	}
 	return out
 }
