@@ -6,7 +6,7 @@ BIN     := bin/tailgate
 GOFLAGS_BUILD := -trimpath
 export CGO_ENABLED := 0
 
-.PHONY: all build run test unit deps generate check-generate bench bench-gate vet fuzz release
+.PHONY: all build run test unit deps generate check-generate bench bench-gate bench-program vet fuzz release
 
 all: build
 
@@ -65,6 +65,12 @@ bench:
 # cmd/tailgate/gate_bench_test.go); results in BENCHMARKS.md.
 bench-gate: build
 	$(GO) test ./cmd/tailgate/ -run '^$$' -bench GateRuns -benchtime 1x -timeout 0 -v
+
+# Two builds of testdata/program/work.c gated in one job, RUNS times
+# (BASE and HEAD are their ITER; equal for an A/A): one line each in OUT.
+BENCH_PROGRAM_OUT ?= program-gate-runs.tsv
+bench-program: build
+	scripts/bench-program-gate.sh $(BENCH_PROGRAM_OUT) $(or $(BASE),100000) $(or $(HEAD),120000) $(or $(RUNS),8)
 
 # A release: static binaries for each of RELEASE_PLATFORMS in dist/, named
 # tailgate-OS-ARCH (the names the action downloads), and dist/SHA256SUMS.
