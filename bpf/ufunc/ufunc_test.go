@@ -118,7 +118,8 @@ func (s *sleeper) wait(t *testing.T) time.Duration {
 
 // TestTimesTracedProcessOnly traces tg_sleep (2 ms) and tg_nop of one
 // process while another process runs the same binary: the traced one's
-// calls are all counted, with the p50 of tg_sleep within 5% of 2 ms; the
+// calls are all counted, with the p50 of tg_sleep within 2% of what the
+// binary times it at (no less than the 2 ms it sleeps); the
 // other's are not.
 func TestTimesTracedProcessOnly(t *testing.T) {
 	static, shared, lib := testBinaries(t)
@@ -164,8 +165,13 @@ func TestTimesTracedProcessOnly(t *testing.T) {
 			}
 			p50 := hs[sleepM].Quantile(0.5)
 			t.Logf("tg_sleep p50 %.0f ns traced, %v by the binary's own clock; tg_nop p50 %.0f ns", p50, own, hs[nopM].Quantile(0.5))
-			if math.Abs(p50-sleepNs)/sleepNs > 0.05 {
-				t.Errorf("tg_sleep p50 %.0f ns, not within 5%% of the %d ns it sleeps", p50, sleepNs)
+			// A sleep never returns early, and the kernel's timer slack
+			// and a VM's timer make it late by a few percent (2.10 ms
+			// for 2 ms by the binary's own clock on one CI runner): the
+			// nominal length bounds the p50 loosely, the binary's own
+			// clock tightly.
+			if p50 < 0.99*sleepNs || p50 > 1.25*sleepNs {
+				t.Errorf("tg_sleep p50 %.0f ns, not within [-1%%, +25%%] of the %d ns it sleeps", p50, sleepNs)
 			}
 			// The binary's own timing adds two clock reads; bucket
 			// midpoints are within 0.8%.
