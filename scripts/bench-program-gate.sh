@@ -16,7 +16,8 @@ runs=${4:-1}
 condition=${5:-quiet}
 tailgate=${TAILGATE:-bin/tailgate}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 mkdir "$work/base" "$work/head"
 cc -O2 -DITER="$base" -o "$work/base/work" testdata/program/work.c
 cc -O2 -DITER="$head" -o "$work/head/work" testdata/program/work.c

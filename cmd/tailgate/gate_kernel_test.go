@@ -77,7 +77,7 @@ func TestGateSameScenarioTwicePasses(t *testing.T) {
 // regression of syscall.read at its gated p99, exit 1, named in the
 // Markdown. Runs in sequence are what compare judges, so the margin has to
 // survive a runner whose load moves between them: with 30000 instructions
-// the head's p99 is several times the base's, and a base disturbed by other
+// the head's p99 is about 18 times the base's, and a base disturbed by other
 // jobs (the case that made an earlier test of hogs against a quiet run fail
 // on CI, its "quiet" trials losing up to 42% of their CPU) cannot reach it.
 // Its rerun rate, alone and beside the noise neighbour, is in BENCHMARKS.md.
