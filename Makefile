@@ -70,7 +70,7 @@ bench-gate: build
 # (BASE and HEAD are their ITER; equal for an A/A): one line each in OUT.
 BENCH_PROGRAM_OUT ?= program-gate-runs.tsv
 bench-program: build
-	scripts/bench-program-gate.sh $(BENCH_PROGRAM_OUT) $(or $(BASE),100000) $(or $(HEAD),120000) $(or $(RUNS),8)
+	scripts/bench-program-gate.sh $(BENCH_PROGRAM_OUT) $(or $(BASE),200) $(or $(HEAD),240) $(or $(RUNS),8)
 
 # A release: static binaries for each of RELEASE_PLATFORMS in dist/, named
 # tailgate-OS-ARCH (the names the action downloads), and dist/SHA256SUMS.

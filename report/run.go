@@ -64,6 +64,10 @@ func RenderRun(w io.Writer, r *result.Result) error {
 		if len(empty) > 0 {
 			fmt.Fprintf(w, "no events: %s\n", strings.Join(empty, ", "))
 		}
+		for _, warn := range steppedWarnings(s, s) {
+			warn.Side = ""
+			fmt.Fprintf(w, "note: %s\n", warn)
+		}
 		fmt.Fprintln(w)
 	}
 	if r.Partial {

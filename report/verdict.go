@@ -290,6 +290,41 @@ func variantWarnings(base, cand *result.Scenario) []Warning {
 	return ws
 }
 
+// steppedWarnings warns of each function whose entry probe was
+// single-stepped on either side (see result.Probe).
+func steppedWarnings(base, cand *result.Scenario) []Warning {
+	type key struct{ tracer, symbol string }
+	sides := map[key]Role{}
+	var order []key
+	words := map[key]result.Probe{}
+	for _, side := range []struct {
+		s *result.Scenario
+		r Role
+	}{{cand, Candidate}, {base, Baseline}} {
+		for _, t := range side.s.Tracers {
+			for _, p := range t.Probes {
+				if !p.SingleStepped {
+					continue
+				}
+				k := key{t.Name, p.Symbol}
+				switch r, seen := sides[k]; {
+				case !seen:
+					sides[k], words[k] = side.r, p
+					order = append(order, k)
+				case r != side.r:
+					sides[k] = Both
+				}
+			}
+		}
+	}
+	var ws []Warning
+	for _, k := range order {
+		p := words[k]
+		ws = append(ws, Warning{Kind: WarnSingleStepped, Scenario: cand.Name, Side: sides[k], Detail: p.Symbol, Base: p.Mnemonic, Cand: p.Insn})
+	}
+	return ws
+}
+
 func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
 	sr := &ScenarioReport{Name: cand.Name}
 	if base.Params != cand.Params {
@@ -299,6 +334,7 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		sr.Warnings = append(sr.Warnings, Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
 	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
+	sr.Warnings = append(sr.Warnings, steppedWarnings(base, cand)...)
 	if w := interferenceWarning(base, cand); w != nil {
 		sr.Warnings = append(sr.Warnings, *w)
 	}

@@ -22,6 +22,11 @@ const (
 	// guest relocating against a cut of its kernel's BTF attaches raw_tp);
 	// their programs cost differently.
 	WarnTracerVariant WarningKind = "tracer variant differs"
+	// WarnSingleStepped: Scenario's uprobe on function Detail replaces
+	// an instruction the kernel single-steps on every call (Base its
+	// mnemonic, may be empty; Cand its bytes in hex), so two traps are in
+	// each call's measured time, on Side or Both.
+	WarnSingleStepped WarningKind = "probe single-stepped"
 	// WarnDefinitionUnreadable: Scenario's definition could not be read for
 	// its gate block (Detail); the default gate is used.
 	WarnDefinitionUnreadable WarningKind = "definition unreadable"

@@ -57,6 +57,8 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", w.Base, w.Cand)
 	case WarnTracerVariant:
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
+	case WarnSingleStepped:
+		return w.steppedText(base, cand)
 	case WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
 	case WarnInterference:
@@ -107,6 +109,25 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("the calibration was measured with %s %q, %s with %q; applied all the same", fieldLabel(w.Field), w.Cand, base, w.Base)
 	}
 	return string(w.Kind)
+}
+
+// steppedText words a WarnSingleStepped.
+func (w Warning) steppedText(base, cand string) string {
+	what := w.Base
+	if what == "" {
+		what = "an instruction"
+	}
+	where := ""
+	switch w.Side {
+	case Baseline:
+		where = " in " + base
+	case Candidate:
+		where = " in " + cand
+	}
+	return fmt.Sprintf("%s begins with %s (%s)%s, which the kernel single-steps under its uprobe on every call: "+
+		"two traps (up to 12 µs on a VM) are in each call's measured time and dilute a change in the function's own; "+
+		"one that begins with a push (as most functions that call others do) is emulated instead",
+		w.Detail, what, w.Cand, where)
 }
 
 // warningStrings words a list of warnings.

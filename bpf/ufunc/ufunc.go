@@ -55,6 +55,10 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, &BinaryError{Binary: opts.Binary, Err: err}
 	}
+	probes, err := entryProbes(path, opts.Symbols)
+	if err != nil {
+		return nil, &BinaryError{Binary: opts.Binary, Err: err}
+	}
 	metrics := make([]string, len(opts.Symbols))
 	for i, s := range opts.Symbols {
 		metrics[i] = Metric(opts.Binary, s)
@@ -83,7 +87,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 			links = append(links, l)
 		}
 		for i, sym := range opts.Symbols {
-			o := &link.UprobeOptions{Cookie: uint64(i)}
+			// Both probes on one instruction (past a leading endbr64,
+			// see entryProbes): one breakpoint, hit once a call.
+			o := &link.UprobeOptions{Cookie: uint64(i), Offset: probes[i].Offset}
 			// The return first: an entry timed before its return probe
 			// is set would stay in the task's slot until the next call.
 			l, err := ex.Uretprobe(sym, coll.Programs["ufunc_return"], o)
@@ -101,5 +107,6 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ufunc: %w", err)
 	}
+	t.SetProbes(probes)
 	return t, nil
 }

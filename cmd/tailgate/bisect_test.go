@@ -88,8 +88,8 @@ func TestBisectProgram(t *testing.T) {
 	git := gitIn(t, repo)
 	files := map[string]string{"bench.yaml": string(bench), ".gitignore": "work\n"}
 	var commits []string
-	for i, iter := range []int{20000, 20000, 60000, 60000, 60000} {
-		files["work.c"] = strings.Replace(string(src), "#define ITER 100000", fmt.Sprintf("#define ITER %d", iter), 1)
+	for i, iter := range []int{200, 200, 600, 600, 600} {
+		files["work.c"] = strings.Replace(string(src), "#define ITER 200", fmt.Sprintf("#define ITER %d", iter), 1)
 		files["NOTES"] = fmt.Sprintf("commit %d\n", i)
 		for name, text := range files {
 			if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
@@ -100,7 +100,7 @@ func TestBisectProgram(t *testing.T) {
 		git("commit", "--quiet", "-m", fmt.Sprintf("c%d: ITER %d", i, iter))
 		commits = append(commits, git("rev-parse", "HEAD"))
 	}
-	if !strings.Contains(files["work.c"], "#define ITER 60000") {
+	if !strings.Contains(files["work.c"], "#define ITER 600") {
 		t.Fatal("work.c's ITER default not found")
 	}
 

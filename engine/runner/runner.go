@@ -323,7 +323,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 		}
 	}()
 	for _, t := range tracers {
-		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant())})
+		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant()), Probes: t.Probes()})
 	}
 	if err := followTree(wl, tracers); err != nil {
 		return sr, err

@@ -142,6 +142,27 @@ type Scenario struct {
 type TracerInfo struct {
 	Name    string `json:"name"`
 	Variant string `json:"variant"` // tracing.Variant: tp_btf, raw_tp, fentry, kprobe, uprobe
+	// Probes are where a uprobe tracer set its entry probes (ufunc).
+	Probes []Probe `json:"probes,omitempty"`
+}
+
+// Probe is one function's entry uprobe: where it was set and how the
+// kernel runs the instruction the breakpoint replaces, which is inside
+// every call's measured time.
+type Probe struct {
+	Symbol string `json:"symbol"`
+	// Offset is how far past the function's start the probe is: 4 past
+	// a leading endbr64, which is a no-op marker the kernel would
+	// otherwise single-step.
+	Offset uint64 `json:"offset,omitempty"`
+	// Insn is the replaced instruction's first bytes, in hex, and
+	// Mnemonic its name when tailgate knows it ("push", "xor").
+	Insn     string `json:"insn,omitempty"`
+	Mnemonic string `json:"mnemonic,omitempty"`
+	// SingleStepped: the kernel cannot emulate the instruction and
+	// single-steps a copy of it out of line on every call, two traps
+	// whose cost (0.5 to 12 µs by machine) each call's latency includes.
+	SingleStepped bool `json:"single_stepped,omitempty"`
 }
 
 // Metric is one latency metric over the trials.

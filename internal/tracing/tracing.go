@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // Variant is the kind of program a tracer attaches with.
@@ -74,6 +75,7 @@ type Tracer struct {
 	biased   bool          // followed carries followBias (FollowProcess)
 	ev       *evidence
 	ncpu     int
+	probes   []result.Probe
 }
 
 // ErrPrivileges reports missing privileges to load BPF programs.
@@ -275,6 +277,12 @@ func (t *Tracer) Name() string { return t.name }
 
 // Variant returns the variant that was attached.
 func (t *Tracer) Variant() Variant { return t.variant }
+
+// SetProbes records where a uprobe tracer set its entry probes.
+func (t *Tracer) SetProbes(p []result.Probe) { t.probes = p }
+
+// Probes returns what SetProbes recorded (nil for other tracers).
+func (t *Tracer) Probes() []result.Probe { return t.probes }
 
 // Metrics returns the tracer's metric names.
 func (t *Tracer) Metrics() []string { return t.metrics }
