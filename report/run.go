@@ -64,8 +64,8 @@ func RenderRun(w io.Writer, r *result.Result) error {
 		if len(empty) > 0 {
 			fmt.Fprintf(w, "no events: %s\n", strings.Join(empty, ", "))
 		}
+		// Both sides are this run: the warnings name no side.
 		for _, warn := range steppedWarnings(s, s) {
-			warn.Side = ""
 			fmt.Fprintf(w, "note: %s\n", warn)
 		}
 		fmt.Fprintln(w)

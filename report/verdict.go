@@ -291,12 +291,12 @@ func variantWarnings(base, cand *result.Scenario) []Warning {
 }
 
 // steppedWarnings warns of each function whose entry probe was
-// single-stepped on either side (see result.Probe).
+// single-stepped on either side (see result.Probe), the candidate's
+// first.
 func steppedWarnings(base, cand *result.Scenario) []Warning {
 	type key struct{ tracer, symbol string }
-	sides := map[key]Role{}
-	var order []key
-	words := map[key]result.Probe{}
+	at := map[key]int{}
+	var ws []Warning
 	for _, side := range []struct {
 		s *result.Scenario
 		r Role
@@ -307,20 +307,14 @@ func steppedWarnings(base, cand *result.Scenario) []Warning {
 					continue
 				}
 				k := key{t.Name, p.Symbol}
-				switch r, seen := sides[k]; {
-				case !seen:
-					sides[k], words[k] = side.r, p
-					order = append(order, k)
-				case r != side.r:
-					sides[k] = Both
+				if i, seen := at[k]; !seen {
+					at[k] = len(ws)
+					ws = append(ws, Warning{Kind: WarnSingleStepped, Scenario: cand.Name, Side: side.r, Detail: p.Symbol, Base: p.Mnemonic, Cand: p.Insn})
+				} else if ws[i].Side != side.r {
+					ws[i].Side = Both
 				}
 			}
 		}
-	}
-	var ws []Warning
-	for _, k := range order {
-		p := words[k]
-		ws = append(ws, Warning{Kind: WarnSingleStepped, Scenario: cand.Name, Side: sides[k], Detail: p.Symbol, Base: p.Mnemonic, Cand: p.Insn})
 	}
 	return ws
 }

@@ -32,10 +32,11 @@ func entryProbes(path string, symbols []string) ([]result.Probe, error) {
 		return nil, err
 	}
 	defer f.Close()
+	syms := functionSymbols(f)
 	probes := make([]result.Probe, len(symbols))
 	for i, name := range symbols {
 		probes[i].Symbol = name
-		code, ok := functionBytes(f, name)
+		code, ok := functionBytes(f, syms[name])
 		if !ok {
 			continue // an IFUNC resolver, or code not in the file
 		}
@@ -58,26 +59,35 @@ func entryProbes(path string, symbols []string) ([]result.Probe, error) {
 	return probes, nil
 }
 
-// functionBytes returns the first bytes of the function name defines in
-// f, from its symbol tables.
-func functionBytes(f *elf.File, name string) ([]byte, bool) {
+// functionSymbols maps each function f defines, in its symbol table or
+// its dynamic one, to its symbol.
+func functionSymbols(f *elf.File) map[string]elf.Symbol {
 	syms, _ := f.Symbols()
 	dyn, _ := f.DynamicSymbols()
+	m := map[string]elf.Symbol{}
 	for _, s := range append(syms, dyn...) {
-		if s.Name != name || elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
-			continue
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			if _, seen := m[s.Name]; !seen {
+				m[s.Name] = s
+			}
 		}
-		if int(s.Section) <= 0 || int(s.Section) >= len(f.Sections) {
-			continue
-		}
-		sec := f.Sections[s.Section]
-		if sec.Type != elf.SHT_PROGBITS || s.Value < sec.Addr || s.Value >= sec.Addr+sec.Size {
-			continue
-		}
-		buf := make([]byte, min(16, sec.Addr+sec.Size-s.Value))
-		if n, err := sec.ReadAt(buf, int64(s.Value-sec.Addr)); n > 0 && (err == nil || n == len(buf)) {
-			return buf[:n], true
-		}
+	}
+	return m
+}
+
+// functionBytes returns the first bytes of the function s in f (false
+// for the zero Symbol, or code outside the file's sections).
+func functionBytes(f *elf.File, s elf.Symbol) ([]byte, bool) {
+	if int(s.Section) <= 0 || int(s.Section) >= len(f.Sections) {
+		return nil, false
+	}
+	sec := f.Sections[s.Section]
+	if sec.Type != elf.SHT_PROGBITS || s.Value < sec.Addr || s.Value >= sec.Addr+sec.Size {
+		return nil, false
+	}
+	buf := make([]byte, min(16, sec.Addr+sec.Size-s.Value))
+	if n, err := sec.ReadAt(buf, int64(s.Value-sec.Addr)); n > 0 && (err == nil || n == len(buf)) {
+		return buf[:n], true
 	}
 	return nil, false
 }
