@@ -238,8 +238,9 @@ func TestLongReadSeesTheTimer(t *testing.T) {
 
 // TestRunqWaitIsTheHog: a thread pinned with a SCHED_FIFO hog of higher
 // priority that spins 3 ms and sleeps 1 ms waits for the CPU while the hog
-// spins: the hog is the largest task of the slowest waits' windows, with
-// most of each, and is the task the sched tracer names as switched out.
+// spins: in one of the slowest waits the sched tracer names the hog as
+// the task switched out and the log gives the hog at least 70% of the
+// window.
 func TestRunqWaitIsTheHog(t *testing.T) {
 	const hogComm = "tg-interf-hog"
 	threadtest.Hog(t, hogComm, 0, 2, 3*time.Millisecond, time.Millisecond)
@@ -263,10 +264,16 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tr.RemoveThread(unix.Gettid())
-			// A shared machine's load can hold the CPU through a round
-			// (see sched's TestEvidenceNamesTheTaskThatRanInstead): up to
-			// three rounds, until the hog is switched out in the slowest.
+			// Three things of a shared runner can be slower than the hog
+			// or hide it: its hypervisor stops the vCPU for 3-12 ms, which
+			// the log sees as one long hardirq local_timer (the CPU idle
+			// before it: "swapper/0" switched out); the fair server runs
+			// another task of the machine for ms ahead of SCHED_FIFO
+			// threads; and a vCPU stopped while idle is no one's time. The
+			// test looks for a wait of the hog among the slowest, in up to
+			// three rounds.
 			var got []tracing.Event
+			found := -1
 			for range 3 {
 				if err := tr.Reset(); err != nil {
 					t.Fatal(err)
@@ -279,36 +286,22 @@ func TestRunqWaitIsTheHog(t *testing.T) {
 				if got = evs["sched.runq"]; len(got) != k {
 					t.Fatalf("%d sched.runq events, want %d", len(got), k)
 				}
-				if got[0].OtherComm == hogComm {
+				for i, e := range got {
+					if c, ok := contributor(e.Interference, "task", hogComm); ok && e.OtherComm == hogComm && c.Ns >= e.Latency*7/10 {
+						found = i
+						break
+					}
+				}
+				if found >= 0 {
 					break
 				}
 			}
-			e := got[0]
 			t.Log(describe(got))
-			checkTotals(t, e)
-			if e.OtherComm != hogComm {
-				t.Fatalf("the slowest wait's task switched out is %q, not the hog", e.OtherComm)
+			if found < 0 {
+				t.Fatalf("in none of the %d slowest waits of three rounds is the hog both the task switched out and at least 70%% of the window", k)
 			}
-			in := e.Interference
-			if len(in.Top) == 0 {
-				t.Fatalf("no contributors in the slowest wait:%s", describe(got))
-			}
-			var first tracing.Contributor
-			for _, c := range in.Top {
-				if c.Kind == "task" {
-					first = c
-					break
-				}
-			}
-			if first.Name != hogComm {
-				t.Fatalf("the largest task in the slowest wait is %q, not the hog:%s", first.Name, describe(got))
-			}
-			if in.Partial {
+			if e := got[found]; e.Interference.Partial {
 				t.Errorf("a %v wait is partial: the log did not hold it:%s", time.Duration(e.Latency), describe(got))
-			}
-			// The rest is interrupts and whoever ran while the hog slept.
-			if first.Ns < e.Latency*7/10 {
-				t.Errorf("the hog ran %v of a %v wait, want at least 70%%:%s", time.Duration(first.Ns), time.Duration(e.Latency), describe(got))
 			}
 			for _, e := range got {
 				checkTotals(t, e)

@@ -53,7 +53,7 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 			}
 			// A shared machine's load can still, rarely, hold the CPU
 			// through a whole round (a non-preemptible stretch): up to
-			// three rounds, until the hog is among the slowest.
+			// three rounds, until the hog is in the slowest wait.
 			var got []tracing.Event
 			for round := 0; round < 3; round++ {
 				if err := tr.Reset(); err != nil {
@@ -106,12 +106,24 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 			if hog > 0 && prio != 97 {
 				t.Errorf("the hog's prio is %d, want 97 (SCHED_FIFO 2)", prio)
 			}
-			if got[0].OtherComm != hogComm {
-				var others []string
-				for _, e := range got {
-					others = append(others, e.OtherComm)
+			// A runner's hypervisor can stop the vCPU for 8-12 ms while
+			// it is idle: such a wait can be slower than the hog's, and
+			// the task switched out for it is the idle task. No other task
+			// may be named in a wait slower than the hog's slowest.
+			var others []string
+			for _, e := range got {
+				others = append(others, e.OtherComm)
+			}
+			if hog == 0 {
+				t.Errorf("the hog %q is not the task that ran instead in any of the %d slowest waits: %v", hogComm, k, others)
+			}
+			for _, e := range got {
+				if e.OtherComm == hogComm {
+					break
 				}
-				t.Errorf("the hog %q is not the task that ran instead in the slowest wait (it is in %d of the %d slowest): %v", hogComm, hog, k, others)
+				if !strings.HasPrefix(e.OtherComm, "swapper/") {
+					t.Errorf("%q, neither the hog %q nor the idle task, ran instead in a wait of %v, slower than the hog's slowest: %v", e.OtherComm, hogComm, time.Duration(e.Latency), others)
+				}
 			}
 		})
 	}
