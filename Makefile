@@ -69,7 +69,7 @@ bench-gate: build
 # Two builds of testdata/program/work.c gated in one job, RUNS times
 # (BASE and HEAD are their ITER; equal for an A/A): one line each in OUT.
 BENCH_PROGRAM_OUT ?= program-gate-runs.tsv
-bench-program: build
+bench-program:
 	scripts/bench-program-gate.sh $(BENCH_PROGRAM_OUT) $(or $(BASE),200) $(or $(HEAD),240) $(or $(RUNS),8)
 
 # A release: static binaries for each of RELEASE_PLATFORMS in dist/, named

@@ -45,6 +45,11 @@ import (
 //	                          Any program costs its dispatch on every event: with
 //	                          base 1 and head 1+N, the head's extra cost is N
 //	                          instructions alone, a shift as small as wanted
+//	TAILGATE_BENCH_BASE_VARIANT, TAILGATE_BENCH_HEAD_VARIANT
+//	                          pair mode: the two --variant specs (default base
+//	                          and head), e.g. base:dir=BUILD-A head:dir=BUILD-B
+//	TAILGATE_BENCH_LABEL      the TSV lines' third column (default the
+//	                          slowdowns, SLOW_BASE/SLOW)
 //	TAILGATE_BENCH_CONDITION  a label for the TSV lines (quiet, neighbour)
 //	TAILGATE_BENCH_BASELINE   stored mode: a baseline made earlier (tailgate run, then
 //	                          calibrate) instead of one made here, so that a slowdown
@@ -61,6 +66,9 @@ func BenchmarkGateRuns(b *testing.B) {
 	slow, _ := strconv.Atoi(envOr("TAILGATE_BENCH_SLOW", "0"))
 	slowBase, _ := strconv.Atoi(envOr("TAILGATE_BENCH_SLOW_BASE", "0"))
 	condition := envOr("TAILGATE_BENCH_CONDITION", "-")
+	baseVariant := envOr("TAILGATE_BENCH_BASE_VARIANT", "base")
+	headVariant := envOr("TAILGATE_BENCH_HEAD_VARIANT", "head")
+	label := envOr("TAILGATE_BENCH_LABEL", fmt.Sprintf("%d/%d", slowBase, slow))
 	extra := strings.Fields(os.Getenv("TAILGATE_BENCH_ARGS"))
 	var out io.Writer = io.Discard
 	if path := os.Getenv("TAILGATE_BENCH_OUT"); path != "" {
@@ -91,7 +99,7 @@ func BenchmarkGateRuns(b *testing.B) {
 				env := matrixEnv{sysctlRoot: sysctl.Root}
 				switch mode {
 				case "pair":
-					args = append([]string{sc, "--variant", "base", "--variant", "head"}, extra...)
+					args = append([]string{sc, "--variant", baseVariant, "--variant", headVariant}, extra...)
 					if slow > 0 || slowBase > 0 {
 						env.wrap = hook(slowSides(slowBase, slow))
 					}
@@ -112,7 +120,11 @@ func BenchmarkGateRuns(b *testing.B) {
 				}
 				r := stoppedAfter(stderr.String())
 				codes, secs, rounds = append(codes, code), append(secs, d), append(rounds, r)
-				fmt.Fprintf(out, "%s\t%s\t%d/%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), sc, slowBase, slow, i+1, code, r, d, mode, condition, gatedRatios(js))
+				name, ratios := gatedRatios(js)
+				if name == "" {
+					name = sc
+				}
+				fmt.Fprintf(out, "%s\t%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), name, label, i+1, code, r, d, mode, condition, ratios)
 			}
 			fails := 0
 			for _, c := range codes {
@@ -174,26 +186,31 @@ func storedBaseline(ctx context.Context, sc, path string, extra []string) error 
 	return nil
 }
 
-// gatedRatios lists the gated verdicts of a JSON report: metric,
-// percentile, ratio, its interval and verdict.
-func gatedRatios(path string) string {
+// gatedRatios reads a JSON report: its scenarios' names, and its gated
+// verdicts' metric, percentile, ratio, interval and verdict ("-" for
+// none).
+func gatedRatios(path string) (names, ratios string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "-"
+		return "", "-"
 	}
 	var doc report.JSONReport
 	if json.Unmarshal(b, &doc) != nil {
-		return "-"
+		return "", "-"
 	}
-	var out []string
+	var ns, out []string
 	for _, s := range doc.Scenarios {
+		ns = append(ns, s.Name)
 		for _, v := range s.Verdicts {
 			if v.Gated && v.Ratio != nil {
 				out = append(out, fmt.Sprintf("%s:%s=%.3f[%s,%s]:%s", v.Metric, v.Percentile, *v.Ratio, fmtPtr(v.Lo), fmtPtr(v.Hi), v.Verdict))
 			}
 		}
 	}
-	return strings.Join(out, ",")
+	if len(out) == 0 {
+		return strings.Join(ns, "+"), "-"
+	}
+	return strings.Join(ns, "+"), strings.Join(out, ",")
 }
 
 // fmtPtr is a ratio's bound to three places, "-" when there is none.
