@@ -210,7 +210,7 @@ func detectionLine(ds []Detection) string {
 		line += fmt.Sprintf(" (threshold ±%s)", pct(ds[0].Threshold))
 	}
 	if blunt > 0 {
-		line += fmt.Sprintf("; above the threshold for %d of %d: more --budget, longer --duration or a quieter CPU lowers it", blunt, len(ds))
+		line += fmt.Sprintf("; above the threshold for %d of %d: more --budget, another --duration (docs/statistics.md says which way) or a quieter CPU lowers it", blunt, len(ds))
 	}
 	return line
 }

@@ -46,6 +46,23 @@ func main() {
 			fmt.Printf("  m=%d n=%d sd=%.3f mad=%.3f", m, len(d), sd(d), mad(d))
 		}
 		fmt.Println()
+		// the order within rounds: d of the rounds base ran first in,
+		// and of those head ran first in (a slot effect cancels between
+		// them; a side effect shifts both alike)
+		bs, hs := trials(b, *metric), trials(h, *metric)
+		var first, second []float64
+		for r := 0; r < n; r++ {
+			d := math.Log(ht[r].Quantile(*q)) - math.Log(bt[r].Quantile(*q))
+			if bs[r].Slot < hs[r].Slot {
+				first = append(first, d)
+			} else {
+				second = append(second, d)
+			}
+		}
+		if len(first) > 1 && len(second) > 1 {
+			fmt.Printf("   base first: %d rounds, median d %+.3f mean %+.3f; head first: %d rounds, median d %+.3f mean %+.3f; all: median %+.3f\n",
+				len(first), med(first), mean(first), len(second), med(second), mean(second), med(append(first, second...)))
+		}
 		// the interference covariate: g = log(eps+share_head) - log(eps+share_base)
 		bc, hc := cpuShares(b, *metric), cpuShares(h, *metric)
 		if len(bc) >= n && len(hc) >= n {
