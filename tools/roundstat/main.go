@@ -1,6 +1,7 @@
 // Command roundstat prints, for a same-job gate's two Results (-o FILE of
 // tailgate gate), the spread of the rounds' log ratios of a metric's quantile,
-// with rounds merged m at a time, and against each trial's cpu_time share.
+// with rounds merged m at a time, split by which side ran first in the
+// round, and against each trial's cpu_time share.
 package main
 
 import (
