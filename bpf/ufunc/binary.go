@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
@@ -141,29 +142,30 @@ func isLibrary(name string) bool {
 // Check reports whether symbols can be traced in binary, without loading
 // anything: binary is an ELF executable or shared library that is not a
 // Go program and defines each symbol as a function. It returns binary's
-// path (see Resolve).
-func Check(binary string, symbols []string) (string, error) {
+// path (see Resolve) and, from the same read of the file, each symbol's
+// entry probe (see entryProbes).
+func Check(binary string, symbols []string) (string, []result.Probe, error) {
 	if err := validate(symbols); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	path, err := Resolve(binary)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	f, err := elf.Open(path)
 	if err != nil {
 		if _, serr := os.Stat(path); serr != nil {
 			err = serr
 		}
-		return "", &BinaryError{Binary: binary, Err: err}
+		return "", nil, &BinaryError{Binary: binary, Err: err}
 	}
 	defer f.Close()
 	if gover, ok := goBinary(path, f); ok {
-		return "", &GoBinaryError{Binary: binary, GoVersion: gover}
+		return "", nil, &GoBinaryError{Binary: binary, GoVersion: gover}
 	}
 	defined, imported := functions(f)
 	for _, sym := range symbols {
-		if defined[sym] {
+		if _, ok := defined[sym]; ok {
 			continue
 		}
 		e := &UnknownSymbolError{Binary: binary, Symbol: sym, Imported: imported[sym]}
@@ -177,9 +179,9 @@ func Check(binary string, symbols []string) (string, error) {
 			slices.Sort(names)
 			e.Near = suggest.Near(sym, names, 5)
 		}
-		return "", e
+		return "", nil, e
 	}
-	return path, nil
+	return path, entryProbes(f, defined, symbols), nil
 }
 
 // validate checks the list itself.
@@ -215,10 +217,10 @@ func goBinary(path string, f *elf.File) (version string, ok bool) {
 	return "", false
 }
 
-// functions returns the functions f defines and those it imports, from
-// its symbol table and its dynamic symbol table.
-func functions(f *elf.File) (defined, imported map[string]bool) {
-	defined, imported = map[string]bool{}, map[string]bool{}
+// functions returns the functions f defines, each its first symbol, and
+// those it imports, from its symbol table and its dynamic symbol table.
+func functions(f *elf.File) (defined map[string]elf.Symbol, imported map[string]bool) {
+	defined, imported = map[string]elf.Symbol{}, map[string]bool{}
 	syms, _ := f.Symbols()
 	dyn, _ := f.DynamicSymbols()
 	for _, s := range append(syms, dyn...) {
@@ -235,7 +237,9 @@ func functions(f *elf.File) (defined, imported map[string]bool) {
 			imported[s.Name] = true
 			continue
 		}
-		defined[s.Name] = true
+		if _, seen := defined[s.Name]; !seen {
+			defined[s.Name] = s
+		}
 	}
 	for n := range defined {
 		delete(imported, n)

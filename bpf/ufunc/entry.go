@@ -12,7 +12,8 @@ import (
 var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 
 // entryProbes decides where each symbol's entry probe goes and reads the
-// instruction its breakpoint replaces, from the file at path.
+// instruction its breakpoint replaces, from f, whose functions defined
+// maps to their symbols (see functions).
 //
 // The entry probe takes its timestamp before the kernel runs the replaced
 // instruction, and the return probe after the function returns, so how
@@ -26,19 +27,17 @@ var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 // the return probe still finds the return address.
 //
 // Other machines are recorded with their bytes alone.
-func entryProbes(path string, symbols []string) ([]result.Probe, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	syms := functionSymbols(f)
+func entryProbes(f *elf.File, defined map[string]elf.Symbol, symbols []string) []result.Probe {
 	probes := make([]result.Probe, len(symbols))
 	for i, name := range symbols {
 		probes[i].Symbol = name
-		code, ok := functionBytes(f, syms[name])
+		s := defined[name]
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC {
+			continue // an IFUNC: the probe is on its resolver
+		}
+		code, ok := functionBytes(f, s)
 		if !ok {
-			continue // an IFUNC resolver, or code not in the file
+			continue // code not in the file
 		}
 		if f.Machine != elf.EM_X86_64 {
 			probes[i].Insn = hex.EncodeToString(code[:min(len(code), 4)])
@@ -56,23 +55,7 @@ func entryProbes(path string, symbols []string) ([]result.Probe, error) {
 		probes[i].Mnemonic = mnemonic
 		probes[i].SingleStepped = !emulated
 	}
-	return probes, nil
-}
-
-// functionSymbols maps each function f defines, in its symbol table or
-// its dynamic one, to its symbol.
-func functionSymbols(f *elf.File) map[string]elf.Symbol {
-	syms, _ := f.Symbols()
-	dyn, _ := f.DynamicSymbols()
-	m := map[string]elf.Symbol{}
-	for _, s := range append(syms, dyn...) {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-			if _, seen := m[s.Name]; !seen {
-				m[s.Name] = s
-			}
-		}
-	}
-	return m
+	return probes
 }
 
 // functionBytes returns the first bytes of the function s in f (false

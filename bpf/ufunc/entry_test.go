@@ -69,7 +69,7 @@ func entriesBinary(t *testing.T) string {
 // and only tg_xor's is single-stepped.
 func TestEntryProbes(t *testing.T) {
 	bin := entriesBinary(t)
-	got, err := entryProbes(bin, []string{"tg_push", "tg_endbr", "tg_xor", "main"})
+	_, got, err := Check(bin, []string{"tg_push", "tg_endbr", "tg_xor", "main"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,15 +47,11 @@ type Options struct {
 // New checks the binary and its symbols (see Check), then loads and
 // attaches the tracer.
 func New(opts Options) (*tracing.Tracer, error) {
-	path, err := Check(opts.Binary, opts.Symbols)
+	path, probes, err := Check(opts.Binary, opts.Symbols)
 	if err != nil {
 		return nil, err
 	}
 	ex, err := link.OpenExecutable(path)
-	if err != nil {
-		return nil, &BinaryError{Binary: opts.Binary, Err: err}
-	}
-	probes, err := entryProbes(path, opts.Symbols)
 	if err != nil {
 		return nil, &BinaryError{Binary: opts.Binary, Err: err}
 	}
