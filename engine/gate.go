@@ -32,6 +32,11 @@ const (
 	DefaultBudget = 3 * time.Minute
 	// MaxGateRounds caps the rounds of a same-job gate.
 	MaxGateRounds = 200
+	// DefaultSlice is the longest slice of a trial in a round whose two
+	// trials take turns (Plan.Slice): shorter than most bursts of other
+	// work measured beside the gate (50-1500 ms), long enough that a
+	// slice's start and end are a small part of it.
+	DefaultSlice = 25 * time.Millisecond
 	// planAfter is the round after which the looks are planned from the
 	// time the rounds since the first took.
 	planAfter = 3
@@ -56,6 +61,9 @@ type PairGate struct {
 	// Rounds, when > 0, fixes the rounds (the looks are planned for
 	// them); otherwise they are planned within Budget after planAfter.
 	Rounds int
+	// Slice, when > 0, runs a round's two trials in turns of slices at
+	// most this long where the targets can (Plan.Slice).
+	Slice time.Duration
 	// Seed, when non-zero, seeds the order within rounds (tests);
 	// otherwise the system's random source does.
 	Seed uint64
@@ -121,6 +129,9 @@ func (g *PairGate) Run(ctx context.Context, targets []Target, spec Spec) ([]*res
 	if g.Budget <= 0 {
 		return nil, Inputf("--budget must be positive, got %s", g.Budget)
 	}
+	if g.Slice < 0 {
+		return nil, Inputf("--slice must be 0 (whole trials) or positive, got %s", g.Slice)
+	}
 	rounds := MaxGateRounds
 	if g.Rounds > 0 {
 		rounds = g.Rounds
@@ -179,7 +190,7 @@ func (g *PairGate) Run(ctx context.Context, targets []Target, spec Spec) ([]*res
 	// Both trials of a round start their pinning at the same CPU, drawn
 	// per round: a CPU that is slower than the other falls on both.
 	cpuOffset := func(int) int { return rng.IntN(1 << 16) }
-	plan := Plan{Rounds: rounds, Budget: g.Budget, Retries: g.Retries, Look: look, Order: order, CPUOffset: cpuOffset}
+	plan := Plan{Rounds: rounds, Budget: g.Budget, Retries: g.Retries, Look: look, Order: order, CPUOffset: cpuOffset, Slice: g.Slice}
 	fmt.Fprintf(g.Log, "gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s\n",
 		targets[0].Name(), targets[1].Name(), seed, rounds, g.Budget)
 	results, ran, err := Rounds(ctx, targets, spec, plan, g.Log)

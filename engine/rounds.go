@@ -35,6 +35,35 @@ type Plan struct {
 	// CPUOffset, when set, gives the CPU offset every target's host
 	// trials of round r are pinned from (runner.Request.CPUOffset).
 	CPUOffset func(r int) int
+	// Slice, when > 0 and the two targets' trials can share the machine's
+	// time (Interleaves), runs each round's two trials interleaved in
+	// slices of at most this long (runner.RunPair), the order's first
+	// side first. Otherwise each trial runs whole, one after the other.
+	Slice time.Duration
+}
+
+// Interleaves says why the trials of reqs (prepared, one per target)
+// cannot run interleaved in slices, "" when they can: two targets that
+// are Interleavers, running scenarios whose workloads can be sliced.
+func Interleaves(targets []Target, reqs []runner.Request) string {
+	if len(targets) != 2 {
+		return fmt.Sprintf("%d targets; slices pair two", len(targets))
+	}
+	for i, t := range targets {
+		it, ok := t.(Interleaver)
+		if !ok {
+			return fmt.Sprintf("target %s runs its trials whole", t.Name())
+		}
+		if _, _, why := it.Interleave(reqs[i]); why != "" {
+			return why
+		}
+		for _, s := range reqs[i].Scenarios {
+			if why := s.Whole(); why != "" {
+				return fmt.Sprintf("scenario %s: %s", s.Name, why)
+			}
+		}
+	}
+	return ""
 }
 
 // Stop says why rounds ended.
@@ -53,6 +82,9 @@ type Ran struct {
 	Rounds  int
 	Elapsed time.Duration
 	Why     Stop
+	// Whole says why a plan's Slice was not used, the trials running
+	// whole ("" when they ran in slices, or no Slice was asked for).
+	Whole string
 }
 
 // PlannedRounds is the rounds a fixed run makes: spec.Trials, else the
@@ -113,6 +145,14 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 	ran := Ran{Why: StopRounds}
 	p := progress.New(log)
 	defer p.Done()
+	if plan.Slice > 0 {
+		if ran.Whole = Interleaves(targets, prepared); ran.Whole == "" {
+			p.Line(fmt.Sprintf("each round's trials take turns in slices of %s", plan.Slice))
+		} else {
+			p.Line("each round's trials run whole, one after the other: " + ran.Whole)
+		}
+	}
+	sliced := plan.Slice > 0 && ran.Whole == ""
 	total := rounds * len(targets)
 	for r := 1; r <= rounds; r++ {
 		if plan.Budget > 0 && r > 1 && time.Since(start) >= plan.Budget {
@@ -128,13 +168,10 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 			o := plan.CPUOffset(r)
 			offset = &o
 		}
-		for k, ti := range order {
-			t := targets[ti]
+		keep := func(s *scenarios.Scenario) bool { return every || scenarioTrials(spec, s) >= r }
+		request := func(k, ti int, label string) runner.Request {
 			done := (r-1)*len(targets) + k
-			label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
-			req := oneTrial(prepared[ti], func(s *scenarios.Scenario) bool {
-				return every || scenarioTrials(spec, s) >= r
-			})
+			req := oneTrial(prepared[ti], keep)
 			req.CPUOffset = offset
 			req.Progress = func(e runner.Event) {
 				switch {
@@ -144,16 +181,12 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 					p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
 				}
 			}
-			if b, ok := t.(interface{ Booting() string }); ok {
-				p.Step(done, total, label+": booting "+b.Booting(), "")
-			}
-			res, err := t.Run(ctx, req, p)
-			for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
-				// A broken round (a guest oops, a garbled result) measured
-				// nothing: run it again rather than lose the run.
-				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
-				res, err = t.Run(ctx, req, p)
-			}
+			return req
+		}
+		// keepRound adds a target's trials of the round; its error ends
+		// the rounds.
+		keepRound := func(k, ti int, res *result.Result, req runner.Request, err error) error {
+			t := targets[ti]
 			if err == nil && res != nil && len(res.Scenarios) > 0 {
 				if plan.Order != nil {
 					// Only a random order within rounds makes a round's
@@ -161,23 +194,62 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 					stampRound(res, r, k)
 				}
 				if aerr := sets[ti].add(fmt.Sprintf("%s round %d", t.Name(), r), res, req.Scenarios); aerr != nil {
-					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
-					return results(), ran, Infra(aerr)
+					return Infra(aerr)
 				}
 			}
 			if err == nil && ctx.Err() != nil {
 				err = ctx.Err()
 			}
 			if err != nil {
-				ran.Rounds, ran.Elapsed = r-1, time.Since(start)
 				var rf *RestoreError
 				switch {
 				case errors.As(err, &rf):
-					return results(), ran, Infra(err)
+					return Infra(err)
 				case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-					return results(), ran, Infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.Name()))
+					return Infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.Name()))
 				}
-				return results(), ran, fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.Name(), Classify(err))
+				return fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.Name(), Classify(err))
+			}
+			return nil
+		}
+		if sliced {
+			label := fmt.Sprintf("round %d/%d, %s and %s in slices", r, rounds, targets[order[0]].Name(), targets[order[1]].Name())
+			var reqs [2]runner.Request
+			var stamps [2]func(*result.Result)
+			for k, ti := range order {
+				reqs[ti], stamps[ti], _ = targets[ti].(Interleaver).Interleave(request(k, ti, label))
+			}
+			pair, err := runner.RunPair(ctx, reqs, order[0], plan.Slice)
+			for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
+				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
+				pair, err = runner.RunPair(ctx, reqs, order[0], plan.Slice)
+			}
+			for k, ti := range order {
+				stamps[ti](pair[ti])
+				if kerr := keepRound(k, ti, pair[ti], reqs[ti], err); kerr != nil {
+					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
+					return results(), ran, kerr
+				}
+			}
+		} else {
+			for k, ti := range order {
+				t := targets[ti]
+				label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
+				req := request(k, ti, label)
+				if b, ok := t.(interface{ Booting() string }); ok {
+					p.Step((r-1)*len(targets)+k, total, label+": booting "+b.Booting(), "")
+				}
+				res, err := t.Run(ctx, req, p)
+				for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
+					// A broken round (a guest oops, a garbled result) measured
+					// nothing: run it again rather than lose the run.
+					p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
+					res, err = t.Run(ctx, req, p)
+				}
+				if kerr := keepRound(k, ti, res, req, err); kerr != nil {
+					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
+					return results(), ran, kerr
+				}
 			}
 		}
 		ran.Rounds, ran.Elapsed = r, time.Since(start)

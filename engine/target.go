@@ -70,6 +70,16 @@ type Target interface {
 	Run(ctx context.Context, req runner.Request, p *progress.Reporter) (*result.Result, error)
 }
 
+// Interleaver is a target whose trials can share this machine's time with
+// another's, in slices (runner.RunPair): a host, or a host variant that
+// holds no sysctls.
+type Interleaver interface {
+	// Interleave returns req as the target runs it in a pair, and stamp,
+	// which records on the Result what the target's own Run would; why
+	// says why the target's trials cannot run in slices, "" if they can.
+	Interleave(req runner.Request) (run runner.Request, stamp func(*result.Result), why string)
+}
+
 // Host is this machine: every trial in a fresh worker process.
 type Host struct {
 	TargetName string
@@ -97,6 +107,13 @@ func (h *Host) Run(ctx context.Context, req runner.Request, p *progress.Reporter
 		run = runner.Run
 	}
 	return run(ctx, req)
+}
+
+func (h *Host) Interleave(req runner.Request) (runner.Request, func(*result.Result), string) {
+	if h.Runner != nil {
+		return req, nil, "the host's runs are another runner's"
+	}
+	return req, func(*result.Result) {}, ""
 }
 
 // VM is a QEMU VM booting a kernel: one boot per trial, so that VM trials

@@ -97,18 +97,48 @@ func (v *Variant) Run(ctx context.Context, req runner.Request, p *progress.Repor
 	}
 	res, err = v.Target.Run(ctx, run, p)
 	if res != nil {
-		res.Target.Sysctls, res.Target.Dir, res.Target.Env = set, v.Dir, maps.Clone(v.Env)
-		// The digest that guards the comparison is the scenario's as
-		// given: the variant's own keys are what is compared on purpose.
-		if v.Dir != "" || len(v.Env) > 0 {
-			for _, s := range req.Scenarios {
-				if sr := res.Find(s.Name); sr != nil {
-					sr.Params = scenarios.Params(req.Resolve(s))
-				}
+		v.stamp(req, res, set)
+	}
+	return res, err
+}
+
+// stamp records the variant on res, the Result of req's run with the
+// sysctls set.
+func (v *Variant) stamp(req runner.Request, res *result.Result, set []result.Sysctl) {
+	res.Target.Sysctls, res.Target.Dir, res.Target.Env = set, v.Dir, maps.Clone(v.Env)
+	// The digest that guards the comparison is the scenario's as given:
+	// the variant's own keys are what is compared on purpose.
+	if v.Dir != "" || len(v.Env) > 0 {
+		for _, s := range req.Scenarios {
+			if sr := res.Find(s.Name); sr != nil {
+				sr.Params = scenarios.Params(req.Resolve(s))
 			}
 		}
 	}
-	return res, err
+}
+
+// Interleave: a variant's sysctls hold machine-wide, so one that sets
+// any runs its trials whole.
+func (v *Variant) Interleave(req runner.Request) (runner.Request, func(*result.Result), string) {
+	if len(v.Sysctls) > 0 {
+		return req, nil, fmt.Sprintf("variant %s sets sysctls, which hold machine-wide for a whole trial", v.Name())
+	}
+	inner, ok := v.Target.(Interleaver)
+	if !ok {
+		return req, nil, fmt.Sprintf("target %s runs its trials whole", v.Target.Name())
+	}
+	run, err := v.scenarios(req)
+	if err != nil {
+		return req, nil, err.Error()
+	}
+	run, stamp, why := inner.Interleave(run)
+	if why != "" {
+		return req, nil, why
+	}
+	return run, func(res *result.Result) {
+		stamp(res)
+		v.stamp(req, res, nil)
+	}, ""
 }
 
 var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

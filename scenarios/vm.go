@@ -21,3 +21,12 @@ func (s *Scenario) HostOnly() string {
 	}
 	return strings.Join(why, "; ")
 }
+
+// Whole says why s's trials cannot run in slices that take turns with
+// another worker's (its workload kind's reason), "" if they can.
+func (s *Scenario) Whole() string {
+	if k, ok := lookupKind(s.Workload.Kind); ok && k.Whole != "" {
+		return fmt.Sprintf("workload kind %s: %s", k.Name, k.Whole)
+	}
+	return ""
+}

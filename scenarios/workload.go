@@ -125,6 +125,10 @@ type WorkloadKind struct {
 	Internal bool
 	// HostOnly says why the kind cannot run in a VM guest, "" if it can.
 	HostOnly string
+	// Whole says why the kind's trial cannot be run in slices, its runs
+	// taking turns with another worker's (runner.RunPair), "" if it can:
+	// a built-in loop starts and stops its threads at every Run.
+	Whole string
 	// Keys are the YAML keys the kind takes beside kind and noise, in the
 	// order errors name them. The placement keys among them go to
 	// Workload's fields; the others are the kind's own, read by Parse.

@@ -32,6 +32,7 @@ func (a *Attach) Canonical() any {
 var attachKind = WorkloadKind{
 	Name:     "attach",
 	Internal: true,
+	Whole:    "the process measured runs by itself",
 	Keys:     []string{"pid", "cgroup"},
 	Parse: func(at config.Node, _ []config.Field) (any, error) {
 		return nil, at.Errorf("workload kind attach is what tailgate run --pid PID and --cgroup PATH measure; it is not written in a scenario file")

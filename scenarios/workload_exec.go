@@ -90,6 +90,7 @@ const (
 var execKind = WorkloadKind{
 	Name:         "exec",
 	HostOnly:     "it runs a command of this host, and a VM's guest holds no program but tailgate",
+	Whole:        "a command runs its own course",
 	Keys:         []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
 	Parse:        parseExec,
 	DecodeParams: decodeParams[Exec],

@@ -16,8 +16,10 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-// runScenarios runs a request; tests replace it to gate without tracers.
-var runScenarios = runner.Run
+// runScenarios, when set, runs the host's requests in place of runner.Run
+// (and its rounds' trials run whole): tests set it to gate without
+// tracers.
+var runScenarios func(context.Context, runner.Request) (*result.Result, error)
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runGate(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
@@ -79,6 +81,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	var pair engine.PairGate
 	fs.DurationVar(&pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&pair.Retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
+	fs.DurationVar(&pair.Slice, "slice", engine.DefaultSlice, "with two host targets and a built-in loop: the round's two trials take turns in slices of at most this long, so that a burst of other work falls on both; 0 runs each trial whole")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
@@ -92,7 +95,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 		}
 		return gatePair(ctx, pos, &rf, &tf, &f, &h, &pair, env, stdout, stderr)
 	}
-	if pairOnly := given(fs, "variant", "budget", "retries"); basePath != "" && len(pairOnly) > 0 {
+	if pairOnly := given(fs, "variant", "budget", "retries", "slice"); basePath != "" && len(pairOnly) > 0 {
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
 	}
 	if basePath == "" {

@@ -80,6 +80,23 @@ func BenchmarkGateRuns(b *testing.B) {
 		out = f
 	}
 	ctx := context.Background()
+	// The slowdowns are attached once, before any trial's tracers, and
+	// switched on for their side's time: its whole trials, or its slices
+	// of an interleaved round.
+	sw := switched{headName: headVariant}
+	for _, side := range []struct {
+		insns int
+		s     **slowdown.Slowdown
+	}{{slowBase, &sw.base}, {slow, &sw.head}} {
+		if side.insns > 0 {
+			sd, err := slowdown.AttachSwitched(side.insns)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sd.Close()
+			*side.s = sd
+		}
+	}
 	for range b.N {
 		for _, sc := range scens {
 			var codes []int
@@ -101,7 +118,7 @@ func BenchmarkGateRuns(b *testing.B) {
 				case "pair":
 					args = append([]string{sc, "--variant", baseVariant, "--variant", headVariant}, extra...)
 					if slow > 0 || slowBase > 0 {
-						env.wrap = hook(slowSides(slowBase, slow))
+						env.wrap = sw.wrap
 					}
 				case "stored":
 					args = append([]string{sc, "--baseline", base}, extra...)
@@ -135,6 +152,49 @@ func BenchmarkGateRuns(b *testing.B) {
 			b.Logf("%s mode=%s slow=%d: %d of %d gate runs exit 1; median %.1f s, median %d rounds", sc, mode, slow, fails, len(codes), median(secs), int(median(intsToFloats(rounds))))
 		}
 	}
+}
+
+// switched is a host target whose trials, whole or in slices, run with
+// its side's slowdown switched on (nil: none).
+type switched struct {
+	engine.Target
+	headName   string
+	base, head *slowdown.Slowdown
+}
+
+func (s switched) wrap(t engine.Target) engine.Target {
+	c := s
+	c.Target = t
+	return c
+}
+
+func (s switched) side(req runner.Request) *slowdown.Slowdown {
+	if req.Target.Name == s.headName {
+		return s.head
+	}
+	return s.base
+}
+
+func (s switched) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	if sd := s.side(req); sd != nil {
+		if err := sd.Set(true); err != nil {
+			return nil, err
+		}
+		defer sd.Set(false)
+	}
+	return s.Target.Run(ctx, req, p)
+}
+
+func (s switched) Interleave(req runner.Request) (runner.Request, func(*result.Result), string) {
+	it, ok := s.Target.(engine.Interleaver)
+	if !ok {
+		return req, nil, "target " + s.Name() + " runs its trials whole"
+	}
+	run, stamp, why := it.Interleave(req)
+	if sd := s.side(req); sd != nil && why == "" {
+		run.SliceHook = func(on bool) { _ = sd.Set(on) }
+	}
+	return run, stamp, why
 }
 
 // slowHead is a target's run with a slowdown attached for the head's rounds.

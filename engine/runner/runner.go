@@ -61,6 +61,9 @@ type Request struct {
 	CPUOffset *int `json:"-"`
 	// Progress receives progress events; nil means none.
 	Progress func(Event)
+	// SliceHook, when set, is called as each slice of the request's trial
+	// starts (true) and ends (false) in a RunPair.
+	SliceHook func(running bool) `json:"-"`
 }
 
 // Event is one step of progress.
@@ -155,23 +158,9 @@ func NeedsBPF(s *scenarios.Scenario) bool {
 // far, with Partial set, together with the error. Every tracer is detached
 // before Run returns, on every path.
 func Run(ctx context.Context, req Request) (*result.Result, error) {
-	res := &result.Result{
-		Schema:      result.SchemaVersion,
-		Tailgate:    version.Get(),
-		Started:     time.Now().UTC(),
-		Target:      req.Target,
-		Environment: Environment(),
-		Scenarios:   []result.Scenario{},
-	}
-	if res.Target.Name == "" {
-		res.Target = result.Target{Name: "host", Kind: "host"}
-	}
+	res := newResult(req)
 	finish := func(err error) (*result.Result, error) {
-		res.Finished = time.Now().UTC()
-		if err != nil {
-			res.Partial = true
-			res.Error = err.Error()
-		}
+		finishResult(res, err)
 		return res, err
 	}
 	if req.NeedsBPF() {
@@ -204,7 +193,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		var sr *result.Scenario
 		var err error
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress)
+			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress, nil)
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.CPUOffset, req.Progress)
 		}
@@ -226,6 +215,31 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		}
 	}
 	return finish(nil)
+}
+
+// newResult is the Result of req's run, begun now.
+func newResult(req Request) *result.Result {
+	res := &result.Result{
+		Schema:      result.SchemaVersion,
+		Tailgate:    version.Get(),
+		Started:     time.Now().UTC(),
+		Target:      req.Target,
+		Environment: Environment(),
+		Scenarios:   []result.Scenario{},
+	}
+	if res.Target.Name == "" {
+		res.Target = result.Target{Name: "host", Kind: "host"}
+	}
+	return res
+}
+
+// finishResult ends res now, partial when err is not nil.
+func finishResult(res *result.Result, err error) {
+	res.Finished = time.Now().UTC()
+	if err != nil {
+		res.Partial = true
+		res.Error = err.Error()
+	}
 }
 
 // unsupported says why err means this machine cannot run the scenario at
@@ -276,7 +290,9 @@ type kernelBTF struct {
 	types *btf.Spec
 }
 
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event)) (sr *result.Scenario, err error) {
+// With ctl (a sliced worker's), the parent says when to warm up and when
+// to run each slice of the one trial (see sliceControl).
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err = newScenarioResult(s)
 	if err != nil {
@@ -329,12 +345,25 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 		return sr, err
 	}
 
+	if ctl != nil {
+		if err := ctl.say("ready"); err != nil {
+			return sr, err
+		}
+		if err := ctl.await(ctx, "warm"); err != nil {
+			return sr, err
+		}
+	}
 	if s.Warmup > 0 {
 		emit(Event{Phase: PhaseWarmup})
 		if err := startWorkload(ctx, wl); err != nil {
 			return sr, err
 		}
 		if _, err := runFor(ctx, wl, s.Warmup); err != nil {
+			return sr, err
+		}
+	}
+	if ctl != nil {
+		if err := ctl.say("ok"); err != nil {
 			return sr, err
 		}
 	}
@@ -352,13 +381,14 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			}
 			before[i], _ = t.RunStats()
 		}
-		snap, snapOK := takeCPUSnap()
-		start := time.Now()
-		st, err := runFor(ctx, wl, s.Duration)
-		elapsed := time.Since(start)
+		var st scenarios.Stats
+		var elapsed time.Duration
 		var ct *result.CPUTime
-		if after, ok := takeCPUSnap(); ok && snapOK {
-			ct = cpuTime(snap, after, st.CPUs)
+		slices := 0
+		if ctl == nil {
+			st, elapsed, ct, err = timedRun(ctx, wl, s.Duration)
+		} else {
+			st, elapsed, ct, slices, err = ctl.runSlices(ctx, wl)
 		}
 		if err == nil {
 			err = hookErr()
@@ -375,7 +405,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			after, _ := t.RunStats()
 			cost := after.Sub(before[i]).PerRun()
 			for _, m := range t.Metrics() {
-				addTrial(sr, m, hs[m], cost, st, elapsed, ct)
+				addTrial(sr, m, hs[m], cost, st, elapsed, ct, slices)
 				added++
 			}
 			if err := addEvidence(sr, sym, t); err != nil {
@@ -383,7 +413,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			}
 		}
 		for m, h := range st.Metrics {
-			addTrial(sr, m, h, 0, st, elapsed, ct)
+			addTrial(sr, m, h, 0, st, elapsed, ct, slices)
 			added++
 		}
 		sr.Trials = trial
@@ -488,7 +518,7 @@ func threadHook(tracers []*tracing.Tracer) (scenarios.ThreadHook, func() error) 
 	}
 }
 
-func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration, ct *result.CPUTime) {
+func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration, ct *result.CPUTime, slices int) {
 	if h == nil {
 		h = hist.New()
 	}
@@ -508,6 +538,7 @@ func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float6
 		CPUs:         st.CPUs,
 		Device:       st.Device,
 		CPUTime:      ct,
+		Slices:       slices,
 	})
 }
 
@@ -536,6 +567,20 @@ func detail(sr *result.Scenario, ops uint64, d time.Duration) string {
 		out += fmt.Sprintf("; %s n=%d", n, tr[len(tr)-1].Summary.Count)
 	}
 	return out
+}
+
+// timedRun runs the workload for d and says for how long it ran and what
+// its CPUs spent outside it meanwhile (nil when /proc/stat is not read).
+func timedRun(ctx context.Context, wl scenarios.Runner, d time.Duration) (scenarios.Stats, time.Duration, *result.CPUTime, error) {
+	snap, snapOK := takeCPUSnap()
+	start := time.Now()
+	st, err := runFor(ctx, wl, d)
+	elapsed := time.Since(start)
+	var ct *result.CPUTime
+	if after, ok := takeCPUSnap(); ok && snapOK {
+		ct = cpuTime(snap, after, st.CPUs)
+	}
+	return st, elapsed, ct, err
 }
 
 // runFor runs the workload for d. A cancelled parent context is an error:

@@ -49,6 +49,9 @@ type workerRequest struct {
 	// its frames as hex for the parent to name (hostKernel), which reads
 	// kallsyms once for every trial instead of each worker once for its own.
 	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
+	// Sliced makes the worker run its trial in the slices its parent
+	// asks for on its fds 3 and 4 (sliceControl).
+	Sliced bool `json:"sliced,omitempty"`
 }
 
 // workerReply is what a worker writes on stdout.
@@ -109,7 +112,11 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		}
 	}
 	ctx = scenarios.WithCPUOffset(ctx, req.CPUOffset)
-	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, req.KernelText, 1, 1, nil)
+	var ctl *sliceControl
+	if req.Sliced {
+		ctl = sliceLine()
+	}
+	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, req.KernelText, 1, 1, nil, ctl)
 	if err != nil {
 		return replyError(err)
 	}
@@ -157,12 +164,29 @@ const workerStopGrace = 5 * time.Second
 // runWorkerTrial runs one trial of s in a fresh worker process and returns
 // its scenario result, the trial stamped with the worker's pid.
 func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int) (*result.Scenario, error) {
+	w, err := newWorker(ctx, exe, s, cpuOffset, false)
+	if err != nil {
+		return nil, err
+	}
+	return w.result(ctx, w.cmd.Run())
+}
+
+// worker is a trial worker process, not yet started.
+type worker struct {
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	kmap      *tracing.SystemMap
+}
+
+// newWorker prepares a worker for one trial of s (sliced: one that runs
+// it in the slices its parent asks for).
+func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int, sliced bool) (*worker, error) {
 	one := *s
 	one.Trials = 1
-	kmap := hostKernel()
-	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset}
-	if kmap != nil {
-		wr.KernelText = kmap.Text()
+	w := &worker{kmap: hostKernel()}
+	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset, Sliced: sliced}
+	if w.kmap != nil {
+		wr.KernelText = w.kmap.Text()
 	}
 	in, err := json.Marshal(wr)
 	if err != nil {
@@ -171,22 +195,28 @@ func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuO
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
 	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &tail{max: 4096, buf: &errb}
+	cmd.Stdout = &w.out
+	cmd.Stderr = &tail{max: 4096, buf: &w.errb}
 	// The worker dies with tailgate even when tailgate is killed outright:
 	// no tracer, and no workload thread, outlives it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = workerStopGrace
-	runErr := cmd.Run()
+	w.cmd = cmd
+	return w, nil
+}
+
+// result reads the reply of the worker, which has exited (runErr is what
+// its run or wait returned).
+func (w *worker) result(ctx context.Context, runErr error) (*result.Scenario, error) {
+	cmd := w.cmd
 	removeStaleGroups() // the worker's, if it could not remove them
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	var reply workerReply
-	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &reply); err != nil {
-		msg := strings.TrimSpace(errb.String())
+	if err := json.Unmarshal(bytes.TrimSpace(w.out.Bytes()), &reply); err != nil {
+		msg := strings.TrimSpace(w.errb.String())
 		if msg == "" && runErr != nil {
 			msg = runErr.Error()
 		}
@@ -198,12 +228,12 @@ func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuO
 	if reply.Scenario == nil || reply.Scenario.Trials != 1 {
 		return nil, fmt.Errorf("trial worker (pid %d) returned no trial", pidOf(cmd))
 	}
-	if kmap != nil {
+	if w.kmap != nil {
 		for _, m := range reply.Scenario.Metrics {
 			for ti := range m.Trials {
 				for ei := range m.Trials[ti].Slowest {
 					e := &m.Trials[ti].Slowest[ei]
-					e.KernelStack = kmap.NameStack(e.KernelStack)
+					e.KernelStack = w.kmap.NameStack(e.KernelStack)
 				}
 			}
 		}

@@ -193,6 +193,10 @@ type Trial struct {
 	// run or a matrix (whose rounds alternate, not drawn at random).
 	Round int `json:"round,omitempty"`
 	Slot  int `json:"slot,omitempty"`
+	// Slices, when > 0, is how many slices the trial ran in, taking turns
+	// with the other side's trial of its round (an interleaved gate);
+	// Duration is the slices' sum.
+	Slices int `json:"slices,omitempty"`
 	// Device is the block device of the workload's own it wrote to; nil
 	// for a workload without one.
 	Device *Device `json:"device,omitempty"`

@@ -27,20 +27,52 @@ var Hooks = []string{"sys_exit", "sched_wakeup", "sched_switch"}
 type Slowdown struct {
 	progs []*ebpf.Program
 	links []link.Link
+	// on, for a switched slowdown, holds whether the work runs.
+	on *ebpf.Map
 }
 
 // Attach attaches programs that each run insns dependent ALU instructions
 // (about a cycle each) to every hook.
 func Attach(insns int) (*Slowdown, error) {
+	return attach(insns, false)
+}
+
+// AttachSwitched attaches the programs of Attach, off: their work runs
+// only while Set(true) holds. Attached once before any tracer, the work
+// falls inside every interval the tracers time, whenever it is switched
+// on (the slices of an interleaved gate's head).
+func AttachSwitched(insns int) (*Slowdown, error) {
+	return attach(insns, true)
+}
+
+func attach(insns int, switched bool) (*Slowdown, error) {
 	if insns < 1 || insns > 900000 {
 		return nil, fmt.Errorf("slowdown of %d instructions: want 1 to 900000", insns)
 	}
-	prog := asm.Instructions{asm.Mov.Imm(asm.R0, 0)}
+	s := &Slowdown{}
+	var prog asm.Instructions
+	if switched {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "slowdown_on", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+		if err != nil {
+			return nil, fmt.Errorf("slowdown switch: %w", err)
+		}
+		s.on = m
+		prog = asm.Instructions{
+			asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -4),
+			asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "off"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JEq.Imm(asm.R1, 0, "off"),
+		}
+	}
+	prog = append(prog, asm.Mov.Imm(asm.R0, 0))
 	for range insns {
 		prog = append(prog, asm.Add.Imm(asm.R0, 1))
 	}
-	prog = append(prog, asm.Mov.Imm(asm.R0, 0), asm.Return())
-	s := &Slowdown{}
+	prog = append(prog, asm.Mov.Imm(asm.R0, 0).WithSymbol("off"), asm.Return())
 	for _, hook := range Hooks {
 		p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "slowdown", Type: ebpf.RawTracepoint, Instructions: prog, License: "GPL"})
 		if err != nil {
@@ -58,6 +90,18 @@ func Attach(insns int) (*Slowdown, error) {
 	return s, nil
 }
 
+// Set switches a switched slowdown's work on or off.
+func (s *Slowdown) Set(on bool) error {
+	if s.on == nil {
+		return errors.New("slowdown: not a switched one")
+	}
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	return s.on.Update(uint32(0), v, ebpf.UpdateAny)
+}
+
 // Close detaches and unloads every program.
 func (s *Slowdown) Close() error {
 	var errs []error
@@ -67,6 +111,9 @@ func (s *Slowdown) Close() error {
 	for _, p := range s.progs {
 		errs = append(errs, p.Close())
 	}
-	s.links, s.progs = nil, nil
+	if s.on != nil {
+		errs = append(errs, s.on.Close())
+	}
+	s.links, s.progs, s.on = nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -46,6 +46,39 @@ func TestSlowsSyscalls(t *testing.T) {
 	}
 }
 
+// A switched slowdown slows the path only while it is on.
+func TestSwitchedSlowsWhileOn(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := AttachSwitched(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	off := getppidCost()
+	if err := s.Set(true); err != nil {
+		t.Fatal(err)
+	}
+	on := getppidCost()
+	if err := s.Set(false); err != nil {
+		t.Fatal(err)
+	}
+	offAgain := getppidCost()
+	t.Logf("getppid: %s off, %s on, %s off again", off, on, offAgain)
+	if on < off+50*time.Nanosecond || on < offAgain+50*time.Nanosecond {
+		t.Errorf("getppid took %s switched on, %s and %s off: want ≥ 50 ns more", on, off, offAgain)
+	}
+	if plain, err := Attach(10); err != nil {
+		t.Fatal(err)
+	} else {
+		defer plain.Close()
+		if plain.Set(true) == nil {
+			t.Error("Set on a slowdown that is not switched: no error")
+		}
+	}
+}
+
 func TestRefusesSizes(t *testing.T) {
 	for _, n := range []int{0, -1, 1000000} {
 		if s, err := Attach(n); err == nil {

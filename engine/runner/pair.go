@@ -1,0 +1,292 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// RunPair runs one trial of every scenario of reqs[0] and of reqs[1]
+// interleaved in slices (see sliceControl): for each scenario, a sliced
+// worker of each side starts and attaches, each warms up in turn, and then
+// they take turns at slices of at most slice until each has run the
+// scenario's duration. The turns go in pairs, first's side first in even
+// pairs and second in odd ones (A B B A A B ...), so that a drift across
+// the round falls on both alike. Both sides' threads are pinned from the
+// same CPU offset. Each side's Result is returned, with the trials that
+// finished before an error, marked partial.
+func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duration) ([2]*result.Result, error) {
+	var res [2]*result.Result
+	for side := range reqs {
+		res[side] = newResult(reqs[side])
+	}
+	finish := func(err error) ([2]*result.Result, error) {
+		for _, r := range res {
+			finishResult(r, err)
+		}
+		return res, err
+	}
+	switch {
+	case slice <= 0:
+		return finish(fmt.Errorf("slices of %s: want a positive length", slice))
+	case first != 0 && first != 1:
+		return finish(fmt.Errorf("first side %d: want 0 or 1", first))
+	case len(reqs[0].Scenarios) != len(reqs[1].Scenarios):
+		return finish(fmt.Errorf("a pair runs the same scenarios on both sides, got %d and %d", len(reqs[0].Scenarios), len(reqs[1].Scenarios)))
+	}
+	var exes [2]string
+	for side, req := range reqs {
+		if req.InProcess {
+			return finish(errors.New("a pair runs its trials in workers, not in process"))
+		}
+		if req.NeedsBPF() {
+			if err := tracing.CheckPrivileges(); err != nil {
+				return finish(err)
+			}
+		}
+		exes[side] = req.Exe
+		if exes[side] == "" {
+			var err error
+			if exes[side], err = os.Executable(); err != nil {
+				return finish(fmt.Errorf("find this program to start trial workers: %w", err))
+			}
+		}
+	}
+	removeStaleGroups() // of runs killed outright
+	for i := range reqs[0].Scenarios {
+		var ss [2]*scenarios.Scenario
+		for side, req := range reqs {
+			ss[side] = req.Resolve(req.Scenarios[i])
+		}
+		srs, err := pairTrial(ctx, reqs, exes, ss, i+1, first, slice)
+		for side, sr := range srs {
+			if sr != nil {
+				sr.Executables = scenarios.Executables(ss[side])
+				res[side].Scenarios = append(res[side].Scenarios, *sr)
+			}
+		}
+		if err != nil {
+			return finish(fmt.Errorf("scenario %s: %w", ss[0].Name, err))
+		}
+	}
+	return finish(nil)
+}
+
+// pairTrial runs one sliced trial of ss[0] and of ss[1], the idx'th
+// scenario of reqs; both sides' results, or none and the error.
+func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scenarios.Scenario, idx, first int, slice time.Duration) ([2]*result.Scenario, error) {
+	var out [2]*result.Scenario
+	switch {
+	case ss[0].Name != ss[1].Name:
+		return out, fmt.Errorf("a pair runs the same scenario on both sides, got %s and %s", ss[0].Name, ss[1].Name)
+	case ss[0].Duration != ss[1].Duration:
+		return out, fmt.Errorf("the sides' trials differ in length (%s and %s)", ss[0].Duration, ss[1].Duration)
+	}
+	for _, s := range ss {
+		if why := s.Whole(); why != "" {
+			return out, fmt.Errorf("its trials cannot run in slices (%s)", why)
+		}
+	}
+	offset := cpuOffset()
+	if reqs[0].CPUOffset != nil {
+		offset = *reqs[0].CPUOffset
+	}
+	var emit [2]func(Event)
+	for side := range reqs {
+		emit[side] = emitter(ss[side], idx, len(reqs[side].Scenarios), reqs[side].Progress)
+	}
+	var ws [2]*slicedWorker
+	defer func() {
+		for _, w := range ws {
+			if w != nil {
+				w.stop()
+			}
+		}
+	}()
+	for side := range ws {
+		emit[side](Event{Phase: PhaseAttach})
+		w, err := startSliced(ctx, exes[side], ss[side], offset)
+		if err != nil {
+			return out, err
+		}
+		ws[side] = w
+	}
+	for _, w := range ws {
+		if err := w.await(ctx, "ready"); err != nil {
+			return out, err
+		}
+	}
+	turns := [2]int{first, 1 - first}
+	for _, side := range turns {
+		emit[side](Event{Phase: PhaseWarmup})
+		if err := ws[side].say(ctx, "warm"); err != nil {
+			return out, err
+		}
+		if err := ws[side].await(ctx, "ok"); err != nil {
+			return out, err
+		}
+	}
+	for side := range ws {
+		emit[side](Event{Phase: PhaseTrial, Trial: 1})
+	}
+	left := [2]time.Duration{ss[0].Duration, ss[1].Duration}
+	for k := 0; left[0] > 0 || left[1] > 0; k++ {
+		order := turns
+		if k%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, side := range order {
+			d := min(slice, left[side])
+			if d <= 0 {
+				continue
+			}
+			if err := ws[side].slice(ctx, d, reqs[side].SliceHook); err != nil {
+				return out, err
+			}
+			left[side] -= d
+		}
+	}
+	for _, w := range ws {
+		if err := w.say(ctx, "end"); err != nil {
+			return out, err
+		}
+	}
+	var got [2]*result.Scenario
+	for side, w := range ws {
+		sr, err := w.finish(ctx)
+		if err != nil {
+			return out, err
+		}
+		got[side] = sr
+	}
+	for side, sr := range got {
+		var ops uint64
+		var elapsed time.Duration
+		for _, m := range sr.Metrics {
+			if len(m.Trials) != 1 {
+				return out, fmt.Errorf("trial worker returned %d trials, want 1", len(m.Trials))
+			}
+			ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
+		}
+		emit[side](Event{Phase: PhaseTrial, Trial: 1, Detail: detail(sr, ops, elapsed)})
+		emit[side](Event{Phase: PhaseDone, Trial: 1})
+	}
+	return got, nil
+}
+
+// slicedWorker is a started sliced worker and the parent's end of its
+// line.
+type slicedWorker struct {
+	*worker
+	ctl    *os.File // commands to the worker (its fd 3)
+	ackf   *os.File // its answers (its fd 4)
+	ack    *bufio.Reader
+	waited bool
+	runErr error
+}
+
+func startSliced(ctx context.Context, exe string, s *scenarios.Scenario, offset int) (*slicedWorker, error) {
+	w, err := newWorker(ctx, exe, s, offset, true)
+	if err != nil {
+		return nil, err
+	}
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		cmdR.Close()
+		cmdW.Close()
+		return nil, err
+	}
+	w.cmd.ExtraFiles = []*os.File{cmdR, ackW} // fds 3 and 4
+	err = w.cmd.Start()
+	cmdR.Close()
+	ackW.Close()
+	if err != nil {
+		cmdW.Close()
+		ackR.Close()
+		return nil, fmt.Errorf("start trial worker: %w", err)
+	}
+	return &slicedWorker{worker: w, ctl: cmdW, ackf: ackR, ack: bufio.NewReader(ackR)}, nil
+}
+
+// say sends the worker one command.
+func (w *slicedWorker) say(ctx context.Context, line string) error {
+	if _, err := io.WriteString(w.ctl, line+"\n"); err != nil {
+		return w.died(ctx)
+	}
+	return nil
+}
+
+// await reads the worker's next answer and wants it to be want.
+func (w *slicedWorker) await(ctx context.Context, want string) error {
+	line, err := w.ack.ReadString('\n')
+	if err != nil {
+		return w.died(ctx)
+	}
+	if got := strings.TrimSpace(line); got != want {
+		return fmt.Errorf("trial worker (pid %d) said %q, want %q", pidOf(w.cmd), got, want)
+	}
+	return nil
+}
+
+// slice runs one slice of d, with hook (when set) told around it.
+func (w *slicedWorker) slice(ctx context.Context, d time.Duration, hook func(bool)) error {
+	if hook != nil {
+		hook(true)
+		defer hook(false)
+	}
+	if err := w.say(ctx, fmt.Sprintf("slice %d", d.Nanoseconds())); err != nil {
+		return err
+	}
+	return w.await(ctx, "ok")
+}
+
+// died is the error of a worker that left its line: the one its reply
+// gives, after it exited.
+func (w *slicedWorker) died(ctx context.Context) error {
+	_, err := w.finish(ctx)
+	if err == nil {
+		err = fmt.Errorf("trial worker (pid %d) left the slice line", pidOf(w.cmd))
+	}
+	return err
+}
+
+// finish closes the line, waits for the worker to exit and reads its
+// reply.
+func (w *slicedWorker) finish(ctx context.Context) (*result.Scenario, error) {
+	if !w.waited {
+		w.ctl.Close()
+		w.runErr = w.cmd.Wait()
+		w.ackf.Close()
+		w.waited = true
+	}
+	return w.result(ctx, w.runErr)
+}
+
+// stop ends a worker that has not finished: interrupted, and its line
+// closed, it detaches its tracers and exits (killed after its grace).
+func (w *slicedWorker) stop() {
+	if w.waited {
+		return
+	}
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	w.ctl.Close()
+	kill := time.AfterFunc(workerStopGrace, func() { _ = w.cmd.Process.Kill() })
+	defer kill.Stop()
+	w.runErr = w.cmd.Wait()
+	w.ackf.Close()
+	w.waited = true
+	removeStaleGroups()
+}

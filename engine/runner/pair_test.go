@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/scenarios"
+)
+
+// turn is one slice as a side's SliceHook saw it.
+type turn struct {
+	side       int
+	start, end time.Time
+}
+
+// pairRequests are two sides' requests for sc, whose slice hooks record
+// the turns.
+func pairRequests(sc *scenarios.Scenario, turns *[]turn) [2]Request {
+	var mu sync.Mutex
+	var reqs [2]Request
+	offset := 0
+	for side := range reqs {
+		reqs[side] = Request{Scenarios: []*scenarios.Scenario{sc}, CPUOffset: &offset, Target: result.Target{Name: []string{"base", "head"}[side], Kind: "host"}}
+		reqs[side].SliceHook = func(on bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if on {
+				*turns = append(*turns, turn{side: side, start: time.Now()})
+				return
+			}
+			(*turns)[len(*turns)-1].end = time.Now()
+		}
+	}
+	return reqs
+}
+
+// The two sides of a pair take turns: their slices never overlap, go
+// A B B A A B ..., add up to the trial's duration on each side, and each
+// side's tracer counts its own workload's reads only, not the other's.
+func TestRunPairTakesTurns(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	sc := syscallRead(t, 1, 200*time.Millisecond)
+	var turns []turn
+	reqs := pairRequests(sc, &turns)
+	res, err := RunPair(context.Background(), reqs, 1, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 20 {
+		t.Fatalf("%d slices, want 10 a side", len(turns))
+	}
+	for i, tu := range turns {
+		want := []int{1, 0, 0, 1}[i%4] // first = 1
+		if tu.side != want {
+			t.Errorf("slice %d ran side %d, want %d (A B B A from the first side)", i, tu.side, want)
+		}
+		if i > 0 && tu.start.Before(turns[i-1].end) {
+			t.Errorf("slice %d (side %d) started before slice %d ended", i, tu.side, i-1)
+		}
+		if d := tu.end.Sub(tu.start); d < 20*time.Millisecond {
+			t.Errorf("slice %d took %s, want at least its 20ms", i, d)
+		}
+	}
+	pids := map[int]bool{}
+	for side, r := range res {
+		s := r.Find("syscall-read")
+		if s == nil || s.Trials != 1 {
+			t.Fatalf("side %d: want one trial of syscall-read, got %+v", side, s)
+		}
+		tr := s.Metrics["syscall.read"].Trials[0]
+		if tr.Slices != 10 {
+			t.Errorf("side %d: trial ran in %d slices, want 10", side, tr.Slices)
+		}
+		if tr.Duration < 0.2 || tr.Duration > 0.3 {
+			t.Errorf("side %d: trial measured %.3f s, want the 0.2 s of its slices", side, tr.Duration)
+		}
+		// The other side's reads, or the parent's line, counted here
+		// would double the count or more.
+		if tr.Ops == 0 || tr.Summary.Count < tr.Ops*95/100 || tr.Summary.Count > tr.Ops*105/100 {
+			t.Errorf("side %d: the tracer counted %d reads of the workload's %d", side, tr.Summary.Count, tr.Ops)
+		}
+		if tr.PID == 0 || tr.PID == os.Getpid() {
+			t.Errorf("side %d ran in pid %d: want a worker of its own", side, tr.PID)
+		}
+		pids[tr.PID] = true
+		if r.Partial {
+			t.Errorf("side %d: partial Result: %s", side, r.Error)
+		}
+	}
+	if len(pids) != 2 {
+		t.Errorf("the sides ran in %d processes, want 2", len(pids))
+	}
+}
+
+// A pair cut in the middle returns, leaves no worker running and no BPF
+// program loaded.
+func TestInterruptedPairLeavesNothing(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	before, err := tracing.LoadedPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var turns []turn
+	reqs := pairRequests(syscallRead(t, 1, 5*time.Second), &turns)
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := RunPair(ctx, reqs, 0, 25*time.Millisecond)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("the interrupted pair took %s to return", took)
+	}
+	for side, r := range res {
+		if !r.Partial || len(r.Scenarios) != 0 {
+			t.Errorf("side %d: want a partial Result without the cut trial, got partial=%v scenarios=%d", side, r.Partial, len(r.Scenarios))
+		}
+	}
+	if w := workersOf(t, os.Getpid()); len(w) > 0 {
+		t.Errorf("worker processes left running: %v", w)
+	}
+	after, err := tracing.LoadedPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []ebpf.ProgramID
+	for _, id := range after {
+		if !slices.Contains(before, id) {
+			added = append(added, id)
+		}
+	}
+	if left, _ := tracing.StillLoaded(added, 5*time.Second); len(left) > 0 {
+		t.Errorf("BPF programs left loaded after the interrupted pair: %v", left)
+	}
+}
+
+// A scenario whose command runs its own course is refused before any
+// worker starts.
+func TestRunPairRefusesWholeWorkloads(t *testing.T) {
+	sc, err := scenarios.Parse("cmd.yaml", []byte("name: cmd\nworkload:\n  kind: exec\n  command: [/bin/true]\ntracers:\n  syscall:\n    syscalls: [read]\nduration: 100ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []turn
+	_, err = RunPair(context.Background(), pairRequests(sc, &turns), 0, 25*time.Millisecond)
+	if err == nil || len(turns) != 0 {
+		t.Fatalf("err = %v after %d slices, want a refusal before any", err, len(turns))
+	}
+	t.Log(err)
+}
