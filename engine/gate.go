@@ -220,6 +220,9 @@ func (g *PairGate) Report(results []*result.Result) (*report.Report, error) {
 		}
 	}
 	g.last.Run = &report.RunInfo{Rounds: g.ran.Rounds, Seconds: g.ran.Elapsed.Seconds(), Stop: g.last.Stopping(g.ran.Why != StopDecided)}
+	if g.Slice > 0 && g.ran.Whole == "" {
+		g.last.Run.Slice = g.Slice
+	}
 	fmt.Fprintf(g.Log, "gate: %s\n", stopReason(g.ran, g.last.Run.Stop, g.Budget))
 	return g.last, nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // DefaultAlpha is the family-wise false-alarm rate of one invocation:
@@ -524,7 +525,10 @@ func stopping(reps []*Report, budgetSpent bool) Stopping {
 type RunInfo struct {
 	Rounds  int
 	Seconds float64
-	Stop    Stopping
+	// Slice, when > 0, is the longest slice of the rounds' trials, which
+	// took turns within each round.
+	Slice time.Duration
+	Stop  Stopping
 }
 
 // Detection is what a gated test could have caught: the smallest shift,

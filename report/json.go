@@ -41,8 +41,11 @@ type JSONReport struct {
 type JSONRun struct {
 	Rounds  int     `json:"rounds"`
 	Seconds float64 `json:"seconds"`
-	Reason  string  `json:"stop_reason"`
-	Text    string  `json:"text"`
+	// Slice is the longest slice, in seconds, of trials that took turns
+	// within each round; absent when they ran whole.
+	Slice  float64 `json:"slice_s,omitempty"`
+	Reason string  `json:"stop_reason"`
+	Text   string  `json:"text"`
 }
 
 // JSONSide describes one compared Result.
@@ -163,7 +166,7 @@ func (r *Report) JSON() JSONReport {
 	}
 	out.Differs = Differences(r.BaseResult, r.CandResult)
 	if r.Run != nil {
-		out.Run = &JSONRun{Rounds: r.Run.Rounds, Seconds: r.Run.Seconds, Reason: string(r.Run.Stop.Reason), Text: r.Run.String()}
+		out.Run = &JSONRun{Rounds: r.Run.Rounds, Seconds: r.Run.Seconds, Slice: r.Run.Slice.Seconds(), Reason: string(r.Run.Stop.Reason), Text: r.Run.String()}
 	}
 	for _, s := range r.Scenarios {
 		js := JSONScenario{Name: s.Name, Warnings: nonNil(warningStrings(s.Warnings)), Verdicts: []JSONVerdict{}}

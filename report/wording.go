@@ -173,7 +173,11 @@ func (s Stopping) String() string {
 // String words how a gate run went: "12 rounds in 16s; stopped after look
 // 3 (12 trials per side): every gated test is decided".
 func (ri RunInfo) String() string {
-	return fmt.Sprintf("%d %s in %.0fs; %s", ri.Rounds, plural(ri.Rounds, "round", "rounds"), ri.Seconds, ri.Stop.String())
+	sliced := ""
+	if ri.Slice > 0 {
+		sliced = fmt.Sprintf(", base and head taking turns in %s slices", ri.Slice)
+	}
+	return fmt.Sprintf("%d %s in %.0fs%s; %s", ri.Rounds, plural(ri.Rounds, "round", "rounds"), ri.Seconds, sliced, ri.Stop.String())
 }
 
 // String words a Detection: "syscall.read p99 +12% (threshold ±10%)".

@@ -35,7 +35,10 @@ Runs the scenarios (none: every built-in) and gates the head against the base.
 Two targets (the same job, what CI should call): given as flags, base
 first (--kernel, --target or --variant; Result files go to 'tailgate
 compare'), run once each per round in an order drawn at random, so that
-drift and the machine fall on both alike and each round is a pair. After three rounds
+drift and the machine fall on both alike and each round is a pair. On
+the host, with a built-in loop, the round's two trials take turns in
+slices of --slice (25ms), so that a burst of other work falls on both.
+After three rounds
 the looks are planned within --budget (rounds 12, 15, 19, 24, 30, ...);
 each compares the rounds' per-trial quantiles by an exact signed-rank test
 and the gate stops once every gated test is decided (a regression, or no

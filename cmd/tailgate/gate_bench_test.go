@@ -197,35 +197,6 @@ func (s switched) Interleave(req runner.Request) (runner.Request, func(*result.R
 	return run, stamp, why
 }
 
-// slowHead is a target's run with a slowdown attached for the head's rounds.
-func slowHead(insns int) execFunc {
-	return slowSides(0, insns)
-}
-
-// slowSides is a target's run with a slowdown of base instructions attached for
-// the base's rounds and one of head instructions for the head's (none
-// for 0).
-func slowSides(base, head int) execFunc {
-	return func(ctx context.Context, t engine.Target, req runner.Request, p *progress.Reporter) (*result.Result, error) {
-		insns := base
-		if req.Target.Name == "head" {
-			insns = head
-		}
-		if insns > 0 {
-			s, err := slowdown.Attach(insns)
-			if err != nil {
-				return nil, err
-			}
-			defer s.Close()
-		}
-		if req, err := t.Prepare(req); err != nil {
-			return nil, err
-		} else {
-			return t.Run(ctx, req, p)
-		}
-	}
-}
-
 // storedBaseline runs sc once and stores it at path: the baseline a later
 // gate run compares with, from a separate earlier process tree; then
 // calibrates it (three more separate runs), as the README tells users to.

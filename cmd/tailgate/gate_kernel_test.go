@@ -116,25 +116,43 @@ func TestCompareSlowdownIsRegression(t *testing.T) {
 // TestGatePairCatchesRealSlowdown gates, on this kernel, a head whose
 // traced syscall path really costs more (work attached where the syscall
 // tracer takes its end timestamp) against the same scenario as base, in one
-// job: a regression, decided before the budget is spent. With 3000
-// instructions (p99 about 3× the base's) it was decided at the first look
-// (round 6) here, but on CI one base trial at 0.75× the others' throughput
-// held the first looks' intervals open to round 46; with 10000 a disturbed
-// trial cannot bridge the gap. The round is logged, not asserted.
+// job: a regression, decided before the budget is spent, with the round's
+// trials taking turns in slices (the default) and whole (--slice 0). With
+// 3000 instructions (p99 about 3× the base's) whole trials were decided at
+// the first look (round 6) here, but on CI one base trial at 0.75× the
+// others' throughput held the first looks' intervals open to round 46;
+// with 10000 a disturbed trial cannot bridge the gap. The slowdown is
+// attached once and switched on for the head's time alone: its whole
+// trials, or its slices. The round is logged, not asserted.
 func TestGatePairCatchesRealSlowdown(t *testing.T) {
-	env := matrixEnv{wrap: hook(slowHead(10000)), sysctlRoot: "/proc/sys"}
-	var stdout, stderr strings.Builder
-	err := runGate(t.Context(), []string{"syscall-read", "--variant", "base", "--variant", "head", "--duration", "300ms", "--warmup", "50ms"}, &stdout, &stderr, env)
-	if code := exitCode(err); code != exitRegression {
-		t.Fatalf("exit %d (%v), want 1\n%s\n%s", code, err, stdout.String(), stderr.String())
+	sd, err := slowdown.AttachSwitched(10000)
+	if err != nil {
+		t.Fatal(err)
 	}
-	stop := regexp.MustCompile(`stopped after (\d+) rounds .*: every gated test decided`).FindStringSubmatch(stderr.String())
-	if stop == nil {
-		t.Errorf("want the gate to stop with every gated test decided:\n%s\n%s", stdout.String(), stderr.String())
-	} else {
-		t.Logf("regression decided after %s rounds", stop[1])
-	}
-	if !strings.Contains(stdout.String(), "syscall.read") {
-		t.Errorf("report does not name syscall.read:\n%s", stdout.String())
+	defer sd.Close()
+	env := matrixEnv{wrap: switched{headName: "head", head: sd}.wrap, sysctlRoot: "/proc/sys"}
+	for _, tc := range []struct{ slice, says string }{
+		{"25ms", "taking turns in 25ms slices"},
+		{"0", ""},
+	} {
+		t.Run("slice="+tc.slice, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			err := runGate(t.Context(), []string{"syscall-read", "--variant", "base", "--variant", "head", "--duration", "300ms", "--warmup", "50ms", "--slice", tc.slice}, &stdout, &stderr, env)
+			if code := exitCode(err); code != exitRegression {
+				t.Fatalf("exit %d (%v), want 1\n%s\n%s", code, err, stdout.String(), stderr.String())
+			}
+			stop := regexp.MustCompile(`stopped after (\d+) rounds .*: every gated test decided`).FindStringSubmatch(stderr.String())
+			if stop == nil {
+				t.Errorf("want the gate to stop with every gated test decided:\n%s\n%s", stdout.String(), stderr.String())
+			} else {
+				t.Logf("regression decided after %s rounds", stop[1])
+			}
+			if !strings.Contains(stdout.String(), "syscall.read") {
+				t.Errorf("report does not name syscall.read:\n%s", stdout.String())
+			}
+			if sliced := strings.Contains(stdout.String(), "taking turns in"); sliced != (tc.says != "") || !strings.Contains(stdout.String(), tc.says) {
+				t.Errorf("the run line should say %q (sliced %v):\n%s", tc.says, tc.says != "", stdout.String())
+			}
+		})
 	}
 }
