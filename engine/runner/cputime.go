@@ -72,23 +72,48 @@ func takeCPUSnap() (cpuSnap, bool) {
 // are this process's (or its children's, for commands): the rest of the
 // busy time is other tasks', the interrupts' and the hypervisor's.
 func cpuTime(before, after cpuSnap, cpus []int) *result.CPUTime {
+	return cpuDelta(before, after, cpus).time()
+}
+
+// cpuSums are the signed sums behind a CPUTime, ns: what the CPUs spent
+// between two snapshots, or over the slices of a trial. /proc/stat counts
+// in ticks, so a short window's busy time is off by up to a tick either
+// way; the sums keep the sign, so that the errors of many slices cancel
+// instead of adding up as positive "other work".
+type cpuSums struct {
+	window, busy, irq, softirq, steal, own int64
+}
+
+func cpuDelta(before, after cpuSnap, cpus []int) cpuSums {
 	if cpus == nil {
 		for c := range after.cpus {
 			cpus = append(cpus, c)
 		}
 		slices.Sort(cpus)
 	}
-	t := &result.CPUTime{WindowNs: uint64(after.at.Sub(before.at)) * uint64(len(cpus))}
-	var busy int64
+	d := cpuSums{window: int64(after.at.Sub(before.at)) * int64(len(cpus)), own: after.own - before.own}
 	for _, c := range cpus {
 		a, b := after.cpus[c], before.cpus[c]
-		busy += a.busy - b.busy
-		t.HardirqNs += nonNeg(a.irq - b.irq)
-		t.SoftirqNs += nonNeg(a.softirq - b.softirq)
-		t.StealNs += nonNeg(a.steal - b.steal)
+		d.busy += a.busy - b.busy
+		d.irq += a.irq - b.irq
+		d.softirq += a.softirq - b.softirq
+		d.steal += a.steal - b.steal
 	}
-	others := busy - int64(t.HardirqNs+t.SoftirqNs+t.StealNs) - (after.own - before.own)
-	t.OtherTasksNs = nonNeg(others)
+	return d
+}
+
+func (s *cpuSums) add(o cpuSums) {
+	s.window += o.window
+	s.busy += o.busy
+	s.irq += o.irq
+	s.softirq += o.softirq
+	s.steal += o.steal
+	s.own += o.own
+}
+
+func (s cpuSums) time() *result.CPUTime {
+	t := &result.CPUTime{WindowNs: nonNeg(s.window), HardirqNs: nonNeg(s.irq), SoftirqNs: nonNeg(s.softirq), StealNs: nonNeg(s.steal)}
+	t.OtherTasksNs = nonNeg(s.busy - int64(t.HardirqNs+t.SoftirqNs+t.StealNs) - s.own)
 	return t
 }
 

@@ -162,3 +162,34 @@ func TestRunPairRefusesWholeWorkloads(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// The CPU time of a sliced trial is summed signed over its slices:
+// /proc/stat's tick-sized errors of short windows cancel instead of
+// adding up as other work. Two slices, one read a tick high and one a
+// tick low, with no other work: none is reported.
+func TestSlicedCPUTimeCancelsTickErrors(t *testing.T) {
+	at := time.Unix(1000, 0)
+	snap := func(ms int, busy, own int64) cpuSnap {
+		return cpuSnap{at: at.Add(time.Duration(ms) * time.Millisecond), cpus: map[int]cpuStat{0: {busy: busy}}, own: own}
+	}
+	const tick = int64(10 * time.Millisecond)
+	ms := int64(time.Millisecond)
+	// Slice 1: the workload ran 25 ms, /proc/stat says 30 (a tick's error
+	// of 5 ms up); slice 2: it ran 25 ms, /proc/stat says 20.
+	var sum cpuSums
+	sum.add(cpuDelta(snap(0, 0, 0), snap(25, 30*ms, 25*ms), []int{0}))
+	sum.add(cpuDelta(snap(50, 30*ms, 25*ms), snap(75, 50*ms, 50*ms), []int{0}))
+	got := sum.time()
+	if got.OtherTasksNs != 0 || got.WindowNs != uint64(50*ms) {
+		t.Errorf("summed: other tasks %d ns in a %d ns window, want 0 in %d", got.OtherTasksNs, got.WindowNs, 50*ms)
+	}
+	// Clipped per slice, the first slice's error would have stayed.
+	if first := cpuDelta(snap(0, 0, 0), snap(25, 30*ms, 25*ms), []int{0}).time(); first.OtherTasksNs != uint64(5*ms) {
+		t.Errorf("one slice alone: other tasks %d ns, want its 5 ms error", first.OtherTasksNs)
+	}
+	// Real other work shows through the sum: 10 ms of it in slice 2.
+	sum.add(cpuDelta(snap(100, 50*ms, 50*ms), snap(125, 50*ms+tick+25*ms, 75*ms), []int{0}))
+	if got := sum.time(); got.OtherTasksNs != uint64(tick) {
+		t.Errorf("with 10 ms of other work: other tasks %d ns, want %d", got.OtherTasksNs, tick)
+	}
+}

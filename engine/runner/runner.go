@@ -386,7 +386,12 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 		var ct *result.CPUTime
 		slices := 0
 		if ctl == nil {
-			st, elapsed, ct, err = timedRun(ctx, wl, s.Duration)
+			var cpu cpuSums
+			var cpuOK bool
+			st, elapsed, cpu, cpuOK, err = timedRun(ctx, wl, s.Duration)
+			if cpuOK {
+				ct = cpu.time()
+			}
 		} else {
 			st, elapsed, ct, slices, err = ctl.runSlices(ctx, wl)
 		}
@@ -570,17 +575,16 @@ func detail(sr *result.Scenario, ops uint64, d time.Duration) string {
 }
 
 // timedRun runs the workload for d and says for how long it ran and what
-// its CPUs spent outside it meanwhile (nil when /proc/stat is not read).
-func timedRun(ctx context.Context, wl scenarios.Runner, d time.Duration) (scenarios.Stats, time.Duration, *result.CPUTime, error) {
+// its CPUs spent meanwhile (ok false when /proc/stat was not read).
+func timedRun(ctx context.Context, wl scenarios.Runner, d time.Duration) (st scenarios.Stats, elapsed time.Duration, cpu cpuSums, ok bool, err error) {
 	snap, snapOK := takeCPUSnap()
 	start := time.Now()
-	st, err := runFor(ctx, wl, d)
-	elapsed := time.Since(start)
-	var ct *result.CPUTime
-	if after, ok := takeCPUSnap(); ok && snapOK {
-		ct = cpuTime(snap, after, st.CPUs)
+	st, err = runFor(ctx, wl, d)
+	elapsed = time.Since(start)
+	if after, afterOK := takeCPUSnap(); afterOK && snapOK {
+		cpu, ok = cpuDelta(snap, after, st.CPUs), true
 	}
-	return st, elapsed, ct, err
+	return st, elapsed, cpu, ok, err
 }
 
 // runFor runs the workload for d. A cancelled parent context is an error:

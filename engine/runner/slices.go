@@ -94,8 +94,10 @@ func (c *sliceControl) await(ctx context.Context, want string) error {
 
 // runSlices runs the slices the parent asks for until it says end, and
 // returns their sum: the stats, the time run, the CPU time outside the
-// workload in them, and how many there were.
+// workload in them (nil when a slice could not read it; summed signed,
+// see cpuSums), and how many there were.
 func (c *sliceControl) runSlices(ctx context.Context, wl scenarios.Runner) (st scenarios.Stats, elapsed time.Duration, ct *result.CPUTime, n int, err error) {
+	var cpu cpuSums
 	unread := false // a slice read no CPU time: the trial has none
 	for {
 		word, d, err := c.next(ctx)
@@ -107,22 +109,22 @@ func (c *sliceControl) runSlices(ctx context.Context, wl scenarios.Runner) (st s
 			if n == 0 {
 				return st, elapsed, ct, n, errors.New("slice line from the parent: end before any slice")
 			}
-			if unread {
-				ct = nil
+			if !unread {
+				ct = cpu.time()
 			}
 			return st, elapsed, ct, n, nil
 		case "slice":
 		default:
 			return st, elapsed, ct, n, fmt.Errorf("slice line from the parent: got %q, want slice or end", word)
 		}
-		one, took, oct, err := timedRun(ctx, wl, d)
+		one, took, sc, ok, err := timedRun(ctx, wl, d)
 		if err != nil {
 			return st, elapsed, ct, n, err
 		}
 		addStats(&st, one)
 		elapsed += took
-		unread = unread || oct == nil
-		ct = addCPUTime(ct, oct)
+		unread = unread || !ok
+		cpu.add(sc)
 		n++
 		if err := c.say("ok"); err != nil {
 			return st, elapsed, ct, n, err
@@ -156,23 +158,6 @@ func addStats(dst *scenarios.Stats, src scenarios.Stats) {
 	if dst.Device == nil {
 		dst.Device = src.Device
 	}
-}
-
-// addCPUTime adds one slice's CPU time (nil: none read) to a trial's.
-func addCPUTime(sum, one *result.CPUTime) *result.CPUTime {
-	if one == nil {
-		return sum
-	}
-	if sum == nil {
-		c := *one
-		return &c
-	}
-	sum.WindowNs += one.WindowNs
-	sum.OtherTasksNs += one.OtherTasksNs
-	sum.HardirqNs += one.HardirqNs
-	sum.SoftirqNs += one.SoftirqNs
-	sum.StealNs += one.StealNs
-	return sum
 }
 
 // sliceLine opens a sliced worker's line from the fds its parent gave it.
