@@ -169,16 +169,17 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 			offset = &o
 		}
 		keep := func(s *scenarios.Scenario) bool { return every || scenarioTrials(spec, s) >= r }
+		// done is the trials before the round's k'th, for progress.
+		done := func(k int) int { return (r-1)*len(targets) + k }
 		request := func(k, ti int, label string) runner.Request {
-			done := (r-1)*len(targets) + k
 			req := oneTrial(prepared[ti], keep)
 			req.CPUOffset = offset
 			req.Progress = func(e runner.Event) {
 				switch {
 				case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
-					p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
+					p.Step(done(k), total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
 				case e.Phase == runner.PhaseTrial && e.Detail != "":
-					p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
+					p.Step(done(k), total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
 				}
 			}
 			return req
@@ -237,7 +238,7 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 				label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
 				req := request(k, ti, label)
 				if b, ok := t.(interface{ Booting() string }); ok {
-					p.Step((r-1)*len(targets)+k, total, label+": booting "+b.Booting(), "")
+					p.Step(done(k), total, label+": booting "+b.Booting(), "")
 				}
 				res, err := t.Run(ctx, req, p)
 				for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {

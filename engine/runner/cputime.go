@@ -67,14 +67,6 @@ func takeCPUSnap() (cpuSnap, bool) {
 	return s, true
 }
 
-// cpuTime is what cpus (nil: every CPU) spent between before and after
-// outside this process and its reaped children. The workload's threads
-// are this process's (or its children's, for commands): the rest of the
-// busy time is other tasks', the interrupts' and the hypervisor's.
-func cpuTime(before, after cpuSnap, cpus []int) *result.CPUTime {
-	return cpuDelta(before, after, cpus).time()
-}
-
 // cpuSums are the signed sums behind a CPUTime, ns: what the CPUs spent
 // between two snapshots, or over the slices of a trial. /proc/stat counts
 // in ticks, so a short window's busy time is off by up to a tick either
@@ -84,6 +76,11 @@ type cpuSums struct {
 	window, busy, irq, softirq, steal, own int64
 }
 
+// cpuDelta is what cpus (nil: every CPU) spent between before and after;
+// its time() is what they spent outside this process and its reaped
+// children. The workload's threads are this process's (or its children's,
+// for commands): the rest of the busy time is other tasks', the
+// interrupts' and the hypervisor's.
 func cpuDelta(before, after cpuSnap, cpus []int) cpuSums {
 	if cpus == nil {
 		for c := range after.cpus {

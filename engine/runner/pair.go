@@ -53,12 +53,9 @@ func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duratio
 				return finish(err)
 			}
 		}
-		exes[side] = req.Exe
-		if exes[side] == "" {
-			var err error
-			if exes[side], err = os.Executable(); err != nil {
-				return finish(fmt.Errorf("find this program to start trial workers: %w", err))
-			}
+		var err error
+		if exes[side], err = req.workerExe(); err != nil {
+			return finish(err)
 		}
 	}
 	removeStaleGroups() // of runs killed outright
@@ -169,13 +166,9 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 		got[side] = sr
 	}
 	for side, sr := range got {
-		var ops uint64
-		var elapsed time.Duration
-		for _, m := range sr.Metrics {
-			if len(m.Trials) != 1 {
-				return out, fmt.Errorf("trial worker returned %d trials, want 1", len(m.Trials))
-			}
-			ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
+		ops, elapsed, err := workerTrial(sr)
+		if err != nil {
+			return out, err
 		}
 		emit[side](Event{Phase: PhaseTrial, Trial: 1, Detail: detail(sr, ops, elapsed)})
 		emit[side](Event{Phase: PhaseDone, Trial: 1})
@@ -266,13 +259,19 @@ func (w *slicedWorker) died(ctx context.Context) error {
 // finish closes the line, waits for the worker to exit and reads its
 // reply.
 func (w *slicedWorker) finish(ctx context.Context) (*result.Scenario, error) {
-	if !w.waited {
-		w.ctl.Close()
-		w.runErr = w.cmd.Wait()
-		w.ackf.Close()
-		w.waited = true
-	}
+	w.wait()
 	return w.result(ctx, w.runErr)
+}
+
+// wait closes the line and waits for the worker to exit, once.
+func (w *slicedWorker) wait() {
+	if w.waited {
+		return
+	}
+	w.ctl.Close()
+	w.runErr = w.cmd.Wait()
+	w.ackf.Close()
+	w.waited = true
 }
 
 // stop ends a worker that has not finished: interrupted, and its line
@@ -282,11 +281,8 @@ func (w *slicedWorker) stop() {
 		return
 	}
 	_ = w.cmd.Process.Signal(os.Interrupt)
-	w.ctl.Close()
 	kill := time.AfterFunc(workerStopGrace, func() { _ = w.cmd.Process.Kill() })
 	defer kill.Stop()
-	w.runErr = w.cmd.Wait()
-	w.ackf.Close()
-	w.waited = true
+	w.wait()
 	removeStaleGroups()
 }

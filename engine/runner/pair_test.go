@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
-	"slices"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -133,19 +130,7 @@ func TestInterruptedPairLeavesNothing(t *testing.T) {
 	if w := workersOf(t, os.Getpid()); len(w) > 0 {
 		t.Errorf("worker processes left running: %v", w)
 	}
-	after, err := tracing.LoadedPrograms()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var added []ebpf.ProgramID
-	for _, id := range after {
-		if !slices.Contains(before, id) {
-			added = append(added, id)
-		}
-	}
-	if left, _ := tracing.StillLoaded(added, 5*time.Second); len(left) > 0 {
-		t.Errorf("BPF programs left loaded after the interrupted pair: %v", left)
-	}
+	noProgramsLeft(t, before, "the interrupted pair")
 }
 
 // A scenario whose command runs its own course is refused before any

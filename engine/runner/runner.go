@@ -169,11 +169,11 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		}
 	}
 	removeStaleGroups() // of runs killed outright
-	exe := req.Exe
-	if !req.InProcess && exe == "" {
+	var exe string
+	if !req.InProcess {
 		var err error
-		if exe, err = os.Executable(); err != nil {
-			return finish(fmt.Errorf("find this program to start trial workers: %w", err))
+		if exe, err = req.workerExe(); err != nil {
+			return finish(err)
 		}
 	}
 	if req.InProcess && req.NeedsBPF() {
@@ -474,23 +474,46 @@ func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, 
 		if trial == 1 {
 			sr.Tracers = w.Tracers
 		}
-		var ops uint64
-		var elapsed time.Duration
+		ops, elapsed, err := workerTrial(w)
+		if err != nil {
+			return sr, err
+		}
 		for name, m := range w.Metrics {
 			if sr.Metrics[name] == nil {
 				sr.Metrics[name] = &result.Metric{Unit: m.Unit}
 			}
-			if len(m.Trials) != 1 {
-				return sr, fmt.Errorf("trial worker returned %d trials of %s, want 1", len(m.Trials), name)
-			}
 			sr.Metrics[name].Trials = append(sr.Metrics[name].Trials, m.Trials[0])
-			ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
 		}
 		sr.Trials = trial
 		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, ops, elapsed)})
 	}
 	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
+}
+
+// workerTrial checks that a worker's scenario result holds one trial of
+// each metric, and returns that trial's ops and time for the progress line.
+func workerTrial(w *result.Scenario) (ops uint64, elapsed time.Duration, err error) {
+	for name, m := range w.Metrics {
+		if len(m.Trials) != 1 {
+			return 0, 0, fmt.Errorf("trial worker returned %d trials of %s, want 1", len(m.Trials), name)
+		}
+		ops, elapsed = m.Trials[0].Ops, time.Duration(m.Trials[0].Duration*float64(time.Second))
+	}
+	return ops, elapsed, nil
+}
+
+// workerExe is the program req's trial workers run: req.Exe, or this
+// one.
+func (req Request) workerExe() (string, error) {
+	if req.Exe != "" {
+		return req.Exe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find this program to start trial workers: %w", err)
+	}
+	return exe, nil
 }
 
 // threadHook returns the hook that adds the workload's threads to the

@@ -117,6 +117,14 @@ func TestInterruptedRunLeavesNoWorker(t *testing.T) {
 	if w := workersOf(t, os.Getpid()); len(w) > 0 {
 		t.Errorf("worker processes left running: %v", w)
 	}
+	noProgramsLeft(t, before, "the interrupted run")
+}
+
+// noProgramsLeft fails t if BPF programs loaded since before (the ids
+// tracing.LoadedPrograms gave then) are still loaded after what, given
+// 5 s to go.
+func noProgramsLeft(t *testing.T, before []ebpf.ProgramID, what string) {
+	t.Helper()
 	after, err := tracing.LoadedPrograms()
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +136,7 @@ func TestInterruptedRunLeavesNoWorker(t *testing.T) {
 		}
 	}
 	if left, _ := tracing.StillLoaded(added, 5*time.Second); len(left) > 0 {
-		t.Errorf("BPF programs left loaded after the interrupted run: %v", left)
+		t.Errorf("BPF programs left loaded after %s: %v", what, left)
 	}
 }
 
