@@ -283,3 +283,47 @@ func (s *sysctlPeek) Run(ctx context.Context, req runner.Request, p *progress.Re
 	*s.got, _ = sysctl.Read(s.root, "vm.swappiness")
 	return s.fakeTarget.Run(ctx, req, p)
 }
+
+// A variant with sysctls takes turns in slices only when asked
+// (SliceSysctls), and then through a hook that writes them; asked or not,
+// deciding so writes nothing.
+func TestVariantSysctlsTakeTurnsOnlyWhenAsked(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "kernel", "timer_migration")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := &Variant{Target: &Host{}, VariantName: "tm", Sysctls: []sysctl.Setting{{Key: "kernel.timer_migration", Value: "0"}}, Root: root}
+	if _, _, why := v.Interleave(runner.Request{}); !strings.Contains(why, "--slice-sysctls") {
+		t.Errorf("without SliceSysctls: why = %q, want whole trials and the flag that slices them", why)
+	}
+	v.SliceSysctls = true
+	run, _, why := v.Interleave(runner.Request{})
+	if why != "" || run.SliceHook == nil {
+		t.Fatalf("with SliceSysctls: why = %q, hook set %v; want slices through a hook", why, run.SliceHook != nil)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "1\n" {
+		t.Errorf("deciding wrote the sysctl: %q", b)
+	}
+	if err := run.SliceHook(true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("in its turn the sysctl reads %q, want 0", b)
+	}
+	if err := run.SliceHook(false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); strings.TrimSpace(string(b)) != "1" {
+		t.Errorf("between its turns the sysctl reads %q, want 1", b)
+	}
+	if err := v.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(sysctl.JournalDir(root), "*.json")); len(left) > 0 {
+		t.Errorf("journal left after Release: %v", left)
+	}
+}

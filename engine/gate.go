@@ -64,6 +64,10 @@ type PairGate struct {
 	// Slice, when > 0, runs a round's two trials in turns of slices at
 	// most this long where the targets can (Plan.Slice).
 	Slice time.Duration
+	// SliceSysctls lets variants with sysctls take turns in slices,
+	// their settings written around each of their turns
+	// (Variant.SliceSysctls).
+	SliceSysctls bool
 	// Seed, when non-zero, seeds the order within rounds (tests);
 	// otherwise the system's random source does.
 	Seed uint64
@@ -131,6 +135,16 @@ func (g *PairGate) Run(ctx context.Context, targets []Target, spec Spec) ([]*res
 	}
 	if g.Slice < 0 {
 		return nil, Inputf("--slice must be 0 (whole trials) or positive, got %s", g.Slice)
+	}
+	if g.SliceSysctls {
+		if g.Slice == 0 {
+			return nil, Inputf("--slice-sysctls writes a variant's sysctls around its slices, and --slice 0 runs trials whole: drop one")
+		}
+		for _, t := range targets {
+			if v, ok := t.(*Variant); ok {
+				v.SliceSysctls = true
+			}
+		}
 	}
 	rounds := MaxGateRounds
 	if g.Rounds > 0 {

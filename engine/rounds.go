@@ -120,6 +120,20 @@ func Alternate(r, n int) []int {
 // target with none), how the rounds went, and the first error, after
 // which no further round starts.
 func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.Writer) ([]*result.Result, Ran, error) {
+	res, ran, err := runRounds(ctx, targets, spec, plan, log)
+	// A variant whose sysctls took turns holds them suspended under a
+	// journal until here, however the rounds ended.
+	for _, t := range targets {
+		if r, ok := t.(interface{ Release() error }); ok {
+			if rerr := r.Release(); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}
+	return res, ran, err
+}
+
+func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.Writer) ([]*result.Result, Ran, error) {
 	rounds := max(plan.Rounds, 1)
 	// A scenario runs in the rounds up to its own trials, unless the
 	// rounds are fixed (spec.Trials) or a look decides how many.
@@ -147,7 +161,13 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 	defer p.Done()
 	if plan.Slice > 0 {
 		if ran.Whole = Interleaves(targets, prepared); ran.Whole == "" {
-			p.Line(fmt.Sprintf("each round's trials take turns in slices of %s", plan.Slice))
+			line := fmt.Sprintf("each round's trials take turns in slices of %s", plan.Slice)
+			for _, t := range targets {
+				if v, ok := t.(*Variant); ok && len(v.Sysctls) > 0 {
+					line += fmt.Sprintf("; %s's sysctls are written as each of its turns starts and put back as it ends", v.Name())
+				}
+			}
+			p.Line(line)
 		} else {
 			p.Line("each round's trials run whole, one after the other: " + ran.Whole)
 		}

@@ -72,7 +72,8 @@ type Target interface {
 
 // Interleaver is a target whose trials can share this machine's time with
 // another's, in slices (runner.RunPair): a host, or a host variant that
-// holds no sysctls.
+// holds no sysctls or holds them during its own slices only
+// (Variant.SliceSysctls).
 type Interleaver interface {
 	// Interleave returns req as the target runs it in a pair, and stamp,
 	// which records on the Result what the target's own Run would; why

@@ -36,6 +36,17 @@ type Variant struct {
 	Env map[string]string
 	// Root is /proc/sys.
 	Root string
+	// SliceSysctls lets a variant with sysctls take turns in a round's
+	// slices (the gate's --slice-sysctls): its settings are written as
+	// its warmup and each of its slices start and the saved values put
+	// back as they end, under one journal from the first write until
+	// Release. Opt-in: a setting whose effect builds up in kernel state
+	// (caches, queues, what was allocated under it) would carry into the
+	// other side's next slice.
+	SliceSysctls bool
+
+	sliced    *sysctl.Applied // the settings while a sliced run holds them
+	slicedSet []result.Sysctl // as read back at the first write
 }
 
 func (v *Variant) Name() string {
@@ -118,10 +129,11 @@ func (v *Variant) stamp(req runner.Request, res *result.Result, set []result.Sys
 }
 
 // Interleave: a variant's sysctls hold machine-wide, so one that sets
-// any runs its trials whole.
+// any runs its trials whole, unless SliceSysctls writes them around each
+// of its turns.
 func (v *Variant) Interleave(req runner.Request) (runner.Request, func(*result.Result), string) {
-	if len(v.Sysctls) > 0 {
-		return req, nil, fmt.Sprintf("variant %s sets sysctls, which hold machine-wide for a whole trial", v.Name())
+	if len(v.Sysctls) > 0 && !v.SliceSysctls {
+		return req, nil, fmt.Sprintf("variant %s sets sysctls, which hold machine-wide for a whole trial (--slice-sysctls writes them around each of its slices)", v.Name())
 	}
 	inner, ok := v.Target.(Interleaver)
 	if !ok {
@@ -135,10 +147,75 @@ func (v *Variant) Interleave(req runner.Request) (runner.Request, func(*result.R
 	if why != "" {
 		return req, nil, why
 	}
+	if len(v.Sysctls) > 0 {
+		run.SliceHook = chainHooks(v.turn, run.SliceHook)
+	}
 	return run, func(res *result.Result) {
 		stamp(res)
-		v.stamp(req, res, nil)
+		v.stamp(req, res, v.slicedSet)
 	}, ""
+}
+
+// turn puts the variant's sysctls in force as its side of a sliced pair
+// starts to run (the first time with their journal) and out of force as
+// it stops.
+func (v *Variant) turn(running bool) error {
+	if !running {
+		if err := v.sliced.Suspend(); err != nil {
+			return &RestoreError{err}
+		}
+		return nil
+	}
+	if v.sliced != nil {
+		if err := v.sliced.Resume(); err != nil {
+			return Infra(fmt.Errorf("variant %s: %w", v.Name(), err))
+		}
+		return nil
+	}
+	applied, err := sysctl.Apply(v.Root, v.Sysctls)
+	if err != nil {
+		var re *sysctl.RestoreError
+		if errors.As(err, &re) {
+			return &RestoreError{err}
+		}
+		return Infra(fmt.Errorf("variant %s: %w", v.Name(), err))
+	}
+	v.sliced = applied
+	v.slicedSet = nil
+	for _, st := range v.Sysctls {
+		got, _ := sysctl.Read(v.Root, st.Key)
+		v.slicedSet = append(v.slicedSet, result.Sysctl{Key: st.Key, Set: st.Value, Read: got})
+	}
+	return nil
+}
+
+// Release restores what a sliced run left suspended and removes its
+// journal; Rounds calls it however the rounds end.
+func (v *Variant) Release() error {
+	if v.sliced == nil {
+		return nil
+	}
+	err := v.sliced.Restore()
+	v.sliced = nil
+	if err != nil {
+		return &RestoreError{err}
+	}
+	return nil
+}
+
+// chainHooks calls first then next (either may be nil) as a side starts,
+// and next then first as it stops, every one of them whatever the others
+// returned.
+func chainHooks(first, next func(bool) error) func(bool) error {
+	if next == nil {
+		return first
+	}
+	return func(running bool) error {
+		if running {
+			return errors.Join(first(true), next(true))
+		}
+		return errors.Join(next(false), first(false))
+	}
 }
 
 var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -192,7 +193,13 @@ func (s switched) Interleave(req runner.Request) (runner.Request, func(*result.R
 	}
 	run, stamp, why := it.Interleave(req)
 	if sd := s.side(req); sd != nil && why == "" {
-		run.SliceHook = func(on bool) { _ = sd.Set(on) }
+		prev := run.SliceHook
+		run.SliceHook = func(on bool) error {
+			if prev == nil {
+				return sd.Set(on)
+			}
+			return errors.Join(prev(on), sd.Set(on))
+		}
 	}
 	return run, stamp, why
 }

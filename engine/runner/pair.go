@@ -125,10 +125,7 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 	turns := [2]int{first, 1 - first}
 	for _, side := range turns {
 		emit[side](Event{Phase: PhaseWarmup})
-		if err := ws[side].say(ctx, "warm"); err != nil {
-			return out, err
-		}
-		if err := ws[side].await(ctx, "ok"); err != nil {
+		if err := ws[side].turn(ctx, "warm", reqs[side].SliceHook); err != nil {
 			return out, err
 		}
 	}
@@ -146,7 +143,7 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 			if d <= 0 {
 				continue
 			}
-			if err := ws[side].slice(ctx, d, reqs[side].SliceHook); err != nil {
+			if err := ws[side].turn(ctx, fmt.Sprintf("slice %d", d.Nanoseconds()), reqs[side].SliceHook); err != nil {
 				return out, err
 			}
 			left[side] -= d
@@ -234,13 +231,22 @@ func (w *slicedWorker) await(ctx context.Context, want string) error {
 	return nil
 }
 
-// slice runs one slice of d, with hook (when set) told around it.
-func (w *slicedWorker) slice(ctx context.Context, d time.Duration, hook func(bool)) error {
+// turn has the worker run its warmup or one slice (command), the
+// request's hook told before (true) and after (false); after whatever
+// happened, so that a side's settings are put back even when writing
+// them failed part way.
+func (w *slicedWorker) turn(ctx context.Context, command string, hook func(bool) error) (err error) {
 	if hook != nil {
-		hook(true)
-		defer hook(false)
+		defer func() {
+			if herr := hook(false); herr != nil {
+				err = errors.Join(err, herr)
+			}
+		}()
+		if err := hook(true); err != nil {
+			return err
+		}
 	}
-	if err := w.say(ctx, fmt.Sprintf("slice %d", d.Nanoseconds())); err != nil {
+	if err := w.say(ctx, command); err != nil {
 		return err
 	}
 	return w.await(ctx, "ok")

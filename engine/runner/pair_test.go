@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,14 +28,15 @@ func pairRequests(sc *scenarios.Scenario, turns *[]turn) [2]Request {
 	offset := 0
 	for side := range reqs {
 		reqs[side] = Request{Scenarios: []*scenarios.Scenario{sc}, CPUOffset: &offset, Target: result.Target{Name: []string{"base", "head"}[side], Kind: "host"}}
-		reqs[side].SliceHook = func(on bool) {
+		reqs[side].SliceHook = func(on bool) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if on {
 				*turns = append(*turns, turn{side: side, start: time.Now()})
-				return
+				return nil
 			}
 			(*turns)[len(*turns)-1].end = time.Now()
+			return nil
 		}
 	}
 	return reqs
@@ -54,9 +56,13 @@ func TestRunPairTakesTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(turns) != 20 {
-		t.Fatalf("%d slices, want 10 a side", len(turns))
+	if len(turns) != 22 {
+		t.Fatalf("%d turns, want a warmup and 10 slices a side", len(turns))
 	}
+	if turns[0].side != 1 || turns[1].side != 0 || turns[1].start.Before(turns[0].end) {
+		t.Errorf("warmups: side %d then side %d, want 1 then 0, one after the other", turns[0].side, turns[1].side)
+	}
+	turns = turns[2:]
 	for i, tu := range turns {
 		want := []int{1, 0, 0, 1}[i%4] // first = 1
 		if tu.side != want {
@@ -131,6 +137,50 @@ func TestInterruptedPairLeavesNothing(t *testing.T) {
 		t.Errorf("worker processes left running: %v", w)
 	}
 	noProgramsLeft(t, before, "the interrupted pair")
+}
+
+// A hook that fails ends the pair with its error, is told false after
+// every true (the one that failed too: a side's settings are put back),
+// and leaves no worker or BPF program behind.
+func TestPairHookErrorEndsIt(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	before, err := tracing.LoadedPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []turn
+	reqs := pairRequests(syscallRead(t, 1, 200*time.Millisecond), &turns)
+	var on, off [2]int
+	for side := range reqs {
+		record := reqs[side].SliceHook
+		reqs[side].SliceHook = func(running bool) error {
+			if running {
+				on[side]++
+				if side == 1 && on[side] == 3 {
+					return errors.New("sysctl kernel.x: refused")
+				}
+				return record(running)
+			}
+			off[side]++
+			if len(turns) > 0 && turns[len(turns)-1].side == side {
+				return record(running)
+			}
+			return nil
+		}
+	}
+	_, err = RunPair(context.Background(), reqs, 0, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "sysctl kernel.x: refused") {
+		t.Fatalf("err = %v, want the hook's", err)
+	}
+	if on != off || on[1] != 3 {
+		t.Errorf("hook told true %v and false %v times per side, want as many of each and side 1 ending at its third", on, off)
+	}
+	if w := workersOf(t, os.Getpid()); len(w) > 0 {
+		t.Errorf("worker processes left running: %v", w)
+	}
+	noProgramsLeft(t, before, "the pair a hook ended")
 }
 
 // A scenario whose command runs its own course is refused before any

@@ -61,9 +61,11 @@ type Request struct {
 	CPUOffset *int `json:"-"`
 	// Progress receives progress events; nil means none.
 	Progress func(Event)
-	// SliceHook, when set, is called as each slice of the request's trial
-	// starts (true) and ends (false) in a RunPair.
-	SliceHook func(running bool) `json:"-"`
+	// SliceHook, when set, is called in a RunPair as the request's side
+	// starts to run (true) and stops (false): its warmup, then each slice
+	// of its trial. An error it returns ends the pair; it is called with
+	// false after every true, whatever happened.
+	SliceHook func(running bool) error `json:"-"`
 }
 
 // Event is one step of progress.

@@ -115,6 +115,7 @@ func write(root, key, value string) error {
 // Applied is a set of settings in force, with the values they replaced.
 type Applied struct {
 	root    string
+	set     []Setting // the settings, in the order applied
 	saved   []Setting // previous values, in the order applied
 	journal *journal  // the saved values on disk while any is changed
 }
@@ -139,6 +140,7 @@ func Apply(root string, settings []Setting) (*Applied, error) {
 		return nil, err
 	}
 	a.journal = j
+	a.set = settings
 	for i, s := range settings {
 		if err := write(root, s.Key, s.Value); err != nil {
 			// Restore puts back only what may have changed: this key (a
@@ -224,6 +226,44 @@ func (a *Applied) Restore() error {
 	}
 	if len(re.Failed) > 0 {
 		return &re
+	}
+	return nil
+}
+
+// Suspend puts the saved values back for a while, last applied first,
+// each read back, and keeps the journal: the settings are out of force
+// until Resume, and a run that dies meanwhile leaves nothing for Recover
+// to do but remove it. A variant whose settings hold during its own
+// slices of a shared round only suspends them between its slices and
+// restores them once, at the end. A key that cannot be put back is a
+// *RestoreError, and the journal then stays for Recover.
+func (a *Applied) Suspend() error {
+	if a == nil {
+		return nil
+	}
+	var re RestoreError
+	for i := len(a.saved) - 1; i >= 0; i-- {
+		s := a.saved[i]
+		if err := write(a.root, s.Key, s.Value); err != nil {
+			re.Failed = append(re.Failed, Failure{Setting: s, Err: err})
+		}
+	}
+	if len(re.Failed) > 0 {
+		return &re
+	}
+	return nil
+}
+
+// Resume writes the settings again after Suspend, in order, each read
+// back. After Restore it is an error: the journal is gone.
+func (a *Applied) Resume() error {
+	if a == nil || a.journal == nil {
+		return errors.New("sysctl: resume after restore")
+	}
+	for _, s := range a.set {
+		if err := write(a.root, s.Key, s.Value); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -172,3 +172,47 @@ func TestProcSys(t *testing.T) {
 		t.Errorf("%s = %q after Restore, want %q", key, v, old)
 	}
 }
+
+// TestSuspendResume: a suspended setting reads its old value with the
+// journal still on disk, resumed it reads the new one, and Restore ends
+// it: the old value back, the journal gone, Resume refused.
+func TestSuspendResume(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"vm.swappiness": "60", "kernel.timer_migration": "1"})
+	a, err := Apply(root, []Setting{{"vm.swappiness", "10"}, {"kernel.timer_migration", "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	journals := func() int {
+		m, _ := filepath.Glob(filepath.Join(JournalDir(root), "*.json"))
+		return len(m)
+	}
+	for i := range 3 {
+		if err := a.Suspend(); err != nil {
+			t.Fatal(err)
+		}
+		if v, w := value(t, root, "vm.swappiness"), value(t, root, "kernel.timer_migration"); v != "60" || w != "1" {
+			t.Fatalf("suspended %d: vm.swappiness=%s kernel.timer_migration=%s, want 60 and 1", i, v, w)
+		}
+		if n := journals(); n != 1 {
+			t.Fatalf("suspended %d: %d journals, want 1 (kept until Restore)", i, n)
+		}
+		if err := a.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		if v, w := value(t, root, "vm.swappiness"), value(t, root, "kernel.timer_migration"); v != "10" || w != "0" {
+			t.Fatalf("resumed %d: vm.swappiness=%s kernel.timer_migration=%s, want 10 and 0", i, v, w)
+		}
+	}
+	if err := a.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "60" {
+		t.Fatalf("restored: vm.swappiness=%s, want 60", v)
+	}
+	if n := journals(); n != 0 {
+		t.Fatalf("restored: %d journals left, want 0", n)
+	}
+	if err := a.Resume(); err == nil {
+		t.Fatal("Resume after Restore: no error")
+	}
+}
