@@ -15,7 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
-// reader is a host target that reads a sysctl as each of its turns in a
+// reader is a host target that reads a sysctl as each of its runs in a
 // sliced pair starts: what its workload ran under.
 type reader struct {
 	engine.Target
@@ -39,8 +39,8 @@ func (r reader) Interleave(req runner.Request) (runner.Request, func(*result.Res
 }
 
 // With --slice-sysctls a variant's sysctl is in force during its own
-// turns only: read as every turn starts, the head's warmup and slices see
-// its value and the base's see the machine's. After the rounds the value
+// turns only: read as every run of its turns starts, the head's warmup
+// and slices see its value and the base's see the machine's. After the rounds the value
 // is the machine's again, no journal is left, and the head's Result
 // records the setting as read back.
 func TestSlicedSysctlsHoldDuringTheirTurnsOnly(t *testing.T) {
@@ -76,10 +76,11 @@ func TestSlicedSysctlsHoldDuringTheirTurnsOnly(t *testing.T) {
 	if ran.Whole != "" {
 		t.Fatalf("the rounds ran whole: %s", ran.Whole)
 	}
-	// Two rounds of a warmup and 5 slices a side.
+	// Two rounds of a warmup and 5 slices a side, in three runs a side
+	// (A, B B, A A, B B, A A, B: a run's slices are back to back).
 	for side, want := range []string{orig, flip} {
-		if len(seen[side]) != 12 {
-			t.Errorf("side %d: %d turns, want 12", side, len(seen[side]))
+		if len(seen[side]) != 8 {
+			t.Errorf("side %d: %d runs, want 8", side, len(seen[side]))
 		}
 		for i, v := range seen[side] {
 			if v != want {

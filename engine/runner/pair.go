@@ -80,8 +80,7 @@ func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duratio
 
 // pairTrial runs one sliced trial of ss[0] and of ss[1], the idx'th
 // scenario of reqs; both sides' results, or none and the error.
-func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scenarios.Scenario, idx, first int, slice time.Duration) ([2]*result.Scenario, error) {
-	var out [2]*result.Scenario
+func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scenarios.Scenario, idx, first int, slice time.Duration) (out [2]*result.Scenario, err error) {
 	switch {
 	case ss[0].Name != ss[1].Name:
 		return out, fmt.Errorf("a pair runs the same scenario on both sides, got %s and %s", ss[0].Name, ss[1].Name)
@@ -122,10 +121,19 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 			return out, err
 		}
 	}
+	h := &holder{reqs: reqs, cur: -1}
+	defer func() {
+		if rerr := h.release(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	turns := [2]int{first, 1 - first}
 	for _, side := range turns {
 		emit[side](Event{Phase: PhaseWarmup})
-		if err := ws[side].turn(ctx, "warm", reqs[side].SliceHook); err != nil {
+		if err := h.to(side); err != nil {
+			return out, err
+		}
+		if err := ws[side].turn(ctx, "warm"); err != nil {
 			return out, err
 		}
 	}
@@ -143,11 +151,17 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 			if d <= 0 {
 				continue
 			}
-			if err := ws[side].turn(ctx, fmt.Sprintf("slice %d", d.Nanoseconds()), reqs[side].SliceHook); err != nil {
+			if err := h.to(side); err != nil {
+				return out, err
+			}
+			if err := ws[side].turn(ctx, fmt.Sprintf("slice %d", d.Nanoseconds())); err != nil {
 				return out, err
 			}
 			left[side] -= d
 		}
+	}
+	if err := h.release(); err != nil {
+		return out, err
 	}
 	for _, w := range ws {
 		if err := w.say(ctx, "end"); err != nil {
@@ -231,25 +245,50 @@ func (w *slicedWorker) await(ctx context.Context, want string) error {
 	return nil
 }
 
-// turn has the worker run its warmup or one slice (command), the
-// request's hook told before (true) and after (false); after whatever
-// happened, so that a side's settings are put back even when writing
-// them failed part way.
-func (w *slicedWorker) turn(ctx context.Context, command string, hook func(bool) error) (err error) {
-	if hook != nil {
-		defer func() {
-			if herr := hook(false); herr != nil {
-				err = errors.Join(err, herr)
-			}
-		}()
-		if err := hook(true); err != nil {
-			return err
-		}
-	}
+// turn has the worker run its warmup or one slice (command).
+func (w *slicedWorker) turn(ctx context.Context, command string) error {
 	if err := w.say(ctx, command); err != nil {
 		return err
 	}
 	return w.await(ctx, "ok")
+}
+
+// holder tells the sides' hooks (Request.SliceHook) which one runs, only
+// as that changes: each side's run of turns (its warmup; then A, B B,
+// A A, ... of the slices) starts just after the other's ended, alike for
+// both, and a setting a hook writes is written once per run, not around
+// each slice.
+type holder struct {
+	reqs [2]Request
+	cur  int // the side whose hook was told true last, -1 for none
+}
+
+// to makes side the running one.
+func (h *holder) to(side int) error {
+	if side == h.cur {
+		return nil
+	}
+	if err := h.release(); err != nil {
+		return err
+	}
+	h.cur = side // told false by release even when true fails
+	if hook := h.reqs[side].SliceHook; hook != nil {
+		return hook(true)
+	}
+	return nil
+}
+
+// release tells the running side's hook it stopped.
+func (h *holder) release() error {
+	if h.cur < 0 {
+		return nil
+	}
+	side := h.cur
+	h.cur = -1
+	if hook := h.reqs[side].SliceHook; hook != nil {
+		return hook(false)
+	}
+	return nil
 }
 
 // died is the error of a worker that left its line: the one its reply

@@ -62,9 +62,10 @@ type Request struct {
 	// Progress receives progress events; nil means none.
 	Progress func(Event)
 	// SliceHook, when set, is called in a RunPair as the request's side
-	// starts to run (true) and stops (false): its warmup, then each slice
-	// of its trial. An error it returns ends the pair; it is called with
-	// false after every true, whatever happened.
+	// starts to run (true) and stops (false): its warmup, then each run
+	// of its slices (one slice, or two back to back: A B B A A B ...).
+	// An error it returns ends the pair; it is called with false after
+	// every true, whatever happened.
 	SliceHook func(running bool) error `json:"-"`
 }
 
