@@ -65,7 +65,7 @@ type PairGate struct {
 	// most this long where the targets can (Plan.Slice).
 	Slice time.Duration
 	// SliceSysctls lets variants with sysctls take turns in slices,
-	// their settings written around each of their turns
+	// their settings written around their runs of turns
 	// (Variant.SliceSysctls).
 	SliceSysctls bool
 	// Seed, when non-zero, seeds the order within rounds (tests);

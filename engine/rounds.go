@@ -164,7 +164,7 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 			line := fmt.Sprintf("each round's trials take turns in slices of %s", plan.Slice)
 			for _, t := range targets {
 				if v, ok := t.(*Variant); ok && len(v.Sysctls) > 0 {
-					line += fmt.Sprintf("; %s's sysctls are written as each of its turns starts and put back as it ends", v.Name())
+					line += fmt.Sprintf("; %s's sysctls are written as each of its runs of slices starts and put back as it ends", v.Name())
 				}
 			}
 			p.Line(line)

@@ -84,23 +84,16 @@ func (v *Variant) scenarios(req runner.Request) (runner.Request, error) {
 func (v *Variant) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (res *result.Result, err error) {
 	var set []result.Sysctl
 	if len(v.Sysctls) > 0 {
-		applied, aerr := sysctl.Apply(v.Root, v.Sysctls)
+		applied, read, aerr := v.apply()
 		if aerr != nil {
-			var re *sysctl.RestoreError
-			if errors.As(aerr, &re) {
-				return nil, &RestoreError{aerr}
-			}
-			return nil, Infra(fmt.Errorf("variant %s: %w", v.Name(), aerr))
+			return nil, aerr
 		}
 		defer func() {
 			if rerr := applied.Restore(); rerr != nil {
 				err = &RestoreError{errors.Join(rerr, err)}
 			}
 		}()
-		for _, st := range v.Sysctls {
-			got, _ := sysctl.Read(v.Root, st.Key)
-			set = append(set, result.Sysctl{Key: st.Key, Set: st.Value, Read: got})
-		}
+		set = read
 	}
 	run, err := v.scenarios(req)
 	if err != nil {
@@ -148,7 +141,7 @@ func (v *Variant) Interleave(req runner.Request) (runner.Request, func(*result.R
 		return req, nil, why
 	}
 	if len(v.Sysctls) > 0 {
-		run.SliceHook = chainHooks(v.turn, run.SliceHook)
+		run.SliceHook = runner.JoinHooks(v.turn, run.SliceHook)
 	}
 	return run, func(res *result.Result) {
 		stamp(res)
@@ -172,21 +165,33 @@ func (v *Variant) turn(running bool) error {
 		}
 		return nil
 	}
+	applied, read, err := v.apply()
+	if err != nil {
+		return err
+	}
+	v.sliced, v.slicedSet = applied, read
+	return nil
+}
+
+// apply puts the variant's sysctls in force (sysctl.Apply, with its
+// journal) and returns them as they read back after, for the Result. A
+// setting that could not be put back after a failed write is a
+// *RestoreError, any other failure an infrastructure one.
+func (v *Variant) apply() (*sysctl.Applied, []result.Sysctl, error) {
 	applied, err := sysctl.Apply(v.Root, v.Sysctls)
 	if err != nil {
 		var re *sysctl.RestoreError
 		if errors.As(err, &re) {
-			return &RestoreError{err}
+			return nil, nil, &RestoreError{err}
 		}
-		return Infra(fmt.Errorf("variant %s: %w", v.Name(), err))
+		return nil, nil, Infra(fmt.Errorf("variant %s: %w", v.Name(), err))
 	}
-	v.sliced = applied
-	v.slicedSet = nil
+	var read []result.Sysctl
 	for _, st := range v.Sysctls {
 		got, _ := sysctl.Read(v.Root, st.Key)
-		v.slicedSet = append(v.slicedSet, result.Sysctl{Key: st.Key, Set: st.Value, Read: got})
+		read = append(read, result.Sysctl{Key: st.Key, Set: st.Value, Read: got})
 	}
-	return nil
+	return applied, read, nil
 }
 
 // Release restores what a sliced run left suspended and removes its
@@ -201,21 +206,6 @@ func (v *Variant) Release() error {
 		return &RestoreError{err}
 	}
 	return nil
-}
-
-// chainHooks calls first then next (either may be nil) as a side starts,
-// and next then first as it stops, every one of them whatever the others
-// returned.
-func chainHooks(first, next func(bool) error) func(bool) error {
-	if next == nil {
-		return first
-	}
-	return func(running bool) error {
-		if running {
-			return errors.Join(first(true), next(true))
-		}
-		return errors.Join(next(false), first(false))
-	}
 }
 
 var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

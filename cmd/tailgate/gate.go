@@ -39,7 +39,7 @@ drift and the machine fall on both alike and each round is a pair. On
 the host, with a built-in loop, the round's two trials take turns in
 slices of --slice (25ms), so that a burst of other work falls on both
 (a variant with sysctls runs whole unless --slice-sysctls writes them
-around each of its slices). After three rounds
+around its runs of slices). After three rounds
 the looks are planned within --budget (rounds 12, 15, 19, 24, 30, ...);
 each compares the rounds' per-trial quantiles by an exact signed-rank test
 and the gate stops once every gated test is decided (a regression, or no
@@ -86,7 +86,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	fs.DurationVar(&pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
 	fs.IntVar(&pair.Retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
 	fs.DurationVar(&pair.Slice, "slice", engine.DefaultSlice, "with two host targets and a built-in loop: the round's two trials take turns in slices of at most this long, so that a burst of other work falls on both; 0 runs each trial whole")
-	fs.BoolVar(&pair.SliceSysctls, "slice-sysctls", false, "with --slice: a --variant's sysctls are written as each of its slices starts and put back as it ends, so that a variant with sysctls takes turns too; for settings that act at once and leave no state behind for the other side's next slice")
+	fs.BoolVar(&pair.SliceSysctls, "slice-sysctls", false, "with --slice: a --variant's sysctls are written as each of its runs of slices starts and put back as it ends, so that a variant with sysctls takes turns too; for settings that act at once and leave no state behind for the other side's next slice")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

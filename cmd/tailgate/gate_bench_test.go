@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -193,13 +192,7 @@ func (s switched) Interleave(req runner.Request) (runner.Request, func(*result.R
 	}
 	run, stamp, why := it.Interleave(req)
 	if sd := s.side(req); sd != nil && why == "" {
-		prev := run.SliceHook
-		run.SliceHook = func(on bool) error {
-			if prev == nil {
-				return sd.Set(on)
-			}
-			return errors.Join(prev(on), sd.Set(on))
-		}
+		run.SliceHook = runner.JoinHooks(run.SliceHook, sd.Set)
 	}
 	return run, stamp, why
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -235,5 +236,35 @@ func TestSlicedCPUTimeCancelsTickErrors(t *testing.T) {
 	sum.add(cpuDelta(snap(100, 50*ms, 50*ms), snap(125, 50*ms+tick+25*ms, 75*ms), []int{0}))
 	if got := sum.time(); got.OtherTasksNs != uint64(tick) {
 		t.Errorf("with 10 ms of other work: other tasks %d ns, want %d", got.OtherTasksNs, tick)
+	}
+}
+
+// JoinHooks nests: the outer hook starts first and stops last, both are
+// called whatever the other returns, and their errors are joined.
+func TestJoinHooks(t *testing.T) {
+	var calls []string
+	hook := func(name string, fail bool) func(bool) error {
+		return func(on bool) error {
+			calls = append(calls, fmt.Sprintf("%s %v", name, on))
+			if fail {
+				return errors.New(name + " failed")
+			}
+			return nil
+		}
+	}
+	j := JoinHooks(hook("outer", true), hook("inner", false))
+	err1, err2 := j(true), j(false)
+	if want := "outer true,inner true,inner false,outer false"; strings.Join(calls, ",") != want {
+		t.Errorf("calls %v, want %s", calls, want)
+	}
+	if err1 == nil || err2 == nil || !strings.Contains(err1.Error(), "outer failed") {
+		t.Errorf("errors %v, %v: want the outer hook's each time", err1, err2)
+	}
+	if JoinHooks(nil, nil) != nil {
+		t.Error("JoinHooks(nil, nil) is not nil")
+	}
+	calls = nil
+	if err := JoinHooks(nil, hook("only", false))(true); err != nil || len(calls) != 1 {
+		t.Errorf("JoinHooks(nil, h): %v, calls %v, want h alone", err, calls)
 	}
 }

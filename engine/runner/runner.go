@@ -506,6 +506,24 @@ func workerTrial(w *result.Scenario) (ops uint64, elapsed time.Duration, err err
 	return ops, elapsed, nil
 }
 
+// JoinHooks is a SliceHook that calls first then next (either may be
+// nil) as a side starts, and next then first as it stops, each whatever
+// the other returned: one hook around another.
+func JoinHooks(first, next func(bool) error) func(bool) error {
+	switch {
+	case first == nil:
+		return next
+	case next == nil:
+		return first
+	}
+	return func(running bool) error {
+		if running {
+			return errors.Join(first(true), next(true))
+		}
+		return errors.Join(next(false), first(false))
+	}
+}
+
 // workerExe is the program req's trial workers run: req.Exe, or this
 // one.
 func (req Request) workerExe() (string, error) {
