@@ -83,7 +83,11 @@ func BenchmarkGateRuns(b *testing.B) {
 	// The slowdowns are attached once, before any trial's tracers, and
 	// switched on for their side's time: its whole trials, or its slices
 	// of an interleaved round.
-	sw := switched{headName: headVariant}
+	hv, err := engine.ParseVariant(headVariant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sw := switched{headName: hv.Name}
 	for _, side := range []struct {
 		insns int
 		s     **slowdown.Slowdown
