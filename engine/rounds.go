@@ -146,6 +146,9 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 		if err != nil {
 			return make([]*result.Result, len(targets)), Ran{Why: StopRounds}, err
 		}
+		// A target's tracers are verified once for all its rounds.
+		req.Loads = runner.NewLoads()
+		defer req.Loads.Close()
 		prepared[i] = req
 	}
 	results := func() []*result.Result {

@@ -31,10 +31,11 @@
 #include "evidence.bpf.h"
 #include "block.h"
 
-/* targ_since: CLOCK_MONOTONIC ns when the tracer was loaded. A request
+/* targ_since: CLOCK_MONOTONIC ns when the tracer was loaded, or set
+ * again as a loaded tracer is attached for another trial. A request
  * allocated before then that is issued without an entry may have been
  * inserted by anyone before the tracer saw inserts: not counted. */
-const volatile __u64 targ_since = 0;
+volatile __u64 targ_since = 0;
 
 /* targ_dev_filter: count only the requests of the disks in devices (dev_t
  * in the kernel's encoding, major << 20 | minor). */

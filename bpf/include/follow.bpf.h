@@ -11,9 +11,11 @@
  * group (the id of its directory) and of the groups below it, whatever
  * process they belong to: an exec workload's command and all it starts,
  * or a group named with --cgroup. Children need no following then: they
- * are born in their parent's group. targ_cgroup is a load-time constant,
- * so without it the verifier drops the cgroup branch and the fast path
- * stays as it is.
+ * are born in their parent's group.
+ *
+ * targ_tgid and the targ_cgroup pair are variables, not load-time
+ * constants: a program verified once serves every trial's worker, each a
+ * process (and a group) of its own, set before the worker attaches it.
  */
 #ifndef __FOLLOW_BPF_H
 #define __FOLLOW_BPF_H
@@ -26,7 +28,7 @@
 #define FOLLOW_MAX_TGIDS 16384
 #define FOLLOW_MAX_TIDS 4096
 
-const volatile __u32 targ_tgid = 0;
+volatile __u32 targ_tgid = 0;
 
 /* targ_threads: in targ_tgid, count only the threads in tids (the
  * workload's own threads, registered from user space, and threads they
@@ -36,8 +38,8 @@ const volatile bool targ_threads = false;
 /* targ_cgroup: count the tasks of this cgroup v2 group and of the groups
  * below it; targ_cgroup_level is its depth below the root (0 for the root
  * itself), or -1 to count its own tasks only. */
-const volatile __u64 targ_cgroup = 0;
-const volatile __s32 targ_cgroup_level = -1;
+volatile __u64 targ_cgroup = 0;
+volatile __s32 targ_cgroup_level = -1;
 
 /* followed counts entries in tgids; while it is zero no lookup is needed. */
 __u64 followed = 0;

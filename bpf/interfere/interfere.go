@@ -35,12 +35,16 @@ type Options struct {
 	Variant     tracing.Variant
 	BTF         *btf.Cache // shared decoded kernel BTF; nil decodes it anew
 	KernelTypes *btf.Spec  // replace the kernel's BTF for CO-RE (tracing.Options.KernelTypes)
+	// Loaded keeps the log's loaded programs and maps, or has them
+	// (tracing.TracerOptions.Loaded).
+	Loaded *tracing.Loaded
 }
 
 // Log is the loaded and attached log.
 type Log struct {
 	variant tracing.Variant
 	coll    *ebpf.Collection
+	loaded  *tracing.Loaded // holds coll when set: Close detaches only
 	links   []link.Link
 	timer   bool
 }
@@ -107,14 +111,23 @@ func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool
 			delete(spec.Programs, name)
 		}
 	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
-		Cache:    opts.BTF,
+	coll, owned, err := opts.Loaded.Collection("interfere", v, spec, nil, func() (*ebpf.Collection, error) {
+		coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+			Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
+			Cache:    opts.BTF,
+		})
+		if err != nil {
+			return nil, tracing.LoadError("interfere", err)
+		}
+		return coll, nil
 	})
 	if err != nil {
-		return nil, tracing.LoadError("interfere", err)
+		return nil, err
 	}
 	l := &Log{variant: v, coll: coll, timer: timer}
+	if !owned {
+		l.loaded = opts.Loaded
+	}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -182,9 +195,13 @@ func (l *Log) Close() error {
 		}
 	}
 	l.links = nil
-	if l.coll != nil {
+	switch {
+	case l.coll == nil:
+	case l.loaded != nil:
+		l.loaded.Release("interfere")
+	default:
 		l.coll.Close()
-		l.coll = nil
 	}
+	l.coll = nil
 	return first
 }

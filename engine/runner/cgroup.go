@@ -21,7 +21,7 @@ import (
 
 // traceOptions returns the tracer options that count workload wl's tasks.
 func traceOptions(wl scenarios.Runner, w scenarios.Workload, kb kernelBTF) tracing.TracerOptions {
-	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: scenarios.ThreadsAttributable(w), BTF: kb.cache, KernelTypes: kb.types}
+	opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: scenarios.ThreadsAttributable(w), BTF: kb.cache, KernelTypes: kb.types, Loaded: kb.loaded}
 	if t, ok := scenarios.TasksOf(wl); ok {
 		opts.Threads = false
 		opts.TGID = uint32(t.PID)

@@ -23,7 +23,7 @@ func loadInterference(s *scenarios.Scenario, kb kernelBTF) (*interfere.Log, erro
 	if s.Evidence == 0 || len(s.Tracers) == 0 {
 		return nil, nil
 	}
-	l, err := interfere.Load(interfere.Options{BTF: kb.cache, KernelTypes: kb.types})
+	l, err := interfere.Load(interfere.Options{BTF: kb.cache, KernelTypes: kb.types, Loaded: kb.loaded})
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		return nil, nil
 	}

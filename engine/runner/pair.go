@@ -59,6 +59,13 @@ func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duratio
 		}
 	}
 	removeStaleGroups() // of runs killed outright
+	// Each side's workers attach tracers of its own: the two run at once.
+	for side := range reqs {
+		if reqs[side].Loads == nil || side == 1 && reqs[1].Loads == reqs[0].Loads {
+			reqs[side].Loads = NewLoads()
+			defer reqs[side].Loads.Close()
+		}
+	}
 	for i := range reqs[0].Scenarios {
 		var ss [2]*scenarios.Scenario
 		for side, req := range reqs {
@@ -110,7 +117,7 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 	}()
 	for side := range ws {
 		emit[side](Event{Phase: PhaseAttach})
-		w, err := startSliced(ctx, exes[side], ss[side], offset)
+		w, err := startSliced(ctx, exes[side], ss[side], offset, reqs[side].Loads.forScenario(ss[side]))
 		if err != nil {
 			return out, err
 		}
@@ -198,23 +205,25 @@ type slicedWorker struct {
 	runErr error
 }
 
-func startSliced(ctx context.Context, exe string, s *scenarios.Scenario, offset int) (*slicedWorker, error) {
-	w, err := newWorker(ctx, exe, s, offset, true)
+func startSliced(ctx context.Context, exe string, s *scenarios.Scenario, offset int, loaded *tracing.Loaded) (*slicedWorker, error) {
+	w, err := newWorker(ctx, exe, s, offset, true, loaded)
 	if err != nil {
 		return nil, err
 	}
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
+		w.closeLoaded()
 		return nil, err
 	}
 	ackR, ackW, err := os.Pipe()
 	if err != nil {
+		w.closeLoaded()
 		cmdR.Close()
 		cmdW.Close()
 		return nil, err
 	}
-	w.cmd.ExtraFiles = []*os.File{cmdR, ackW} // fds 3 and 4
-	err = w.cmd.Start()
+	w.cmd.ExtraFiles = append([]*os.File{cmdR, ackW}, w.cmd.ExtraFiles...) // fds 3 and 4, then the tracers'
+	err = w.start()
 	cmdR.Close()
 	ackW.Close()
 	if err != nil {

@@ -67,6 +67,10 @@ type Request struct {
 	// An error it returns ends the pair; it is called with false after
 	// every true, whatever happened.
 	SliceHook func(running bool) error `json:"-"`
+	// Loads, when set, keeps the tracers loaded across this request's
+	// trials and beyond, until its owner closes it (a gate's rounds); nil
+	// loads them once per Run or RunPair.
+	Loads *Loads `json:"-"`
 }
 
 // Event is one step of progress.
@@ -191,6 +195,11 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	}
 	// Every tracer of every scenario relocates against the same kernel BTF.
 	kb := kernelBTF{cache: btf.NewCache(), types: req.KernelTypes}
+	loads := req.Loads
+	if loads == nil && !req.InProcess {
+		loads = NewLoads()
+		defer loads.Close()
+	}
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
 		var sr *result.Scenario
@@ -198,7 +207,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if req.InProcess {
 			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress, nil)
 		} else {
-			sr, err = runScenarioWorkers(ctx, s, exe, i+1, len(req.Scenarios), req.CPUOffset, req.Progress)
+			sr, err = runScenarioWorkers(ctx, s, exe, loads, i+1, len(req.Scenarios), req.CPUOffset, req.Progress)
 		}
 		if why := unsupported(err); req.SkipUnsupported && why != "" && (sr == nil || sr.Trials == 0) {
 			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: why})
@@ -287,10 +296,13 @@ func attachTracers(s *scenarios.Scenario, opts tracing.TracerOptions) ([]*tracin
 }
 
 // kernelBTF is what the tracers of a run relocate against: the kernel's
-// BTF, decoded once and shared, or the types given instead.
+// BTF, decoded once and shared, or the types given instead; and the
+// tracers loaded already, when a parent loaded them for every trial's
+// worker (Loads).
 type kernelBTF struct {
-	cache *btf.Cache
-	types *btf.Spec
+	cache  *btf.Cache
+	types  *btf.Spec
+	loaded *tracing.Loaded
 }
 
 // With ctl (a sliced worker's), the parent says when to warm up and when
@@ -458,19 +470,21 @@ func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
 
 // runScenarioWorkers runs each trial of s in a fresh worker process and
 // collects the trials into one scenario result.
-func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, idx, count int, offset *int, progress func(Event)) (*result.Scenario, error) {
+func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, loads *Loads, idx, count int, offset *int, progress func(Event)) (*result.Scenario, error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err := newScenarioResult(s)
 	if err != nil {
 		return nil, err
 	}
+	emit(Event{Phase: PhaseAttach})
+	loaded := loads.forScenario(s)
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: PhaseTrial, Trial: trial})
 		off := cpuOffset()
 		if offset != nil {
 			off = *offset
 		}
-		w, err := runWorkerTrial(ctx, exe, s, off)
+		w, err := runWorkerTrial(ctx, exe, s, off, loaded)
 		if err != nil {
 			return sr, err // the cut trial is not kept
 		}

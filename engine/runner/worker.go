@@ -52,6 +52,9 @@ type workerRequest struct {
 	// Sliced makes the worker run its trial in the slices its parent
 	// asks for on its fds 3 and 4 (sliceControl).
 	Sliced bool `json:"sliced,omitempty"`
+	// Loaded names the inherited descriptors of the tracers its parent
+	// loaded for it (Loads); none loads them here.
+	Loaded *tracing.LoadedFiles `json:"loaded,omitempty"`
 }
 
 // workerReply is what a worker writes on stdout.
@@ -116,7 +119,16 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 	if req.Sliced {
 		ctl = sliceLine()
 	}
-	sr, err := runScenario(ctx, s, kernelBTF{cache: btf.NewCache()}, req.KernelText, 1, 1, nil, ctl)
+	kb := kernelBTF{cache: btf.NewCache()}
+	if req.Loaded != nil {
+		objs, err := tracing.ImportLoaded(*req.Loaded)
+		if err != nil {
+			return replyError(err)
+		}
+		defer objs.Close()
+		kb.loaded = objs
+	}
+	sr, err := runScenario(ctx, s, kb, req.KernelText, 1, 1, nil, ctl)
 	if err != nil {
 		return replyError(err)
 	}
@@ -163,12 +175,16 @@ const workerStopGrace = 5 * time.Second
 
 // runWorkerTrial runs one trial of s in a fresh worker process and returns
 // its scenario result, the trial stamped with the worker's pid.
-func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int) (*result.Scenario, error) {
-	w, err := newWorker(ctx, exe, s, cpuOffset, false)
+func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int, loaded *tracing.Loaded) (*result.Scenario, error) {
+	w, err := newWorker(ctx, exe, s, cpuOffset, false, loaded)
 	if err != nil {
 		return nil, err
 	}
-	return w.result(ctx, w.cmd.Run())
+	err = w.start()
+	if err == nil {
+		err = w.cmd.Wait()
+	}
+	return w.result(ctx, err)
 }
 
 // worker is a trial worker process, not yet started.
@@ -176,11 +192,15 @@ type worker struct {
 	cmd       *exec.Cmd
 	out, errb bytes.Buffer
 	kmap      *tracing.SystemMap
+	// loaded are the descriptors of the tracers loaded for it, the last
+	// of cmd.ExtraFiles, closed here once it has started.
+	loaded []*os.File
 }
 
 // newWorker prepares a worker for one trial of s (sliced: one that runs
-// it in the slices its parent asks for).
-func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int, sliced bool) (*worker, error) {
+// it in the slices its parent asks for), to attach the tracers in loaded
+// if not nil.
+func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset int, sliced bool, loaded *tracing.Loaded) (*worker, error) {
 	one := *s
 	one.Trials = 1
 	w := &worker{kmap: hostKernel()}
@@ -188,8 +208,20 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 	if w.kmap != nil {
 		wr.KernelText = w.kmap.Text()
 	}
+	if loaded != nil {
+		first := 3 // os/exec's first ExtraFiles descriptor
+		if sliced {
+			first = sliceOutFD + 1
+		}
+		files, lf, err := loaded.Export(first)
+		if err != nil {
+			return nil, err
+		}
+		w.loaded, wr.Loaded = files, &lf
+	}
 	in, err := json.Marshal(wr)
 	if err != nil {
+		w.closeLoaded()
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
@@ -202,8 +234,24 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = workerStopGrace
+	cmd.ExtraFiles = w.loaded
 	w.cmd = cmd
 	return w, nil
+}
+
+// start starts the worker and closes this process's copies of what it
+// inherited.
+func (w *worker) start() error {
+	err := w.cmd.Start()
+	w.closeLoaded()
+	return err
+}
+
+func (w *worker) closeLoaded() {
+	for _, f := range w.loaded {
+		f.Close()
+	}
+	w.loaded = nil
 }
 
 // result reads the reply of the worker, which has exited (runErr is what

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
@@ -59,8 +61,8 @@ type evidence struct {
 	metrics []string
 	rd      *ringbuf.Reader
 	floor   *ebpf.Map
-	epochV  *ebpf.Variable
-	dropV   *ebpf.Variable
+	epochV  *variable
+	dropV   *variable
 	done    chan struct{}
 
 	mu      sync.Mutex
@@ -71,9 +73,9 @@ type evidence struct {
 }
 
 // startEvidence opens the ring of a collection loaded with evidence_on.
-func startEvidence(coll *ebpf.Collection, metrics []string, k int) (*evidence, error) {
+func startEvidence(coll *ebpf.Collection, vars map[string]*variable, metrics []string, k int) (*evidence, error) {
 	events, floor := coll.Maps["evidence_events"], coll.Maps["evidence_floor"]
-	epochV, dropV := coll.Variables["evidence_epoch"], coll.Variables["evidence_dropped"]
+	epochV, dropV := vars["evidence_epoch"], vars["evidence_dropped"]
 	if events == nil || floor == nil || epochV == nil || dropV == nil {
 		return nil, errors.New("object has no evidence maps (include evidence.bpf.h)")
 	}
@@ -81,13 +83,39 @@ func startEvidence(coll *ebpf.Collection, metrics []string, k int) (*evidence, e
 	if err != nil {
 		return nil, fmt.Errorf("evidence ring: %w", err)
 	}
+	// A kept ring (Loaded) may hold what an earlier trial's worker left.
+	if err := drain(rd); err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("evidence ring: %w", err)
+	}
 	e := &evidence{
 		k: k, metrics: metrics, rd: rd, floor: floor, epochV: epochV, dropV: dropV,
 		done: make(chan struct{}),
 		top:  make([][]Event, len(metrics)),
 	}
+	// Kept objects (Loaded) go on from the epoch they are at.
+	if err := epochV.Get(&e.epoch); err != nil {
+		rd.Close()
+		return nil, err
+	}
 	go e.read()
 	return e, nil
+}
+
+// drain discards what the ring holds.
+func drain(rd *ringbuf.Reader) error {
+	rd.SetDeadline(time.Now())
+	defer rd.SetDeadline(time.Time{})
+	var rec ringbuf.Record
+	for {
+		err := rd.ReadInto(&rec)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil
+		case err != nil:
+			return err
+		}
+	}
 }
 
 func (e *evidence) read() {

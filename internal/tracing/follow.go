@@ -21,7 +21,7 @@ const followBias = 1 << 32
 // is counted whole.
 func (t *Tracer) FollowProcess(tgid int) error {
 	m, ok := t.coll.Maps["tgids"]
-	v, okv := t.coll.Variables["followed"]
+	v, okv := t.vars["followed"]
 	if !ok || !okv {
 		return fmt.Errorf("%s: object has no tgids map (include follow.bpf.h)", t.name)
 	}

@@ -107,6 +107,10 @@ type TracerOptions struct {
 	// kept then carries what else ran on its CPU while it was open. nil is
 	// none.
 	Interference *ebpf.Map
+	// Loaded, when set, keeps the tracer's loaded programs and maps, or
+	// has them already: loaded and verified once, attached by every trial
+	// (see Loaded). nil loads anew.
+	Loaded *Loaded
 }
 
 // AllTasks returns o without its choice of tasks (TGID, Threads,

@@ -70,6 +70,8 @@ type Tracer struct {
 	hist     *ebpf.Map
 	stats    *ebpf.Map
 	tids     *ebpf.Map
+	vars     map[string]*variable
+	objs     *Loaded       // holds coll when set: Close detaches only
 	gen      atomic.Uint64 // last follow_gen written; workload threads register concurrently
 	missBase uint64        // recursion misses at the last Reset
 	biased   bool          // followed carries followBias (FollowProcess)
@@ -185,13 +187,19 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 			return nil, err
 		}
 	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
-		Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
-		Cache:           opts.BTF,
-		MapReplacements: replace,
+	coll, owned, err := opts.Loaded.Collection(opts.Name, v, spec, replace, func() (*ebpf.Collection, error) {
+		coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+			Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
+			Cache:           opts.BTF,
+			MapReplacements: replace,
+		})
+		if err != nil {
+			return nil, loadErr(opts.Name, err)
+		}
+		return coll, nil
 	})
 	if err != nil {
-		return nil, loadErr(opts.Name, err)
+		return nil, err
 	}
 	t := &Tracer{
 		name:    opts.Name,
@@ -203,6 +211,9 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		tids:    coll.Maps["tids"],
 		ncpu:    runtime.NumCPU(),
 	}
+	if !owned {
+		t.objs = opts.Loaded
+	}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -210,6 +221,16 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 	}()
 	if t.hist == nil || t.stats == nil {
 		return nil, fmt.Errorf("%s: object has no hist/hist_stats maps", opts.Name)
+	}
+	if t.vars, err = variablesOf(coll, spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
+	if v, ok := t.vars["follow_gen"]; ok {
+		var gen uint64
+		if err := v.Get(&gen); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+		}
+		t.gen.Store(gen)
 	}
 	if n, err := ebpf.PossibleCPU(); err == nil {
 		t.ncpu = n
@@ -220,7 +241,7 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		return nil, err
 	}
 	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
-		if t.ev, err = startEvidence(coll, opts.Metrics, opts.Evidence); err != nil {
+		if t.ev, err = startEvidence(coll, t.vars, opts.Metrics, opts.Evidence); err != nil {
 			return nil, fmt.Errorf("%s: %w", opts.Name, err)
 		}
 	}
@@ -299,7 +320,7 @@ func (t *Tracer) AddThread(tid int) error {
 // bumpGen tells programs that cache the filter's verdict per task that the
 // set of threads changed.
 func (t *Tracer) bumpGen() error {
-	v, ok := t.coll.Variables["follow_gen"]
+	v, ok := t.vars["follow_gen"]
 	if !ok {
 		return nil
 	}
@@ -326,7 +347,7 @@ func (t *Tracer) Reset() error {
 	if err := zero(t.stats, len(t.metrics), make([]stats, len(t.metrics)*t.ncpu)); err != nil {
 		return fmt.Errorf("%s: reset hist_stats: %w", t.name, err)
 	}
-	if v, ok := t.coll.Variables["hist_missed"]; ok {
+	if v, ok := t.vars["hist_missed"]; ok {
 		if err := v.Set(uint64(0)); err != nil {
 			return fmt.Errorf("%s: reset hist_missed: %w", t.name, err)
 		}
@@ -368,7 +389,7 @@ func (t *Tracer) Missed() (uint64, error) {
 		return 0, err
 	}
 	n := rm - t.missBase
-	if v, ok := t.coll.Variables["hist_missed"]; ok {
+	if v, ok := t.vars["hist_missed"]; ok {
 		var m uint64
 		if err := v.Get(&m); err != nil {
 			return 0, fmt.Errorf("%s: read hist_missed: %w", t.name, err)
@@ -527,10 +548,14 @@ func (t *Tracer) Close() error {
 		t.ev.close()
 		t.ev = nil
 	}
-	if t.coll != nil {
+	switch {
+	case t.coll == nil:
+	case t.objs != nil:
+		t.objs.Release(t.name)
+	default:
 		t.coll.Close()
-		t.coll = nil
 	}
+	t.coll = nil
 	return first
 }
 
