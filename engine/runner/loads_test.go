@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +80,26 @@ func TestTrialsAttachTracersLoadedOnce(t *testing.T) {
 	}
 	loads.Close()
 	noProgramsLeft(t, before, "the Loads closed")
+}
+
+// A command of the user's, started by a worker that got the tracers'
+// descriptors, inherits none of them.
+func TestExecCommandInheritsNoTracerDescriptors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fds")
+	s, m := execScenario(t, `  command: [sh, -c, 'for f in /proc/$$/fd/*; do readlink "$f"; done > `+out+`; exec sleep 1000']`,
+		"tracers:\n  sched: {}\ntrials: 2\nwarmup: 0s\nduration: 200ms\n")
+	if _, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}}); err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, m, nil)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 {
+		t.Fatal("the command listed no descriptors")
+	}
+	if strings.Contains(string(b), "bpf") {
+		t.Errorf("the command inherited BPF descriptors:\n%s", b)
+	}
 }
