@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -115,9 +116,17 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 			}
 		}
 	}()
+	// The sides' tracers, on a round that has to load them, load at once:
+	// the verifier's time is CPU time of each load's own.
+	var loaded [2]*tracing.Loaded
+	var wg sync.WaitGroup
 	for side := range ws {
 		emit[side](Event{Phase: PhaseAttach})
-		w, err := startSliced(ctx, exes[side], ss[side], offset, reqs[side].Loads.forScenario(ss[side]))
+		wg.Go(func() { loaded[side] = reqs[side].Loads.forScenario(ss[side]) })
+	}
+	wg.Wait()
+	for side := range ws {
+		w, err := startSliced(ctx, exes[side], ss[side], offset, loaded[side])
 		if err != nil {
 			return out, err
 		}
