@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -38,6 +39,9 @@ type Options struct {
 	// Loaded keeps the log's loaded programs and maps, or has them
 	// (tracing.TracerOptions.Loaded).
 	Loaded *tracing.Loaded
+	// VerifierStats keeps each program's verification time for LoadCost
+	// (tracing.TracerOptions.VerifierStats).
+	VerifierStats bool
 }
 
 // Log is the loaded and attached log.
@@ -47,6 +51,7 @@ type Log struct {
 	loaded  *tracing.Loaded // holds coll when set: Close detaches only
 	links   []link.Link
 	timer   bool
+	took    time.Duration // NewCollection's, for LoadCost
 }
 
 // Objects returns the log's BPF object, for internal/kerneltypes.
@@ -111,20 +116,22 @@ func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool
 			delete(spec.Programs, name)
 		}
 	}
+	var took time.Duration // 0 for objects kept loaded earlier
 	coll, owned, err := opts.Loaded.Collection("interfere", v, spec, nil, func() (*ebpf.Collection, error) {
-		coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		coll, d, err := tracing.NewCollection(spec, ebpf.CollectionOptions{
 			Programs: ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 			Cache:    opts.BTF,
-		})
+		}, opts.VerifierStats)
 		if err != nil {
 			return nil, tracing.LoadError("interfere", err)
 		}
+		took = d
 		return coll, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{variant: v, coll: coll, timer: timer}
+	l := &Log{variant: v, coll: coll, timer: timer, took: took}
 	if !owned {
 		l.loaded = opts.Loaded
 	}
@@ -147,6 +154,9 @@ func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool
 	}
 	return l, nil
 }
+
+// LoadCost returns what loading the log's programs cost.
+func (l *Log) LoadCost() (tracing.LoadCost, error) { return tracing.CollectionCost(l.coll, l.took) }
 
 // Map is the per-CPU log, for tracing.Options.Interference.
 func (l *Log) Map() *ebpf.Map { return l.coll.Maps["interfere_log"] }

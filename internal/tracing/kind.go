@@ -111,6 +111,10 @@ type TracerOptions struct {
 	// has them already: loaded and verified once, attached by every trial
 	// (see Loaded). nil loads anew.
 	Loaded *Loaded
+	// VerifierStats loads the programs with the verifier's statistics
+	// log, so that Tracer.LoadCost has each program's verification time
+	// (its instructions it has without).
+	VerifierStats bool
 }
 
 // AllTasks returns o without its choice of tasks (TGID, Threads,

@@ -78,6 +78,7 @@ type Tracer struct {
 	ev       *evidence
 	ncpu     int
 	probes   []result.Probe
+	loadTook time.Duration // NewCollection's, for LoadCost
 }
 
 // ErrPrivileges reports missing privileges to load BPF programs.
@@ -187,15 +188,17 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 			return nil, err
 		}
 	}
+	var took time.Duration // 0 for objects kept loaded earlier
 	coll, owned, err := opts.Loaded.Collection(opts.Name, v, spec, replace, func() (*ebpf.Collection, error) {
-		coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		coll, d, err := NewCollection(spec, ebpf.CollectionOptions{
 			Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 			Cache:           opts.BTF,
 			MapReplacements: replace,
-		})
+		}, opts.VerifierStats)
 		if err != nil {
 			return nil, loadErr(opts.Name, err)
 		}
+		took = d
 		return coll, nil
 	})
 	if err != nil {
@@ -214,6 +217,7 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 	if !owned {
 		t.objs = opts.Loaded
 	}
+	t.loadTook = took
 	defer func() {
 		if err != nil {
 			t.Close()
