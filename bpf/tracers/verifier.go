@@ -43,6 +43,8 @@ type CostOptions struct {
 	// raw_tp only. nil measures tp_btf, then raw_tp against the kernel's
 	// own BTF.
 	KernelTypes *btf.Spec
+	// Guest leaves out the tracers a VM's guest cannot run (Kind.HostOnly).
+	Guest bool
 	// Progress, when set, hears of each load.
 	Progress func(LoadCost)
 }
@@ -91,6 +93,9 @@ func LoadCosts(o CostOptions) ([]LoadCost, error) {
 		}
 		add(LoadCost{Tracer: "interfere", Variant: ilog.Variant(), Evidence: true, LoadCost: lc})
 		for _, k := range All {
+			if o.Guest && k.HostOnly != "" {
+				continue
+			}
 			for _, evidence := range []bool{false, true} {
 				opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), BTF: o.BTF, KernelTypes: kt, VerifierStats: true}
 				if evidence {

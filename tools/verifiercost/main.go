@@ -55,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var release string
 	var err error
 	if *kernel == "" {
-		costs, err = measure()
+		costs, err = measure(false)
 		release = kernelRelease()
 	} else {
 		costs, release, err = inGuest(*kernel, stderr)
@@ -73,10 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// measure measures on this kernel, and the kfunc tracer's kprobe variant
-// where its Probe picked fentry.
-func measure() ([]tracers.LoadCost, error) {
-	costs, err := tracers.LoadCosts(tracers.CostOptions{})
+// measure measures on this kernel (in a guest, the tracers a guest runs),
+// and the kfunc tracer's kprobe variant where its Probe picked fentry.
+func measure(guest bool) ([]tracers.LoadCost, error) {
+	costs, err := tracers.LoadCosts(tracers.CostOptions{Guest: guest})
 	if err != nil {
 		return costs, err
 	}
@@ -122,7 +122,7 @@ const costLine = "cost\t"
 func guest(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*result.Result, error) {
 	res := &result.Result{Schema: result.SchemaVersion, Started: time.Now(), Scenarios: []result.Scenario{},
 		Environment: result.Environment{KernelRelease: kernelRelease()}}
-	costs, err := measure()
+	costs, err := measure(true)
 	for _, c := range costs {
 		for _, p := range c.Programs {
 			progress(fmt.Sprintf("%s%s\t%s\t%v\t%s\t%d\t%d\t%d", costLine, c.Tracer, c.Variant, c.Evidence,
