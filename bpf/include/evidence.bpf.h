@@ -84,53 +84,59 @@ struct {
 
 INTERFERE_MAP;
 
-struct evidence_walk {
-	struct evidence_event *e;
-	struct interfere_cpu *c;
-	__u64 from, to, head;
-	__u32 own;
-};
-
 /* evidence_count adds the part of segment [start, end) of context x that
- * falls in the window. Segments of the event's own task are not counted,
- * nor an interrupt spanning the whole window: that is the event itself
- * (an irq or softirq metric). */
-static __always_inline void evidence_count(struct evidence_walk *w, __u64 start, __u64 end,
-					   struct interfere_ctx *x)
+ * falls in e's window, [e->end - e->latency, e->end]. Segments of the
+ * event's own task are not counted, nor an interrupt spanning the whole
+ * window: that is the event itself (an irq or softirq metric).
+ *
+ * A global function, which the verifier checks once, alone, with its
+ * arguments unknown. Inlined (or static, which it checks at each call),
+ * its search of the top contributors was checked at every turn of the
+ * walk's loop and at every place evidence is kept, each time with other
+ * known values, so its states did not prune: that was most of the
+ * verifier's time for every tracer with evidence (BENCHMARKS.md, "The
+ * verifier's bill"). */
+__attribute__((noinline)) int evidence_count(struct evidence_event *e, __u64 start, __u64 end,
+					     struct interfere_ctx *x)
 {
-	struct evidence_event *e = w->e;
-	__u64 lo = start > w->from ? start : w->from;
-	__u64 hi = end < w->to ? end : w->to;
-	__u64 ns, least = ~0ULL;
-	__u32 kind = x->kind, id = x->id, j, at = 0;
+	__u64 from, to, lo, hi, ns, least = ~0ULL;
+	__u32 kind, id, j, at = 0;
 
+	if (!e || !x)
+		return 0;
+	to = e->end;
+	from = to - e->latency;
+	lo = start > from ? start : from;
+	hi = end < to ? end : to;
 	if (hi <= lo)
-		return;
+		return 0;
 	ns = hi - lo;
+	kind = x->kind;
+	id = x->id;
 	switch (kind) {
 	case INTERFERE_TASK:
-		if (id == w->own || id == 0)
-			return;
+		if (id == e->tid || id == 0)
+			return 0;
 		e->task_ns += ns;
 		break;
 	case INTERFERE_HARDIRQ:
 	case INTERFERE_SOFTIRQ:
-		if (start <= w->from && end >= w->to)
-			return;
+		if (start <= from && end >= to)
+			return 0;
 		if (kind == INTERFERE_HARDIRQ)
 			e->hardirq_ns += ns;
 		else
 			e->softirq_ns += ns;
 		break;
 	default:
-		return;
+		return 0;
 	}
 	for (j = 0; j < EVIDENCE_TOP; j++) {
 		struct evidence_contrib *t = &e->top[j];
 
 		if (t->ctx.kind == kind && t->ctx.id == id) {
 			t->ns += ns;
-			return;
+			return 0;
 		}
 		if (t->ctx.kind == INTERFERE_NONE) {
 			at = j;
@@ -148,7 +154,14 @@ static __always_inline void evidence_count(struct evidence_walk *w, __u64 start,
 		e->top[at].ns = ns;
 		e->top[at].ctx = *x;
 	}
+	return 0;
 }
+
+struct evidence_walk {
+	struct evidence_event *e;
+	struct interfere_cpu *c;
+	__u64 from, head;
+};
 
 /* evidence_walk_seg counts the i-th newest logged segment; it stops the
  * walk at the first that ended before the window. */
@@ -162,13 +175,13 @@ static long evidence_walk_seg(__u64 i, void *arg)
 	s = &w->c->log[(w->head - 1 - i) & (INTERFERE_LOG - 1)];
 	if (s->end <= w->from)
 		return 1;
-	evidence_count(w, s->start, s->end, &s->ctx);
+	evidence_count(w->e, s->start, s->end, &s->ctx);
 	return 0;
 }
 
-/* evidence_interference fills e's interference on this CPU, own being the
- * event's task. */
-static __always_inline void evidence_interference(struct evidence_event *e, __u32 own)
+/* evidence_interference fills e's interference on this CPU: what ran
+ * there in its window other than the event's task (e->tid). */
+static __always_inline void evidence_interference(struct evidence_event *e)
 {
 	struct evidence_walk w = {};
 	struct interfere_cpu *c;
@@ -181,17 +194,15 @@ static __always_inline void evidence_interference(struct evidence_event *e, __u3
 		return;
 	w.e = e;
 	w.c = c;
-	w.to = e->end;
 	w.from = e->end - e->latency;
 	w.head = c->head;
-	w.own = own;
 	e->interfere_flags = EVIDENCE_INTERFERE_ON;
 	if (!c->open_start || w.from < c->valid_from)
 		e->interfere_flags |= EVIDENCE_INTERFERE_PARTIAL;
 	bpf_loop(INTERFERE_LOG, evidence_walk_seg, &w, 0);
 	/* What is running now, since its segment opened. */
 	if (c->open_start)
-		evidence_count(&w, c->open_start, w.to, &c->stack[c->depth & (INTERFERE_DEPTH - 1)]);
+		evidence_count(e, c->open_start, e->end, &c->stack[c->depth & (INTERFERE_DEPTH - 1)]);
 }
 
 /* evidence_begin reserves an event for metric m of latency v when v is
@@ -238,7 +249,7 @@ static __always_inline void evidence_current(void *ctx, __u32 m, __u64 v)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
 	e->ustack_len = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK);
-	evidence_interference(e, e->tid);
+	evidence_interference(e);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -255,7 +266,7 @@ static __always_inline void evidence_current(void *ctx, __u32 m, __u64 v)
 		bpf_probe_read_kernel_str((e)->other_comm,                   \
 					  sizeof((e)->other_comm),           \
 					  &(other)->comm);                   \
-		evidence_interference((e), (e)->tid);                        \
+		evidence_interference((e));                      \
 	})
 
 /* A task's kernel stack kept at its switch-out, for raw_tp programs: they
