@@ -6,13 +6,17 @@
 //
 //	go run ./tools/verifiercost                       # this kernel
 //	go run ./tools/verifiercost -kernel debian:6.12-cloud
-//	go run ./tools/verifiercost -budget               # bpf/verifier-budget.tsv
+//	go run ./tools/verifiercost -budget -kernel host \
+//		-kernel debian:6.1-cloud -kernel debian:6.12-cloud > bpf/verifier-budget.tsv
 //
-// With -kernel it boots that kernel under QEMU with itself as the guest's
-// /init, measures there (the kfunc tracer's kprobe variant too, which a
-// guest's run picks only without fentry) and prints the guest's table.
-// With -budget it prints the measured counts with headroom in the format
-// of bpf/verifier-budget.tsv, which TestVerifierBudget holds them to.
+// With -kernel SPEC it boots that kernel under QEMU with itself as the
+// guest's /init, measures there (the kfunc tracer's kprobe variant too,
+// which a guest's run picks only without fentry) and prints the guest's
+// table. With -budget it prints, instead of tables, the most instructions
+// each program took on the kernels measured with headroom, as
+// bpf/verifier-budget.tsv has them (TestVerifierBudget holds this
+// kernel's counts to it). Build it static (CGO_ENABLED=0, as make does)
+// for a guest to run it.
 package main
 
 import (
@@ -43,33 +47,56 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// kernels is the -kernel flag, which may be given more than once.
+type kernels []string
+
+func (k *kernels) String() string     { return strings.Join(*k, ",") }
+func (k *kernels) Set(s string) error { *k = append(*k, s); return nil }
+
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verifiercost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kernel := fs.String("kernel", "", "a kernel SPEC to boot and measure in (debian:6.12-cloud); empty: this kernel")
-	printBudget := fs.Bool("budget", false, "print the counts with headroom as bpf/verifier-budget.tsv")
+	var specs kernels
+	fs.Var(&specs, "kernel", "a kernel SPEC to boot and measure in (debian:6.12-cloud), or host for this kernel;\nmay be repeated (default host)")
+	printBudget := fs.Bool("budget", false, "print the counts with headroom as bpf/verifier-budget.tsv, the most of the kernels'")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var costs []tracers.LoadCost
-	var release string
-	var err error
-	if *kernel == "" {
-		costs, err = measure(false)
-		release = kernelRelease()
-	} else {
-		costs, release, err = inGuest(*kernel, stderr)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "verifiercost: unexpected argument %q; kernels are given with -kernel\n", fs.Arg(0))
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "verifiercost:", err)
-		return 3
+	if len(specs) == 0 {
+		specs = kernels{"host"}
+	}
+	var all []tracers.LoadCost
+	for i, spec := range specs {
+		var costs []tracers.LoadCost
+		var release string
+		var err error
+		if spec == "host" {
+			costs, err = measure(false)
+			release = kernelRelease()
+		} else {
+			costs, release, err = inGuest(spec, stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "verifiercost: %s: %v\n", spec, err)
+			return 3
+		}
+		all = append(all, costs...)
+		if *printBudget {
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "kernel %s\n\n", release)
+		writeTable(stdout, costs)
 	}
 	if *printBudget {
-		writeBudget(stdout, costs)
-		return 0
+		writeBudget(stdout, all, specs)
 	}
-	fmt.Fprintf(stdout, "kernel %s\n\n", release)
-	writeTable(stdout, costs)
 	return 0
 }
 
@@ -222,7 +249,7 @@ func ms(d time.Duration) string {
 // writeBudget writes the budget file: each program's count with a
 // quarter more (at least 50) as its budget, the most of its variants'
 // counts where one program serves several (kfunc).
-func writeBudget(w io.Writer, costs []tracers.LoadCost) {
+func writeBudget(w io.Writer, costs []tracers.LoadCost, specs []string) {
 	budgets := map[string]uint32{}
 	var keys []string
 	for _, c := range costs {
@@ -235,7 +262,10 @@ func writeBudget(w io.Writer, costs []tracers.LoadCost) {
 		}
 	}
 	slices.Sort(keys)
-	fmt.Fprintln(w, "# tracer\tprogram\tevidence\tbudget (verified instructions; go run ./tools/verifiercost -budget)")
+	fmt.Fprintln(w, "# The instructions the verifier may process for each program, held by")
+	fmt.Fprintln(w, "# TestVerifierBudget: the most it took on these kernels, and a quarter more.")
+	fmt.Fprintf(w, "# go run ./tools/verifiercost -budget -kernel %s\n", strings.Join(specs, " -kernel "))
+	fmt.Fprintln(w, "# tracer\tprogram\tevidence\tbudget")
 	for _, k := range keys {
 		fmt.Fprintf(w, "%s\t%d\n", k, budgets[k])
 	}
