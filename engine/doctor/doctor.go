@@ -10,9 +10,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/cilium/ebpf"
-
-	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
@@ -69,21 +66,7 @@ func Checks() []Check {
 	if err := tracing.RemoveMemlock(); err != nil {
 		add("memlock", err, "", NeedHost)
 	}
-	opts := tracing.TracerOptions{TGID: uint32(os.Getpid())}
-	for _, k := range tracers.All {
-		name := k.Name + " tracer"
-		if t, err := k.New(k.Probe, opts); errors.Is(err, ebpf.ErrNotSupported) {
-			// A tracer this kernel cannot load at all (kfunc without
-			// fentry or kprobes) fails only the scenarios that use it;
-			// runs of every built-in pass over them.
-			add(name, err, "", "scenarios using it")
-		} else if err != nil {
-			add(name, err, "", NeedHost)
-		} else {
-			add(name, nil, "loads and attaches ("+string(t.Variant())+")", NeedHost)
-			t.Close()
-		}
-	}
+	cs = append(cs, Tracers()...)
 
 	cs = append(cs, Cgroup())
 
