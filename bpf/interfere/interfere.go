@@ -16,6 +16,7 @@ package interfere
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,14 @@ func Load(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interfere: %w", err)
 	}
-	timer := hasTracepoint(opts, timerTracepoint)
+	// Kept programs say whether the timer is logged, without the
+	// kernel's BTF to read (tens of ms a trial's worker need not spend).
+	var timer bool
+	if progs, ok := opts.Loaded.Programs("interfere"); ok {
+		timer = slices.ContainsFunc(progs, func(p string) bool { return strings.HasPrefix(p, timerTracepoint) })
+	} else {
+		timer = hasTracepoint(opts, timerTracepoint)
+	}
 	var errs []error
 	for _, v := range tracing.Variants(opts.Variant, opts.KernelTypes) {
 		l, err := load(spec, opts, v, timer)

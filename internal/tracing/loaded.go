@@ -91,6 +91,25 @@ func (o *Loaded) Release(name string) {
 	}
 }
 
+// Programs returns the names of tracer name's kept programs; ok is false
+// when none are kept (or o is nil).
+func (o *Loaded) Programs(name string) (programs []string, ok bool) {
+	if o == nil {
+		return nil, false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	set, ok := o.sets[name]
+	if !ok {
+		return nil, false
+	}
+	for p := range set.coll.Programs {
+		programs = append(programs, p)
+	}
+	slices.Sort(programs)
+	return programs, true
+}
+
 // Len is how many tracers' objects are kept.
 func (o *Loaded) Len() int {
 	o.mu.Lock()
