@@ -64,6 +64,9 @@ type PairGate struct {
 	// Slice, when > 0, runs a round's two trials in turns of slices at
 	// most this long where the targets can (Plan.Slice).
 	Slice time.Duration
+	// Jobs, when above 1, runs a round's two trials at once where both
+	// targets are Independent (Plan.Jobs).
+	Jobs int
 	// SliceSysctls lets variants with sysctls take turns in slices,
 	// their settings written around their runs of turns
 	// (Variant.SliceSysctls).
@@ -204,7 +207,7 @@ func (g *PairGate) Run(ctx context.Context, targets []Target, spec Spec) ([]*res
 	// Both trials of a round start their pinning at the same CPU, drawn
 	// per round: a CPU that is slower than the other falls on both.
 	cpuOffset := func(int) int { return rng.IntN(1 << 16) }
-	plan := Plan{Rounds: rounds, Budget: g.Budget, Retries: g.Retries, Look: look, Order: order, CPUOffset: cpuOffset, Slice: g.Slice}
+	plan := Plan{Rounds: rounds, Budget: g.Budget, Retries: g.Retries, Look: look, Order: order, CPUOffset: cpuOffset, Slice: g.Slice, Jobs: g.Jobs}
 	fmt.Fprintf(g.Log, "gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s\n",
 		targets[0].Name(), targets[1].Name(), seed, rounds, g.Budget)
 	results, ran, err := Rounds(ctx, targets, spec, plan, g.Log)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
@@ -40,6 +41,33 @@ type Plan struct {
 	// slices of at most this long (runner.RunPair), the order's first
 	// side first. Otherwise each trial runs whole, one after the other.
 	Slice time.Duration
+	// Jobs, when above 1 and every target is Independent, runs a round's
+	// trials at once, up to Jobs of them.
+	Jobs int
+}
+
+// Independent is a target whose trials measure nothing of the machine
+// they run on (a VM in virtual time: its clocks count its own
+// instructions), so that several may run at once (Plan.Jobs).
+type Independent interface {
+	// Independent says why the target's trials depend on the machine's
+	// load, "" when they do not.
+	Independent() string
+}
+
+// AtOnce says why the trials of targets cannot run at once, "" when
+// they can: every target is Independent.
+func AtOnce(targets []Target) string {
+	for _, t := range targets {
+		it, ok := t.(Independent)
+		if !ok {
+			return fmt.Sprintf("target %s measures this machine's time", t.Name())
+		}
+		if why := it.Independent(); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // Interleaves says why the trials of reqs (prepared, one per target)
@@ -176,6 +204,15 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 		}
 	}
 	sliced := plan.Slice > 0 && ran.Whole == ""
+	jobs := 1
+	if plan.Jobs > 1 && !sliced {
+		if why := AtOnce(targets); why == "" {
+			jobs = plan.Jobs
+			p.Line(fmt.Sprintf("each round's trials run at once, up to %d: their clocks count their own instructions", jobs))
+		} else {
+			p.Line("each round's trials run one after the other: " + why)
+		}
+	}
 	total := rounds * len(targets)
 	for r := 1; r <= rounds; r++ {
 		if plan.Budget > 0 && r > 1 && time.Since(start) >= plan.Budget {
@@ -256,7 +293,13 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 				}
 			}
 		} else {
-			for k, ti := range order {
+			type trial struct {
+				res *result.Result
+				req runner.Request
+				err error
+			}
+			trials := make([]trial, len(order))
+			run := func(k, ti int) {
 				t := targets[ti]
 				label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
 				req := request(k, ti, label)
@@ -270,7 +313,26 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 					p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
 					res, err = t.Run(ctx, req, p)
 				}
-				if kerr := keepRound(k, ti, res, req, err); kerr != nil {
+				trials[k] = trial{res, req, err}
+			}
+			if jobs > 1 {
+				var wg sync.WaitGroup
+				slots := make(chan struct{}, jobs)
+				for k, ti := range order {
+					wg.Go(func() {
+						slots <- struct{}{}
+						defer func() { <-slots }()
+						run(k, ti)
+					})
+				}
+				wg.Wait()
+			}
+			for k, ti := range order {
+				if jobs <= 1 {
+					run(k, ti)
+				}
+				tr := trials[k]
+				if kerr := keepRound(k, ti, tr.res, tr.req, tr.err); kerr != nil {
 					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
 					return results(), ran, kerr
 				}
