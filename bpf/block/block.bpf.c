@@ -29,6 +29,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "tp.bpf.h"
 #include "block.h"
 
 /* targ_since: CLOCK_MONOTONIC ns when the tracer was loaded, or set
@@ -290,66 +291,27 @@ static __always_inline int on_merge(struct request *rq)
 	return 0;
 }
 
-/* tp_btf variant */
-
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(block_rq_insert_btf, struct request *rq)
+TP_PROGS(block_rq_insert, struct request *rq)
 {
 	return on_insert(ctx, rq);
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(block_rq_issue_btf, struct request *rq)
+TP_PROGS(block_rq_issue, struct request *rq)
 {
 	return on_issue(ctx, rq);
 }
 
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(block_rq_complete_btf, struct request *rq, int error, unsigned int nr_bytes)
+TP_PROGS(block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
 	return on_complete(rq);
 }
 
-SEC("tp_btf/block_rq_merge")
-int BPF_PROG(block_rq_merge_btf, struct request *rq)
+TP_PROGS(block_rq_merge, struct request *rq)
 {
 	return on_merge(rq);
 }
 
-SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(block_rq_requeue_btf, struct request *rq)
-{
-	return on_requeue(rq);
-}
-
-/* raw_tp variant */
-
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(block_rq_insert_raw, struct request *rq)
-{
-	return on_insert(ctx, rq);
-}
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(block_rq_issue_raw, struct request *rq)
-{
-	return on_issue(ctx, rq);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(block_rq_complete_raw, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_complete(rq);
-}
-
-SEC("raw_tp/block_rq_merge")
-int BPF_PROG(block_rq_merge_raw, struct request *rq)
-{
-	return on_merge(rq);
-}
-
-SEC("raw_tp/block_rq_requeue")
-int BPF_PROG(block_rq_requeue_raw, struct request *rq)
+TP_PROGS(block_rq_requeue, struct request *rq)
 {
 	return on_requeue(rq);
 }

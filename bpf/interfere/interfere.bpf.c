@@ -19,6 +19,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "interfere.h"
+#include "tp.bpf.h"
 
 INTERFERE_MAP;
 
@@ -144,99 +145,48 @@ static __always_inline void switched(__u32 pid, const char *comm)
 	bpf_probe_read_kernel_str(c->stack[0].name, sizeof(c->stack[0].name), comm);
 }
 
-/* tp_btf variant */
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(irq_handler_entry_btf, int irq, struct irqaction *action)
+TP_PROGS(irq_handler_entry, int irq, struct irqaction *action)
 {
 	hardirq_entry(irq, action);
 	return 0;
 }
 
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(irq_handler_exit_btf, int irq, struct irqaction *action, int ret)
+TP_PROGS(irq_handler_exit, int irq, struct irqaction *action, int ret)
 {
 	pop(INTERFERE_HARDIRQ);
 	return 0;
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(softirq_entry_btf, unsigned int vec)
+TP_PROGS(softirq_entry, unsigned int vec)
 {
 	softirq_entry(vec);
 	return 0;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(softirq_exit_btf, unsigned int vec)
+TP_PROGS(softirq_exit, unsigned int vec)
 {
 	pop(INTERFERE_SOFTIRQ);
 	return 0;
 }
 
 /* x86 only: loaded where the kernel has the tracepoint. */
-SEC("tp_btf/local_timer_entry")
-int BPF_PROG(local_timer_entry_btf, int vector)
+TP_PROGS(local_timer_entry, int vector)
 {
 	timer_entry(vector);
 	return 0;
 }
 
-SEC("tp_btf/local_timer_exit")
-int BPF_PROG(local_timer_exit_btf, int vector)
+TP_PROGS(local_timer_exit, int vector)
 {
 	pop(INTERFERE_HARDIRQ);
 	return 0;
 }
 
+/* Written out: tp_btf reads next's pid directly, raw_tp with BPF_CORE_READ. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	switched(next->pid, next->comm);
-	return 0;
-}
-
-/* raw_tp variant */
-
-SEC("raw_tp/irq_handler_entry")
-int BPF_PROG(irq_handler_entry_raw, int irq, struct irqaction *action)
-{
-	hardirq_entry(irq, action);
-	return 0;
-}
-
-SEC("raw_tp/irq_handler_exit")
-int BPF_PROG(irq_handler_exit_raw, int irq, struct irqaction *action, int ret)
-{
-	pop(INTERFERE_HARDIRQ);
-	return 0;
-}
-
-SEC("raw_tp/softirq_entry")
-int BPF_PROG(softirq_entry_raw, unsigned int vec)
-{
-	softirq_entry(vec);
-	return 0;
-}
-
-SEC("raw_tp/softirq_exit")
-int BPF_PROG(softirq_exit_raw, unsigned int vec)
-{
-	pop(INTERFERE_SOFTIRQ);
-	return 0;
-}
-
-SEC("raw_tp/local_timer_entry")
-int BPF_PROG(local_timer_entry_raw, int vector)
-{
-	timer_entry(vector);
-	return 0;
-}
-
-SEC("raw_tp/local_timer_exit")
-int BPF_PROG(local_timer_exit_raw, int vector)
-{
-	pop(INTERFERE_HARDIRQ);
 	return 0;
 }
 

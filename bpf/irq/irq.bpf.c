@@ -17,6 +17,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "tp.bpf.h"
 #include "irq.h"
 
 /* targ_cpu_filter: count only on the CPUs set in targ_cpus. */
@@ -87,33 +88,13 @@ static __always_inline void handler_exit(void *ctx)
 	evidence_current(ctx, r->metric, delta);
 }
 
-/* tp_btf variant */
-
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(irq_handler_entry_btf, int irq, struct irqaction *action)
+TP_PROGS(irq_handler_entry, int irq, struct irqaction *action)
 {
 	handler_entry(action);
 	return 0;
 }
 
-SEC("tp_btf/irq_handler_exit")
-int BPF_PROG(irq_handler_exit_btf, int irq, struct irqaction *action, int ret)
-{
-	handler_exit(ctx);
-	return 0;
-}
-
-/* raw_tp variant */
-
-SEC("raw_tp/irq_handler_entry")
-int BPF_PROG(irq_handler_entry_raw, int irq, struct irqaction *action)
-{
-	handler_entry(action);
-	return 0;
-}
-
-SEC("raw_tp/irq_handler_exit")
-int BPF_PROG(irq_handler_exit_raw, int irq, struct irqaction *action, int ret)
+TP_PROGS(irq_handler_exit, int irq, struct irqaction *action, int ret)
 {
 	handler_exit(ctx);
 	return 0;

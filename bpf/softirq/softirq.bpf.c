@@ -19,6 +19,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "tp.bpf.h"
 #include "softirq.h"
 
 /* targ_cpu_filter: count only on the CPUs set in targ_cpus. */
@@ -118,47 +119,19 @@ static __always_inline void on_exit(void *ctx, unsigned int vec)
 	evidence_current(ctx, m, delta);
 }
 
-/* tp_btf variant */
-
-SEC("tp_btf/softirq_raise")
-int BPF_PROG(softirq_raise_btf, unsigned int vec)
+TP_PROGS(softirq_raise, unsigned int vec)
 {
 	on_raise(vec);
 	return 0;
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(softirq_entry_btf, unsigned int vec)
+TP_PROGS(softirq_entry, unsigned int vec)
 {
 	on_entry(ctx, vec);
 	return 0;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(softirq_exit_btf, unsigned int vec)
-{
-	on_exit(ctx, vec);
-	return 0;
-}
-
-/* raw_tp variant */
-
-SEC("raw_tp/softirq_raise")
-int BPF_PROG(softirq_raise_raw, unsigned int vec)
-{
-	on_raise(vec);
-	return 0;
-}
-
-SEC("raw_tp/softirq_entry")
-int BPF_PROG(softirq_entry_raw, unsigned int vec)
-{
-	on_entry(ctx, vec);
-	return 0;
-}
-
-SEC("raw_tp/softirq_exit")
-int BPF_PROG(softirq_exit_raw, unsigned int vec)
+TP_PROGS(softirq_exit, unsigned int vec)
 {
 	on_exit(ctx, vec);
 	return 0;

@@ -11,6 +11,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "tp.bpf.h"
 #include "syscall.h"
 
 /* targ_metric[nr] is 1 + the metric index of syscall nr, 0 if not traced. */
@@ -88,26 +89,12 @@ static __always_inline int on_exit(void *ctx)
 	return 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+TP_PROGS(sys_enter, struct pt_regs *regs, long id)
 {
 	return on_enter(id);
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
-{
-	return on_enter(id);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
-{
-	return on_exit(ctx);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+TP_PROGS(sys_exit, struct pt_regs *regs, long ret)
 {
 	return on_exit(ctx);
 }

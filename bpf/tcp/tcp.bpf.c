@@ -29,6 +29,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "tp.bpf.h"
 #include "tcp.h"
 
 #define MAX_SOCKS 16384
@@ -226,61 +227,25 @@ static __always_inline void on_set_state(struct sock *sk, int oldstate, int news
 	}
 }
 
-/* tp_btf variant */
-
-SEC("tp_btf/net_dev_queue")
-int BPF_PROG(net_dev_queue_btf, struct sk_buff *skb)
+TP_PROGS(net_dev_queue, struct sk_buff *skb)
 {
 	on_dev_queue(skb);
 	return 0;
 }
 
-SEC("tp_btf/tcp_probe")
-int BPF_PROG(tcp_probe_btf, struct sock *sk, struct sk_buff *skb)
+TP_PROGS(tcp_probe, struct sock *sk, struct sk_buff *skb)
 {
 	on_probe(ctx, sk, skb);
 	return 0;
 }
 
-SEC("tp_btf/tcp_rcv_space_adjust")
-int BPF_PROG(tcp_rcv_space_adjust_btf, struct sock *sk)
+TP_PROGS(tcp_rcv_space_adjust, struct sock *sk)
 {
 	on_space_adjust(ctx, sk);
 	return 0;
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(inet_sock_set_state_btf, struct sock *sk, int oldstate, int newstate)
-{
-	on_set_state(sk, oldstate, newstate);
-	return 0;
-}
-
-/* raw_tp variant */
-
-SEC("raw_tp/net_dev_queue")
-int BPF_PROG(net_dev_queue_raw, struct sk_buff *skb)
-{
-	on_dev_queue(skb);
-	return 0;
-}
-
-SEC("raw_tp/tcp_probe")
-int BPF_PROG(tcp_probe_raw, struct sock *sk, struct sk_buff *skb)
-{
-	on_probe(ctx, sk, skb);
-	return 0;
-}
-
-SEC("raw_tp/tcp_rcv_space_adjust")
-int BPF_PROG(tcp_rcv_space_adjust_raw, struct sock *sk)
-{
-	on_space_adjust(ctx, sk);
-	return 0;
-}
-
-SEC("raw_tp/inet_sock_set_state")
-int BPF_PROG(inet_sock_set_state_raw, struct sock *sk, int oldstate, int newstate)
+TP_PROGS(inet_sock_set_state, struct sock *sk, int oldstate, int newstate)
 {
 	on_set_state(sk, oldstate, newstate);
 	return 0;
