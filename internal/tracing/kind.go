@@ -152,3 +152,27 @@ func Objects(loads ...func() (*ebpf.CollectionSpec, error)) ([]*ebpf.CollectionS
 	}
 	return specs, nil
 }
+
+// NoOptions completes k, the registry entry of a tracer that takes no
+// options (written "<name>: {}" in a scenario) and whose config is a *C:
+// its Parse refuses every key, and Decode and Probe give a new C. k keeps
+// what is the tracer's own, New included.
+func NoOptions[C any, P interface {
+	*C
+	Config
+}](k Kind) Kind {
+	k.Parse = func(f config.Field, _ Workload) (Config, error) {
+		what := "tracers." + k.Name
+		fs, err := f.Value.Fields(what, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(fs) > 0 {
+			return nil, fs[0].KeyAt.Errorf("unknown key %q in %s; the %s tracer has no options: write %s: {}", fs[0].Key, what, k.Name, k.Name)
+		}
+		return P(new(C)), nil
+	}
+	k.Decode = DecodeJSON[C, P]
+	k.Probe = P(new(C))
+	return k
+}
