@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -81,7 +80,7 @@ var objectTypeNames = sync.OnceValues(func() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(interfere.OptionalTracepoints)...), nil
+	return kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(tracers.OptionalTracepoints())...), nil
 })
 
 // writeTempKernelTypes writes raw to a temporary file of its own.

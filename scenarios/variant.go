@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tailgate-ci/tailgate/bpf/ufunc"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
@@ -20,8 +20,9 @@ import (
 // directory of the scenario file (the same tree, checked out elsewhere, as
 // a pull request's base beside its head). An exec workload's dir is taken
 // from there (its dir under the file's directory, or dir itself), and so
-// is its relative command, load, setup and teardown; a ufunc binary under
-// the file's directory is taken from the same place under dir. env is
+// is its relative command, load, setup and teardown; a binary a tracer
+// probes (ufunc's, Kind.Binaries) under the file's directory is taken from
+// the same place under dir. env is
 // added to an exec workload's environment, over what the scenario sets.
 // A scenario that runs no program of its own (a built-in loop) takes
 // neither, and is an error: a variant that changes nothing would make an
@@ -51,14 +52,19 @@ func InDir(s *Scenario, dir string, env map[string]string) (*Scenario, error) {
 	} else if len(env) > 0 {
 		return nil, fmt.Errorf("env. applies to an exec workload; %s runs a %s workload", s.Name, s.Workload.Kind)
 	}
-	if u, ok := s.Tracers["ufunc"].(*ufunc.Config); ok && dir != "" {
-		uc := *u
-		uc.Binary = rebase(home, u.Binary, dir)
-		c.Tracers["ufunc"] = &uc
-		changed = true
+	var probing []string
+	for _, k := range tracers.All {
+		if k.MoveBinaries == nil {
+			continue
+		}
+		probing = append(probing, k.Name)
+		if tc, ok := s.Tracers[k.Name]; ok && dir != "" {
+			c.Tracers[k.Name] = k.MoveBinaries(tc, func(path string) string { return rebase(home, path, dir) })
+			changed = true
+		}
 	}
 	if !changed {
-		return nil, fmt.Errorf("dir= applies to an exec workload or a ufunc tracer; %s has neither", s.Name)
+		return nil, fmt.Errorf("dir= applies to an exec workload or a %s tracer; %s has neither", strings.Join(probing, " or "), s.Name)
 	}
 	return &c, nil
 }
@@ -96,7 +102,7 @@ func rebase(home, path, dir string) string {
 
 // Executables are the programs s runs and probes, as found: an exec
 // workload's command, load, setup and teardown after its dir and $PATH,
-// and a ufunc tracer's binary; each with its content's sha256 and, where
+// and the binaries its tracers probe (Kind.Binaries); each with its content's sha256 and, where
 // its directory is a git work tree, the commit checked out there. What
 // cannot be found is listed by name without a digest: the run itself says
 // why it cannot start it.
@@ -115,10 +121,16 @@ func Executables(s *Scenario) []result.Executable {
 			out = append(out, x)
 		}
 	}
-	if u, ok := s.Tracers["ufunc"].(*ufunc.Config); ok {
-		x := identify("ufunc", u.Binary)
-		x.GitHead, x.GitDirty = gitHead(filepath.Dir(u.Binary))
-		out = append(out, x)
+	for _, k := range tracers.All {
+		tc, ok := s.Tracers[k.Name]
+		if !ok || k.Binaries == nil {
+			continue
+		}
+		for _, b := range k.Binaries(tc) {
+			x := identify(k.Name, b)
+			x.GitHead, x.GitDirty = gitHead(filepath.Dir(b))
+			out = append(out, x)
+		}
 	}
 	return out
 }

@@ -56,14 +56,26 @@ func Names() []string {
 	return names
 }
 
+// Interference is the registry entry of the interference log
+// (bpf/interfere): no tracer a scenario names, but the log that the
+// evidence of every tracer walks.
+var Interference = interfere.Tracer
+
+// LoadInterference loads and attaches the interference log (the
+// Interference hook of its entry).
+func LoadInterference(o tracing.TracerOptions) (tracing.InterferenceLog, error) {
+	return Interference.Interference(o)
+}
+
+// kinds are the entries of every BPF object a run may load: the
+// interference log's, then All.
+func kinds() []tracing.Kind { return append([]tracing.Kind{Interference}, All...) }
+
 // Objects returns the BPF objects of every tracer and of the evidence's
 // interference log: all that a run may relocate against a kernel's BTF.
 func Objects() ([]*ebpf.CollectionSpec, error) {
-	specs, err := interfere.Objects()
-	if err != nil {
-		return nil, fmt.Errorf("interfere: %w", err)
-	}
-	for _, k := range All {
+	var specs []*ebpf.CollectionSpec
+	for _, k := range kinds() {
 		if k.Objects == nil {
 			return nil, fmt.Errorf("tracer %s declares no Objects", k.Name)
 		}
@@ -74,4 +86,16 @@ func Objects() ([]*ebpf.CollectionSpec, error) {
 		specs = append(specs, s...)
 	}
 	return specs, nil
+}
+
+// OptionalTracepoints are the tracepoints that the tracers and the
+// interference log attach to only where the kernel has them
+// (Kind.OptionalTracepoints): a cut of a kernel's BTF keeps their
+// typedefs.
+func OptionalTracepoints() []string {
+	var tps []string
+	for _, k := range kinds() {
+		tps = append(tps, k.OptionalTracepoints...)
+	}
+	return tps
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -82,16 +81,16 @@ func LoadCosts(o CostOptions) ([]LoadCost, error) {
 		}
 	}
 	for i, kt := range types {
-		ilog, err := interfere.Load(interfere.Options{BTF: o.BTF, KernelTypes: kt, VerifierStats: true})
+		ilog, err := LoadInterference(tracing.TracerOptions{BTF: o.BTF, KernelTypes: kt, VerifierStats: true})
 		if err != nil {
 			return costs, err
 		}
 		lc, err := ilog.LoadCost()
 		if err != nil {
 			ilog.Close()
-			return costs, fmt.Errorf("interfere: %w", err)
+			return costs, fmt.Errorf("%s: %w", Interference.Name, err)
 		}
-		add(LoadCost{Tracer: "interfere", Variant: ilog.Variant(), Evidence: true, LoadCost: lc})
+		add(LoadCost{Tracer: Interference.Name, Variant: ilog.Variant(), Evidence: true, LoadCost: lc})
 		for _, k := range All {
 			if o.Guest && k.HostOnly != "" {
 				continue

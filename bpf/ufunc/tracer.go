@@ -23,9 +23,15 @@ var Tracer = tracing.Kind{
 		cc := c.(*Config)
 		return New(Options{TracerOptions: o, Binary: cc.Binary, Symbols: cc.Symbols})
 	},
-	// The C library is the one non-Go binary a host is sure to have.
 	Objects: func() ([]*ebpf.CollectionSpec, error) { return tracing.Objects(loadUfunc) },
-	Probe:   &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},
+	// The C library is the one non-Go binary a host is sure to have.
+	Probe:    &Config{Binary: "libc.so.6", Symbols: []string{"getpid"}},
+	Binaries: func(c tracing.Config) []string { return []string{c.(*Config).Binary} },
+	MoveBinaries: func(c tracing.Config, move func(string) string) tracing.Config {
+		cc := *c.(*Config)
+		cc.Binary = move(cc.Binary)
+		return &cc
+	},
 }
 
 // Config is the tracer's config in a scenario:

@@ -10,7 +10,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 
-	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -31,7 +30,7 @@ func Tracers() []Check {
 	var cs []Check
 	// A run with evidence loads the log first, and fails without it
 	// unless the kernel lacks what it needs (as runner.loadInterference).
-	ilog, err := interfere.Load(interfere.Options{BTF: cache})
+	ilog, err := tracers.LoadInterference(tracing.TracerOptions{BTF: cache})
 	switch {
 	case err == nil:
 		defer ilog.Close()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/bpf/interfere"
+	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -15,20 +15,20 @@ import (
 // Result keeps.
 const topContributors = 4
 
-// loadInterference loads the interference log (bpf/interfere) for a
+// loadInterference loads the interference log (tracers.Interference) for a
 // scenario whose tracers keep evidence; nil when they keep none. A kernel
 // that cannot load it (bpf_loop is 5.17's) runs without: its events then
 // carry no interference.
-func loadInterference(s *scenarios.Scenario, kb kernelBTF) (*interfere.Log, error) {
+func loadInterference(s *scenarios.Scenario, kb kernelBTF) (tracing.InterferenceLog, error) {
 	if s.Evidence == 0 || len(s.Tracers) == 0 {
 		return nil, nil
 	}
-	l, err := interfere.Load(interfere.Options{BTF: kb.cache, KernelTypes: kb.types, Loaded: kb.loaded})
+	l, err := tracers.LoadInterference(tracing.TracerOptions{BTF: kb.cache, KernelTypes: kb.types, Loaded: kb.loaded})
 	if errors.Is(err, ebpf.ErrNotSupported) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, newAttachError("interfere", err)
+		return nil, newAttachError(tracers.Interference.Name, err)
 	}
 	return l, nil
 }

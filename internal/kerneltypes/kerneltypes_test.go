@@ -13,7 +13,6 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
@@ -30,7 +29,7 @@ func cutOfThisKernel(t *testing.T) (kernel, cut *btf.Spec, objs []*ebpf.Collecti
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(interfere.OptionalTracepoints)...)
+	names := kerneltypes.Names(objs, kerneltypes.TracepointTypedefs(tracers.OptionalTracepoints())...)
 	raw, _, err = kerneltypes.Cut(kernel, names)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +122,7 @@ func TestTracerLoadsAgainstTheCut(t *testing.T) {
 		}
 		tr.Close()
 	}
-	l, err := interfere.Load(interfere.Options{KernelTypes: cut})
+	l, err := tracers.LoadInterference(tracing.TracerOptions{KernelTypes: cut})
 	if err != nil {
 		t.Fatalf("interference log against the cut: %v", err)
 	}

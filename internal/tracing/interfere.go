@@ -14,6 +14,19 @@ import (
 // ErrPrivileges.
 func LoadError(name string, err error) error { return loadError(name, err) }
 
+// InterferenceLog is the loaded and attached interference log
+// (Kind.Interference).
+type InterferenceLog interface {
+	// Map is the per-CPU log, for TracerOptions.Interference.
+	Map() *ebpf.Map
+	// Variant is the variant of the log's programs that attached.
+	Variant() Variant
+	// LoadCost is what loading the log's programs cost.
+	LoadCost() (LoadCost, error)
+	// Close detaches and unloads the log; it returns the first error.
+	Close() error
+}
+
 // configureInterference makes an object built with evidence.bpf.h walk
 // the interference log m (bpf/interfere's map) for the events it keeps:
 // m takes the place of the object's own interfere_log. Without evidence

@@ -52,6 +52,26 @@ type Kind struct {
 	// Objects returns the tracer's BPF objects, whose types are the part
 	// of a kernel's BTF a guest gets (internal/kerneltypes).
 	Objects func() ([]*ebpf.CollectionSpec, error)
+	// OptionalTracepoints are the tracepoints the tracer attaches to only
+	// where the kernel has them, found by the typedefs of their BTF
+	// (btf_trace_NAME), which a cut of a kernel's BTF must keep.
+	OptionalTracepoints []string
+
+	// Binaries, for a tracer that probes programs of this host (ufunc),
+	// returns the paths of those c probes, which a Result records; nil
+	// for a tracer that probes none.
+	Binaries func(c Config) []string
+	// MoveBinaries, set with Binaries, returns a copy of c that probes
+	// move(path) for each path of its Binaries: a variant's dir= runs the
+	// same tree checked out elsewhere.
+	MoveBinaries func(c Config, move func(path string) string) Config
+
+	// Interference, on the entry that offers it (bpf/interfere, which no
+	// scenario names), loads and attaches the log of what runs on each
+	// CPU, which the evidence of every tracer walks
+	// (TracerOptions.Interference). Of o it takes BTF, KernelTypes,
+	// Loaded and VerifierStats.
+	Interference func(o TracerOptions) (InterferenceLog, error)
 }
 
 // Config is a tracer's parsed config. It marshals to JSON as the scenario
