@@ -1,6 +1,6 @@
 //go:build ignore
 
-/* histtest.bpf.c: runs hist_bucket from hist.bpf.h on values given through
+/* bucket.bpf.c: runs hist_bucket from hist.bpf.h on values given through
  * BPF_PROG_TEST_RUN, so that a test can check the C bucket math against Go's.
  */
 #include "vmlinux.h"

@@ -1,4 +1,4 @@
-package histtest
+package hist_test
 
 import (
 	"encoding/binary"
@@ -11,6 +11,10 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
+// The kernel's side of the bucket math, testdata/bucket.bpf.c over
+// bpf/include/hist.bpf.h, built by bpf2go into bucket_bpfel_test.go.
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types -go-package hist_test bucket testdata/bucket.bpf.c -- -I../../bpf/include
+
 // TestBucketsAgree runs hist_bucket from bpf/include/hist.bpf.h in the kernel
 // through BPF_PROG_TEST_RUN and checks it against hist.Bucket on the edges
 // of every bucket and on random values across the whole range.
@@ -18,9 +22,9 @@ func TestBucketsAgree(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	var objs histtestObjects
-	if err := loadHisttestObjects(&objs, nil); err != nil {
-		t.Fatalf("load histtest: %v", err)
+	var objs bucketObjects
+	if err := loadBucketObjects(&objs, nil); err != nil {
+		t.Fatalf("load bucket: %v", err)
 	}
 	defer objs.Close()
 
