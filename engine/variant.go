@@ -281,19 +281,36 @@ func ParseVariant(s string) (VariantSpec, error) {
 	return v, nil
 }
 
-// CheckVariants puts back, before anything runs, the sysctls under root
-// that a run which died (SIGKILL) left changed, from its journal, saying
-// so on log; then refuses a key this kernel lacks (a typo until proven
-// otherwise), is read-only or will not take the variant's value: found
-// here, in one line naming the key and the value, not after the base's
-// trials. Targets that are not variants are passed over.
-func CheckVariants(targets []Target, root string, log io.Writer) error {
-	restored, err := sysctl.Recover(root)
-	for _, s := range restored {
-		fmt.Fprintf(log, "tailgate: restored sysctl %s, left changed by a tailgate run that died\n", s)
+// RecoverSysctls puts back, before anything runs, the sysctls under root
+// that runs which died (SIGKILL) left changed, from their journals, and
+// says so on log, naming each value and the run. A journal it cannot
+// replay is set aside and named on log with what to restore by hand: it
+// blocks no run. Every command that runs trials calls it first. Its error
+// is the journal directory's, an infrastructure failure.
+func RecoverSysctls(root string, log io.Writer) error {
+	rec, err := sysctl.Recover(root)
+	for _, r := range rec.Restored {
+		fmt.Fprintf(log, "tailgate: restored sysctl %s, left changed by a tailgate run that died (pid %d)\n", r.Setting, r.PID)
+	}
+	for _, sa := range rec.SetAside {
+		fmt.Fprintf(log, "tailgate: %v\n", sa)
 	}
 	if err != nil {
-		return &RestoreError{err}
+		return Infra(err)
+	}
+	return nil
+}
+
+// CheckVariants puts back what runs that died left changed
+// (RecoverSysctls), then refuses, before anything runs, a key this kernel
+// lacks (a typo until proven otherwise), one tailgate could not put back
+// as it found it (read-only, changed by the kernel itself), one another
+// tailgate run holds, or a value the kernel will not take: found here, in
+// one line naming the key and the value, not after the base's trials.
+// Targets that are not variants are passed over.
+func CheckVariants(targets []Target, root string, log io.Writer) error {
+	if err := RecoverSysctls(root, log); err != nil {
+		return err
 	}
 	var vs []*Variant
 	for _, t := range targets {
@@ -303,15 +320,19 @@ func CheckVariants(targets []Target, root string, log io.Writer) error {
 	}
 	for _, v := range vs {
 		for _, s := range v.Sysctls {
-			if _, err := sysctl.Read(root, s.Key); err != nil {
-				return Inputf("variant %s: %v", v.Name(), err)
+			if err := sysctl.Check(root, s); err != nil {
+				return Inputf("variant %s: %v; drop it from the variant", v.Name(), err)
 			}
 		}
 	}
 	for _, v := range vs {
 		if err := sysctl.Probe(root, v.Sysctls); err != nil {
 			var pe *sysctl.ProbeError
-			if errors.As(err, &pe) {
+			var be *sysctl.BusyError
+			switch {
+			case errors.As(err, &be):
+				return Infra(fmt.Errorf("variant %s: %w", v.Name(), err))
+			case errors.As(err, &pe):
 				return Inputf("variant %s: %v; drop it or give it a value this kernel takes", v.Name(), err)
 			}
 			return &RestoreError{err}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -65,6 +66,9 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if len(targets) != 1 {
 		return usagef("calibrate measures one target at a time, got %d", len(targets))
+	}
+	if err := engine.RecoverSysctls(sysctl.Root, stderr); err != nil {
+		return err
 	}
 	cal, all, err := engine.Calibrate(ctx, targets[0], rf.spec(ss), *runs, stderr)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report/show"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -98,6 +99,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	outs := engine.RunOutputs{Path: f.output, Formats: formats, Stdout: stdout, Log: stderr}
 	if err := outs.Check(targets); err != nil {
+		return err
+	}
+	if err := engine.RecoverSysctls(sysctl.Root, stderr); err != nil {
 		return err
 	}
 	spec := f.spec(nil)

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/report"
@@ -69,6 +72,7 @@ func Checks() []Check {
 	cs = append(cs, Tracers()...)
 
 	cs = append(cs, Cgroup())
+	cs = append(cs, Sysctls(sysctl.Root))
 
 	q, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
@@ -123,6 +127,40 @@ func Cgroup() Check {
 		return c
 	}
 	c.OK, c.Detail = true, "groups can be made and removed under "+mount
+	return c
+}
+
+// Sysctls puts back what tailgate runs that died (SIGKILL) left changed
+// under root, from their journals, as every command that runs trials does
+// first, and says what it restored; a journal that could not be replayed
+// is set aside and named, with what to restore by hand.
+func Sysctls(root string) Check {
+	c := Check{Name: "sysctls", Need: "variants"}
+	rec, err := sysctl.Recover(root)
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	var restored, left []string
+	for _, r := range rec.Restored {
+		restored = append(restored, fmt.Sprintf("%s (left changed by pid %d)", r.Setting, r.PID))
+	}
+	for _, sa := range rec.SetAside {
+		left = append(left, sa.Error())
+	}
+	for _, p := range sysctl.SetAsideJournals(root) {
+		if !slices.ContainsFunc(rec.SetAside, func(sa sysctl.SetAside) bool { return sa.Journal == p }) {
+			left = append(left, "a journal set aside earlier, "+p+", names values a run that died could not have put back; restore them by hand and remove it")
+		}
+	}
+	switch {
+	case len(left) > 0:
+		c.Detail = strings.Join(left, "; ")
+	case len(restored) > 0:
+		c.OK, c.Detail = true, "restored "+strings.Join(restored, ", ")
+	default:
+		c.OK, c.Detail = true, "none left changed by a tailgate run that died"
+	}
 	return c
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Root is where the kernel exposes its parameters.
@@ -87,7 +88,9 @@ func Read(root, key string) (string, error) {
 // tab-separated whatever was written.
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// write sets key and reads it back.
+// write sets key and reads it back. A key the kernel would not open for
+// writing is a *NotWrittenError: its value did not change. One that
+// reads back another value is a *ReadBackError.
 func write(root, key, value string) error {
 	p, err := Path(root, key)
 	if err != nil {
@@ -95,7 +98,7 @@ func write(root, key, value string) error {
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
-		return fmt.Errorf("sysctl %s: %w", key, err)
+		return &NotWrittenError{Key: key, Err: err}
 	}
 	_, werr := f.WriteString(value + "\n")
 	cerr := f.Close()
@@ -107,7 +110,104 @@ func write(root, key, value string) error {
 		return err
 	}
 	if got != normalize(value) {
-		return fmt.Errorf("sysctl %s reads back %q after writing %q", key, got, value)
+		return &ReadBackError{Key: key, Wrote: value, Read: got}
+	}
+	return nil
+}
+
+// NotWrittenError is a key the kernel would not open for writing: nothing
+// was written.
+type NotWrittenError struct {
+	Key string
+	Err error
+}
+
+func (e *NotWrittenError) Error() string { return fmt.Sprintf("sysctl %s: %v", e.Key, e.Err) }
+func (e *NotWrittenError) Unwrap() error { return e.Err }
+
+// ReadBackError is a write the kernel took that reads back another value.
+type ReadBackError struct {
+	Key, Wrote, Read string
+}
+
+func (e *ReadBackError) Error() string {
+	return fmt.Sprintf("sysctl %s reads back %q after writing %q", e.Key, e.Read, e.Wrote)
+}
+
+// putBack writes saved back over set, the value a run gave the key. A
+// write the kernel took that reads back neither the saved value nor set
+// is the key changing by itself: it is back as far as anything can put it
+// back, and no failure. set is "" when unknown, and then such a key is
+// a failure.
+func putBack(root string, saved Setting, set string) error {
+	err := write(root, saved.Key, saved.Value)
+	var rb *ReadBackError
+	if errors.As(err, &rb) && set != "" && rb.Read != normalize(set) {
+		return nil
+	}
+	return err
+}
+
+// KeyError is a key that tailgate refuses to set, before anything is
+// written: one whose value it could not put back as it found it.
+type KeyError struct {
+	Setting Setting
+	Why     string
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("sysctl %s cannot be set: %s", e.Setting, e.Why)
+}
+
+// oneWay are settings the kernel takes and never lets go back until the
+// next boot: probing them would change the machine for good.
+var oneWay = map[Setting]bool{
+	{Key: "kernel.modules_disabled", Value: "1"}:          true,
+	{Key: "kernel.kexec_load_disabled", Value: "1"}:       true,
+	{Key: "kernel.unprivileged_bpf_disabled", Value: "1"}: true,
+	{Key: "kernel.yama.ptrace_scope", Value: "3"}:         true,
+}
+
+// stableReads and stableGap: how often, and how far apart, Check reads a
+// key to see that it holds still.
+const (
+	stableReads = 3
+	stableGap   = 2 * time.Millisecond
+)
+
+// Check refuses, before anything is written, a setting that could not be
+// put back as it was: a key this kernel lacks, a read-only key, one whose
+// value the kernel changes by itself (fs.file-nr, kernel.random.uuid), a
+// value the kernel never lets go of (kernel.modules_disabled=1). A
+// missing key is the error of Read; the others are a *KeyError.
+func Check(root string, s Setting) error {
+	first, err := Read(root, s.Key)
+	if err != nil {
+		return err
+	}
+	p, err := Path(root, s.Key)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("sysctl %s: %w", s.Key, err)
+	}
+	if perm := st.Mode().Perm(); perm&0o222 == 0 {
+		return &KeyError{Setting: s, Why: fmt.Sprintf("the key is read-only (mode %04o)", perm)}
+	}
+	if oneWay[Setting{Key: strings.ReplaceAll(strings.Trim(s.Key, "/"), "/", "."), Value: normalize(s.Value)}] {
+		return &KeyError{Setting: s, Why: "the kernel keeps that value until the next boot, so it could not be put back"}
+	}
+	for range stableReads - 1 {
+		time.Sleep(stableGap)
+		v, err := Read(root, s.Key)
+		if err != nil {
+			return err
+		}
+		if v != first {
+			return &KeyError{Setting: s, Why: fmt.Sprintf("the kernel changes the key by itself (read %q, then %q), so it could not be put back as it was", first, v)}
+		}
 	}
 	return nil
 }
@@ -125,7 +225,8 @@ type Applied struct {
 // checked by reading it back. If any read or write fails, the settings
 // already written are restored before Apply returns the error (joined with
 // a *RestoreError if restoring failed too). Nothing is written unless the
-// journal is on disk first.
+// journal is on disk first. A key another live run holds in its journal is
+// a *BusyError, and nothing is written.
 func Apply(root string, settings []Setting) (*Applied, error) {
 	a := &Applied{root: root}
 	for _, s := range settings {
@@ -135,7 +236,7 @@ func Apply(root string, settings []Setting) (*Applied, error) {
 		}
 		a.saved = append(a.saved, Setting{Key: s.Key, Value: old})
 	}
-	j, err := writeJournal(JournalDir(root), root, a.saved)
+	j, err := writeJournal(JournalDir(root), root, a.saved, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -145,25 +246,32 @@ func Apply(root string, settings []Setting) (*Applied, error) {
 		if err := write(root, s.Key, s.Value); err != nil {
 			// Restore puts back only what may have changed: this key (a
 			// write that fails part way may still have changed it) and
-			// those before it.
-			a.saved = a.saved[:i+1]
+			// those before it; not this key when it was never opened.
+			n := i + 1
+			if errors.As(err, new(*NotWrittenError)) {
+				n = i
+			}
+			a.saved = a.saved[:n]
 			return nil, errors.Join(err, a.Restore())
 		}
 	}
 	return a, nil
 }
 
-// Probe writes each setting and restores it at once, so that a key the
-// kernel will not let be written (read-only, or a value it rejects) is
-// found before any measurement rather than after the first. Its error for
-// such a key is a *ProbeError; a *RestoreError if putting a value back
-// failed.
+// Probe checks each setting (Check), then writes it and restores it at
+// once, so that a key the kernel will not let be written (read-only, or a
+// value it rejects) is found before any measurement rather than after the
+// first. Its error for such a key is a *ProbeError; a *RestoreError if
+// putting a value back failed; a *BusyError if another run holds the key.
 func Probe(root string, settings []Setting) error {
 	for _, s := range settings {
+		if err := Check(root, s); err != nil {
+			return &ProbeError{Setting: s, Err: err}
+		}
 		a, err := Apply(root, []Setting{s})
 		if err != nil {
 			var re *RestoreError
-			if errors.As(err, &re) {
+			if errors.As(err, &re) || errors.As(err, new(*BusyError)) {
 				return err
 			}
 			return &ProbeError{Setting: s, Err: err}
@@ -182,6 +290,10 @@ type ProbeError struct {
 }
 
 func (e *ProbeError) Error() string {
+	var ke *KeyError
+	if errors.As(e.Err, &ke) {
+		return ke.Error()
+	}
 	return fmt.Sprintf("sysctl %s cannot be set on this kernel: %v", e.Setting, unwrapSysctl(e.Err))
 }
 
@@ -197,10 +309,21 @@ func unwrapSysctl(err error) error {
 	return err
 }
 
+// setValue is the value a names for key, "" when none.
+func (a *Applied) setValue(key string) string {
+	for _, s := range a.set {
+		if s.Key == key {
+			return s.Value
+		}
+	}
+	return ""
+}
+
 // Restore writes the saved values back, last applied first, and reads
-// each back; a key that already reads its saved value is not written. It tries every key whatever fails; the error is a
-// *RestoreError naming each key left wrong, and then the journal stays
-// for the next Recover. Restore is idempotent: a second call does nothing.
+// each back; a key that already reads its saved value is not written. It
+// tries every key whatever fails; the error is a *RestoreError naming each
+// key left wrong, and then the journal stays for the next Recover. Restore
+// is idempotent: a second call does nothing.
 func (a *Applied) Restore() error {
 	if a == nil {
 		return nil
@@ -211,7 +334,7 @@ func (a *Applied) Restore() error {
 		if cur, err := Read(a.root, s.Key); err == nil && cur == normalize(s.Value) {
 			continue // never changed: a read-only key stays restorable
 		}
-		if err := write(a.root, s.Key, s.Value); err != nil {
+		if err := putBack(a.root, s, a.setValue(s.Key)); err != nil {
 			re.Failed = append(re.Failed, Failure{Setting: s, Err: err})
 		}
 	}
@@ -244,7 +367,7 @@ func (a *Applied) Suspend() error {
 	var re RestoreError
 	for i := len(a.saved) - 1; i >= 0; i-- {
 		s := a.saved[i]
-		if err := write(a.root, s.Key, s.Value); err != nil {
+		if err := putBack(a.root, s, a.setValue(s.Key)); err != nil {
 			re.Failed = append(re.Failed, Failure{Setting: s, Err: err})
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeRoot makes a /proc/sys look-alike holding the given key=value files.
@@ -214,5 +216,83 @@ func TestSuspendResume(t *testing.T) {
 	}
 	if err := a.Resume(); err == nil {
 		t.Fatal("Resume after Restore: no error")
+	}
+}
+
+// TestCheckRefusesWhatCannotBePutBack: keys of the real kernel that are
+// read-only and change by themselves (fs.file-nr, kernel.random.uuid) are
+// refused before anything is written, naming the key and why; nothing is
+// journalled. So are a key that changes between reads and a value the
+// kernel never lets go of.
+func TestCheckRefusesWhatCannotBePutBack(t *testing.T) {
+	for _, key := range []string{"fs.file-nr", "kernel.random.uuid"} {
+		s := Setting{Key: key, Value: "1"}
+		err := Probe(Root, []Setting{s})
+		var ke *KeyError
+		if !errors.As(err, &ke) || !strings.Contains(err.Error(), "sysctl "+key+"=1 cannot be set: the key is read-only") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Probe %s = %v; want one line: a *KeyError saying it is read-only", s, err)
+		}
+	}
+	if js, _ := filepath.Glob(filepath.Join(JournalDir(Root), journalPrefix+"*")); len(js) > 0 {
+		t.Errorf("journals left: %v", js)
+	}
+
+	root := fakeRoot(t, map[string]string{"kernel.ns_last_pid": "100", "kernel.modules_disabled": "0"})
+	p, _ := Path(root, "kernel.ns_last_pid")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the kernel counting forks
+		defer close(done)
+		for n := 101; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.WriteFile(p, []byte(strconv.Itoa(n)+"\n"), 0o644)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	err := Probe(root, []Setting{{Key: "kernel.ns_last_pid", Value: "1"}})
+	close(stop)
+	<-done
+	if ke := (*KeyError)(nil); !errors.As(err, &ke) || !strings.Contains(err.Error(), "changes the key by itself") {
+		t.Errorf("Probe of a key that changes by itself = %v; want a *KeyError saying so", err)
+	}
+	err = Probe(root, []Setting{{Key: "kernel.modules_disabled", Value: "1"}})
+	if ke := (*KeyError)(nil); !errors.As(err, &ke) || !strings.Contains(err.Error(), "until the next boot") || value(t, root, "kernel.modules_disabled") != "0" {
+		t.Errorf("Probe of a one-way value = %v; want a *KeyError and nothing written", err)
+	}
+	if js, _ := filepath.Glob(filepath.Join(JournalDir(root), journalPrefix+"*")); len(js) > 0 {
+		t.Errorf("journals left: %v", js)
+	}
+}
+
+// TestApplyUnopenedKeyNotRestored: a key the kernel would not open for
+// writing was not changed, so a failed Apply does not try to put it back
+// (a key that changes by itself would read as still changed) and leaves
+// no journal.
+func TestApplyUnopenedKeyNotRestored(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"vm.swappiness": "60", "fs.file-nr": "1 0 100"})
+	p, _ := Path(root, "fs.file-nr")
+	os.Chmod(p, 0o444)
+	if os.Geteuid() == 0 {
+		// Root opens a 0444 file of a tmpfs; not one of /proc/sys.
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/proc/sys/fs/file-nr", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Apply(root, []Setting{{"vm.swappiness", "10"}, {"fs.file-nr", "1"}})
+	if ne := (*NotWrittenError)(nil); !errors.As(err, &ne) || errors.As(err, new(*RestoreError)) {
+		t.Fatalf("Apply = %v; want a *NotWrittenError and no *RestoreError", err)
+	}
+	if v := value(t, root, "vm.swappiness"); v != "60" {
+		t.Errorf("vm.swappiness = %s, want 60 restored", v)
+	}
+	if js, _ := filepath.Glob(filepath.Join(JournalDir(root), journalPrefix+"*")); len(js) > 0 {
+		t.Errorf("journals left: %v", js)
 	}
 }
