@@ -42,12 +42,16 @@ func (s Store) SingleFile() bool {
 func (s Store) Missing(ss []*scenarios.Scenario, target string) ([]string, error) {
 	var missing []string
 	for _, sc := range ss {
-		_, err := baseline.Load(s.Path, sc.Name, target, "")
+		e, err := baseline.Load(s.Path, sc.Name, target, "")
 		switch {
 		case errors.Is(err, baseline.ErrNotFound):
 			missing = append(missing, sc.Name)
 		case err != nil:
 			return nil, &InputError{fmt.Errorf("baseline: %w", err)}
+		default:
+			if err := report.CheckBaseline(e.Result); err != nil {
+				return nil, &InputError{fmt.Errorf("baseline %s: %w", e.Path, err)}
+			}
 		}
 	}
 	return missing, nil
@@ -67,6 +71,9 @@ func (s Store) For(cand *result.Result) (*result.Result, []string, error) {
 		}
 		if err != nil {
 			return nil, nil, &InputError{fmt.Errorf("baseline: %w", err)}
+		}
+		if err := report.CheckBaseline(e.Result); err != nil {
+			return nil, nil, &InputError{fmt.Errorf("baseline %s: %w", e.Path, err)}
 		}
 		if base == nil {
 			base = e.Result
@@ -115,6 +122,9 @@ func (s Store) Save(res *result.Result, missing []string, failed bool) (err erro
 	}
 	if len(toSave.Scenarios) == 0 {
 		return nil
+	}
+	if err := report.CheckBaseline(&toSave); err != nil && baseline.Check(&toSave) == nil {
+		return &InputError{fmt.Errorf("%w: %w", baseline.ErrRefused, err)}
 	}
 	defer func() {
 		if err == nil {
@@ -167,6 +177,10 @@ func SaveBaselines(dir string, r *result.Result, opt baseline.SaveOptions, log i
 			by += fmt.Sprintf(" (pid %d)", l.PID)
 		}
 		fmt.Fprintf(log, "baseline store %s is locked by %s saving into it; waiting for %s\n", filepath.Dir(l.Lock), by, l.Lock)
+	}
+	// A Result without measurements is baseline.SaveWith's to name.
+	if err := report.CheckBaseline(r); err != nil && baseline.Check(r) == nil {
+		return &InputError{fmt.Errorf("%w: %w", baseline.ErrRefused, err)}
 	}
 	paths, err := baseline.SaveWith(dir, r, opt)
 	for _, p := range paths {

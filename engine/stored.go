@@ -78,6 +78,9 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 // no baseline is an InputError: stored for another target only, it was
 // found before the run under the name the run did not report.
 func (g StoredGate) Judge(res *result.Result, write func(*report.Matrix) error) (*report.Matrix, error) {
+	if err := CheckCandidate(res); err != nil {
+		return nil, err
+	}
 	rep, missing, err := g.Store.Compare(res, g.Options)
 	if err != nil {
 		return nil, err
@@ -99,12 +102,33 @@ func (g StoredGate) Judge(res *result.Result, write func(*report.Matrix) error) 
 	return m, nil
 }
 
+// CheckCandidate refuses a candidate with no scenario measured (none, or
+// only scenarios the run skipped): a broken run, an InfraError, never a
+// pass of nothing.
+func CheckCandidate(cand *result.Result) error {
+	if len(cand.Scenarios) > 0 {
+		return nil
+	}
+	why := "it has no scenarios"
+	if len(cand.Skipped) > 0 {
+		var names []string
+		for _, sk := range cand.Skipped {
+			names = append(names, sk.Scenario)
+		}
+		why = "its run skipped every scenario (" + strings.Join(names, ", ") + ")"
+	}
+	return Infra(fmt.Errorf("%w: %s: nothing to gate; the candidate's run is broken", report.ErrCandidateIncomplete, why))
+}
+
 // LoadBase reads what cand is compared with: the baselines of its
 // scenarios in the directory path (Store.For; each scenario without one
 // is named on log and left out), or the Result file path. candPath names
 // cand in errors. A base that cannot be read or holds nothing to compare
 // with (it would pass every gate) is an InputError.
 func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) (*result.Result, error) {
+	if err := CheckCandidate(cand); err != nil {
+		return nil, err
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		base, missing, err := Store{Path: path}.For(cand)
 		if err != nil {
@@ -123,6 +147,9 @@ func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) 
 		return nil, Inputf("baseline: %w", err)
 	}
 	if err := baseline.Check(base); err != nil {
+		return nil, Inputf("baseline %s: %w", path, err)
+	}
+	if err := report.CheckBaseline(base); err != nil {
 		return nil, Inputf("baseline %s: %w", path, err)
 	}
 	return base, nil

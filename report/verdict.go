@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -167,6 +168,56 @@ func (o Options) sequential() Sequential {
 // policy gates: a metric, its events, its trials. A broken run, not a
 // pass: the caller exits as for an infrastructure failure.
 var ErrCandidateIncomplete = errors.New("candidate incomplete")
+
+// ErrBaselineIncomplete reports a baseline that lacks what its own gate
+// policy gates, or whose policy gates nothing: every comparison with it
+// would pass "0 gated percentiles". Broken input, not a pass.
+var ErrBaselineIncomplete = errors.New("baseline incomplete")
+
+// CheckBaseline returns an error wrapping ErrBaselineIncomplete for the
+// first scenario of r whose gate policy (GatePolicy) gates nothing it
+// measured: an empty gate block, a metric with no percentile, a
+// percentile that is none, a metric the scenario has not measured.
+func CheckBaseline(r *result.Result) error {
+	for i := range r.Scenarios {
+		if err := checkBaselineGated(&r.Scenarios[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkBaselineGated(s *result.Scenario) error {
+	broken := func(format string, a ...any) error {
+		return fmt.Errorf("%w: scenario %s %s: it would pass every gate", ErrBaselineIncomplete, s.Name, fmt.Sprintf(format, a...))
+	}
+	if s.Gate != nil && len(s.Gate) == 0 {
+		return broken("has an empty gate block")
+	}
+	gate, _ := GatePolicy(s)
+	metrics := slices.Sorted(maps.Keys(gate))
+	for _, m := range metrics {
+		ps := gate[m]
+		if len(ps) == 0 {
+			return broken("gates %s at no percentile", m)
+		}
+		for _, p := range slices.Sorted(maps.Keys(ps)) {
+			if _, ok := LookupPercentile(p); !ok {
+				return broken("gates %s at %q, which is not a percentile", m, p)
+			}
+		}
+		if m == "*" {
+			if len(s.Metrics) == 0 {
+				return broken("gates every metric and has none")
+			}
+			continue
+		}
+		if s.Metrics[m] == nil {
+			return broken("gates %s, which it has not measured", m)
+		}
+	}
+	return nil
+}
 
 // ErrParamsDiffer reports scenarios run with different parameters: their
 // numbers measure different things.
@@ -334,6 +385,9 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	}
 	// The judge comes from the base: a candidate (a pull request) must
 	// not loosen its own thresholds. Command-line thresholds still apply.
+	if err := checkBaselineGated(base); err != nil {
+		return nil, err
+	}
 	gate, warn := GatePolicy(base)
 	if warn != nil {
 		sr.Warnings = append(sr.Warnings, *warn)

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// writeResult writes r to dir/name and returns the path.
+func writeResult(t *testing.T, dir, name string, r *result.Result) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := result.Write(path, r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestEmptyCandidateNeverPasses: a candidate with no scenarios, or with
+// only scenarios its run skipped, is a broken run (exit 3) against a
+// baseline file or directory, in gate and compare alike, and nothing is
+// said about saving it. Once, gate passed it and said it was now the
+// baseline, with nothing saved.
+func TestEmptyCandidateNeverPasses(t *testing.T) {
+	dir := t.TempDir()
+	good := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}
+	goodPath := good.write(t, dir, "good.json")
+	store := filepath.Join(dir, "store")
+	if code, _, stderr := cli("baseline", "save", goodPath, store); code != 0 {
+		t.Fatalf("baseline save: exit %d\n%s", code, stderr)
+	}
+	none := good.result()
+	none.Scenarios = nil
+	skipped := good.result()
+	skipped.Scenarios = nil
+	skipped.Skipped = []result.Skipped{{Scenario: "kfunc-vfs-read", Reason: "kfunc: not supported"}}
+	for _, tc := range []struct {
+		name string
+		r    *result.Result
+		why  string
+	}{
+		{"no scenarios", none, "it has no scenarios"},
+		{"only skipped", skipped, "skipped every scenario (kfunc-vfs-read)"},
+	} {
+		cand := writeResult(t, dir, strings.ReplaceAll(tc.name, " ", "-")+".json", tc.r)
+		for _, args := range [][]string{
+			{"gate", "--candidate", cand, "--baseline", goodPath},
+			{"gate", "--candidate", cand, "--baseline", store},
+			{"compare", goodPath, cand},
+			{"compare", store, cand},
+		} {
+			code, stdout, stderr := cli(args...)
+			if code != exitInfra || !strings.Contains(stderr, tc.why) || strings.Contains(stdout+stderr, "Pass") || strings.Contains(stdout+stderr, "now the baseline") {
+				t.Errorf("%s: tailgate %s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 3 saying %q, and no pass", tc.name, strings.Join(args[:1], " "), code, stdout, stderr, tc.why)
+			}
+		}
+	}
+}
+
+// TestBaselineGatingNothingRefused: a baseline whose own gate policy
+// gates a metric it lacks, or nothing at all (an empty gate block, a
+// metric with no percentile), is refused by baseline save and, stored
+// all the same, at gate and compare time (exit 2), before a run; a
+// candidate twice as slow must never pass it. Once, each gave "No
+// regressions in 0 gated percentiles".
+func TestBaselineGatingNothingRefused(t *testing.T) {
+	slow := fakeRun{scenario: "syscall-read", scales: []float64{2, 2.01, 1.99, 2, 2}, seed: 9}
+	for _, tc := range []struct {
+		name  string
+		spoil func(s *result.Scenario)
+		why   string
+	}{
+		{"gated metric deleted", func(s *result.Scenario) {
+			s.Metrics["sched.runq"] = s.Metrics["syscall.read"]
+			delete(s.Metrics, "syscall.read")
+		}, "gates syscall.read, which it has not measured"},
+		{"empty gate block", func(s *result.Scenario) { s.Gate = result.GatePolicy{"": nil} }, "has an empty gate block"},
+		{"metric without percentiles", func(s *result.Scenario) { s.Gate = result.GatePolicy{"syscall.read": {}} }, "gates syscall.read at no percentile"},
+		{"no such percentile", func(s *result.Scenario) { s.Gate = result.GatePolicy{"syscall.read": {"p200": 0.1}} }, `gates syscall.read at "p200"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			slowPath := slow.write(t, dir, "slow.json")
+			base := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
+			base.Scenarios[0].Gate = result.GatePolicy{"syscall.read": {"p99": 0.1}}
+			tc.spoil(&base.Scenarios[0])
+			b, err := result.Marshal(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An empty gate block: omitempty would leave it out.
+			b = bytes.Replace(b, []byte(`"gate": {
+        "": null
+      },`), []byte(`"gate": {},`), 1)
+			basePath := filepath.Join(dir, "base.json")
+			store := filepath.Join(dir, "store")
+			if err := os.MkdirAll(store, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{basePath, filepath.Join(store, "syscall-read@host-6.1.0-test.json")} {
+				if err := os.WriteFile(p, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, _, stderr := cli("baseline", "save", basePath, filepath.Join(dir, "new-store"))
+			if code != exitUsage || !strings.Contains(stderr, tc.why) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("baseline save: exit %d, stderr %q; want 2 and one line saying %q", code, stderr, tc.why)
+			}
+			// The store holds it all the same: stored by hand, or by an
+			// older tailgate.
+			for _, args := range [][]string{
+				{"gate", "--candidate", slowPath, "--baseline", store},
+				{"gate", "--candidate", slowPath, "--baseline", basePath},
+				{"compare", basePath, slowPath},
+				{"compare", store, slowPath},
+			} {
+				code, stdout, stderr := cli(args...)
+				if code != exitUsage || !strings.Contains(stderr, tc.why) || strings.Contains(stdout, "No regressions") {
+					t.Errorf("tailgate %s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 saying %q", strings.Join(args, " "), code, stdout, stderr, tc.why)
+				}
+			}
+			stubRunner(t) // refused before any run
+			if code, _, stderr := cli("gate", "syscall-read", "--baseline", store); code != exitUsage || !strings.Contains(stderr, tc.why) {
+				t.Errorf("gate of a run: exit %d, stderr %q; want 2 before the run", code, stderr)
+			}
+		})
+	}
+}
