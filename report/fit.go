@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 )
 
 // A table that keeps to a terminal's width. Within the width it is the
@@ -49,8 +51,15 @@ const (
 	indent = 2
 )
 
-// Append adds a row, one cell per column.
-func (t *FitTable) Append(row []string) { t.Rows = append(t.Rows, row) }
+// Append adds a row, one cell per column, each one line (plaintext.Line):
+// a cell may hold a name from a Result file.
+func (t *FitTable) Append(row []string) {
+	cells := make([]string, len(row))
+	for i, c := range row {
+		cells[i] = plaintext.Line(c)
+	}
+	t.Rows = append(t.Rows, cells)
+}
 
 // Render writes the table: the house table when it fits the width (or
 // the width is unlimited), else the narrow layout.

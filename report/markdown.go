@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 )
 
 // writeMarkdown writes m as GitHub-flavoured Markdown for a job summary
@@ -130,31 +130,11 @@ func hasEvidence(r *Report, scenario string) bool {
 }
 
 // oneLine returns s with every character that would end its line or hide
-// text (control characters, Unicode line and paragraph separators,
-// bidirectional overrides) written out as a Go escape such as \n or
-// \u202e. Names, kernel releases and warnings come from Result files and
-// guests: each must stay one visible line of what it says, in a table
-// cell, a list item or an annotation.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, hides) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hides(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func hides(r rune) bool {
-	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' ||
-		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069')
-}
+// text written out as a Go escape such as \n or \u202e (plaintext.Line).
+// Names, kernel releases and warnings come from Result files and guests:
+// each must stay one visible line of what it says, in a table cell, a
+// list item or an annotation.
+func oneLine(s string) string { return plaintext.Line(s) }
 
 // mdReplacer escapes what Markdown, GitHub's tables and inline HTML would
 // read as markup: a pipe ends a cell, brackets make links and images,

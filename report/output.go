@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
@@ -109,7 +110,11 @@ func WriteOutputs(m *Matrix, outs []Output, stdout, log io.Writer) error {
 			return err
 		}
 		if o.Path == "" {
-			if _, err := stdout.Write(b.Bytes()); err != nil {
+			w := stdout
+			if o.Format == GitHub {
+				w = plaintext.Raw(stdout) // its commands are meant, each escaped
+			}
+			if _, err := w.Write(b.Bytes()); err != nil {
 				return err
 			}
 			continue

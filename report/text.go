@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 )
 
 // TextOptions controls the text rendering of a report: a comparison, a
@@ -19,9 +21,13 @@ type TextOptions struct {
 // (FitTable), a matrix's one table becomes one per target, and long lines
 // wrap.
 func WriteText(w io.Writer, m *Matrix, o TextOptions) error {
-	ew := &errWriter{w: w}
+	// Names, kernel releases and warnings come from Result files: each
+	// stays one line (plaintext.Line), and no line of the report, which
+	// CI logs show, begins with a workflow command (plaintext.Guard).
+	g := plaintext.Guard(w)
+	ew := &errWriter{w: g}
 	line := func(hang int, format string, args ...any) {
-		for _, l := range wrapHanging(fmt.Sprintf(format, args...), o.Width, hang) {
+		for _, l := range wrapHanging(plaintext.Line(fmt.Sprintf(format, args...)), o.Width, hang) {
 			fmt.Fprintln(ew, l)
 		}
 	}
@@ -90,6 +96,9 @@ func WriteText(w io.Writer, m *Matrix, o TextOptions) error {
 		if err := writeEvidenceText(ew, p.r, o.Width, narrow); err != nil {
 			return err
 		}
+	}
+	if err := g.Flush(); err != nil && ew.err == nil {
+		return err
 	}
 	return ew.err
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -128,5 +129,60 @@ func TestBaselineGatingNothingRefused(t *testing.T) {
 				t.Errorf("gate of a run: exit %d, stderr %q; want 2 before the run", code, stderr)
 			}
 		})
+	}
+}
+
+// commandLines returns the lines of out that GitHub's runner would read
+// as a workflow command, or that carry a control character other than a
+// tab.
+func commandLines(out string) []string {
+	var bad []string
+	for _, line := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(l, "::") || strings.HasPrefix(l, "##[") || strings.ContainsFunc(line, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }) {
+			bad = append(bad, line)
+		}
+	}
+	return bad
+}
+
+// TestResultTextCannotInjectCommands: Result fields holding a line break
+// and a workflow command, or terminal escapes, reach no output a CI log
+// shows raw: not the text report on standard output or in a file, not
+// the error and warning lines on standard error, not show. Once, compare
+// printed a line "::error::pwned" from a kernel release.
+func TestResultTextCannotInjectCommands(t *testing.T) {
+	dir := t.TempDir()
+	evil := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
+	evil.Environment.KernelRelease = "6.1\n::error::pwned\r::warning::x\n  ##[error]y \x1b[2J\u202e"
+	evil.Environment.CPUModel = "cpu\n::add-mask::z"
+	evil.Partial, evil.Error = true, "oops\n::error title=t::partial"
+	evilPath := writeResult(t, dir, "evil.json", evil)
+	good := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}
+	goodPath := good.write(t, dir, "good.json")
+	slow := fakeRun{scenario: "syscall-read", scales: []float64{2, 2, 2, 2, 2}, seed: 3}.result()
+	slow.Environment = evil.Environment
+	slowPath := writeResult(t, dir, "slow.json", slow)
+	report := filepath.Join(dir, "report.txt")
+	for _, args := range [][]string{
+		{"compare", evilPath, evilPath},
+		{"compare", goodPath, slowPath, "--format", "text=" + report},
+		{"gate", "--candidate", slowPath, "--baseline", goodPath},
+		{"gate", "--candidate", evilPath, "--baseline", goodPath},
+		{"show", evilPath},
+		{"baseline", "show", evilPath},
+		{"merge", goodPath, evilPath, "-o", filepath.Join(dir, "merged.json")},
+	} {
+		code, stdout, stderr := cli(args...)
+		if bad := commandLines(stdout + "\n" + stderr); len(bad) > 0 {
+			t.Errorf("tailgate %s (exit %d) printed lines a CI log would act on: %q", strings.Join(args, " "), code, bad)
+		}
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := commandLines(string(b)); len(bad) > 0 || !strings.Contains(string(b), `6.1\n::error::pwned`) {
+		t.Errorf("text report file: lines %q; want the kernel release escaped, on one line:\n%s", bad, b)
 	}
 }

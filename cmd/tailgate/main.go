@@ -18,6 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/vmtest"
@@ -128,8 +129,15 @@ func unknownCommand(name string) string {
 	return msg + " ('tailgate help' lists the commands)"
 }
 
-// run is main without the process: tests drive it in-process.
+// run is main without the process: tests drive it in-process. What it
+// prints goes through plaintext.Guard: a field of a Result read back
+// never begins a line that a CI runner takes for a workflow command, nor
+// sends a control character to the terminal.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	gout, gerr := plaintext.Guard(stdout), plaintext.Guard(stderr)
+	defer gerr.Flush()
+	defer gout.Flush()
+	stdout, stderr = gout, gerr
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -153,7 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
 		if err != nil && !errors.Is(err, errRegression) && !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "%s: %v\n", errorPrefix(c, args[1:]), err)
+			fmt.Fprintf(stderr, "%s: %s\n", errorPrefix(c, args[1:]), plaintext.Message(err.Error()))
 		}
 		return exitCode(err)
 	}

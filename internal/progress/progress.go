@@ -26,7 +26,8 @@ type Reporter struct {
 // CI environment variable is not set.
 func New(w io.Writer) *Reporter {
 	bar := false
-	if f, ok := w.(*os.File); ok && os.Getenv("CI") == "" {
+	// A writer over a file (a guard of the terminal) says which.
+	if f, ok := w.(interface{ Fd() uintptr }); ok && os.Getenv("CI") == "" {
 		bar = isatty.IsTerminal(f.Fd())
 	}
 	return &Reporter{w: w, bar: bar, start: time.Now()}

@@ -20,8 +20,19 @@ const Unlimited = 0
 // is a positive number, else the terminal's columns when w is a
 // terminal, else Unlimited.
 func Of(w io.Writer) int {
-	f, _ := w.(*os.File)
-	return From(os.Getenv("COLUMNS"), f)
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	// A writer over a file (a guard of the terminal) says which.
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return Unlimited
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return Unlimited
+	}
+	return int(ws.Col)
 }
 
 // Stdout is Of(os.Stdout).

@@ -3,6 +3,7 @@ package changes
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"io"
 	"math"
 	"strings"
@@ -57,8 +58,12 @@ func (w Warning) word() string {
 	return fmt.Sprintf("%s: %s", w.Key, w.Kind)
 }
 
-// WriteText writes the report as plain lines.
+// WriteText writes the report as plain lines, for a terminal or a CI log
+// (plaintext.Guard: keys come from the store's Results).
 func (r *Report) WriteText(w io.Writer) error {
+	g := plaintext.Guard(w)
+	defer g.Flush()
+	w = g
 	fmt.Fprintf(w, "%d series tested, family-wise level %g (Holm); %d change points\n", len(r.Series), r.Level, len(r.Changes))
 	for _, c := range r.Changes {
 		kind, before, after, shift := c.words()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 )
@@ -60,7 +61,13 @@ type Options struct {
 func (d *Document) Write(w io.Writer, f Format, o Options) error {
 	switch f {
 	case FormatText:
-		return d.Text(w, o)
+		// Names and the kernel release come from the Result file; the
+		// text is for a terminal or a CI log (plaintext.Guard).
+		g := plaintext.Guard(w)
+		if err := d.Text(g, o); err != nil {
+			return err
+		}
+		return g.Flush()
 	case FormatJSON:
 		return d.JSON(w)
 	case FormatCSV:
