@@ -239,7 +239,7 @@ func (s Store) LoadCalibration(target, kernel string) (*report.Calibration, erro
 // on Log.
 func (s Store) SaveCalibration(cal *report.Calibration) error {
 	path := s.CalibrationPath(cal.Target, cal.KernelRelease)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := safefile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return Infra(fmt.Errorf("store calibration: %w", err))
 	}
 	b, err := report.MarshalCalibration(cal)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -262,7 +263,7 @@ func (b *bisector) bisect(ctx context.Context, out *Outcome) error {
 		return err
 	}
 	goodFiles := filepath.Join(b.out, "good")
-	if err := os.MkdirAll(goodFiles, 0o755); err != nil {
+	if err := safefile.MkdirAll(goodFiles, 0o755); err != nil {
 		return err
 	}
 	b.logf("building good %s", Short(o.Good))
@@ -333,7 +334,7 @@ func (b *bisector) step(ctx context.Context, n int, commit, goodRun, wt string) 
 		name = fmt.Sprintf("step-%d-%s", n, Short(commit))
 	}
 	s.Dir = filepath.Join(b.out, name)
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	if err := safefile.MkdirAll(s.Dir, 0o755); err != nil {
 		return s, err
 	}
 	label := fmt.Sprintf("step %d: %s", n, Short(commit))
@@ -400,7 +401,7 @@ func (b *bisector) keepLog(ctx context.Context, wt string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(b.o.Out, "bisect.log"), []byte(s+"\n"), 0o644)
+	return safefile.Write(filepath.Join(b.o.Out, "bisect.log"), []byte(s+"\n"), safefile.Options{NoFollow: true})
 }
 
 // cleanup resets the bisect, removes the worktrees and the temporary

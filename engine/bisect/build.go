@@ -3,6 +3,7 @@ package bisect
 import (
 	"context"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"io"
 	"os"
 	"os/exec"
@@ -44,7 +45,7 @@ func withoutGitDirs() []string {
 // with TAILGATE_COMMIT set and its output in logPath. A command that
 // fails is a *BuildError; an interrupt is the context's error.
 func build(ctx context.Context, cmdline, dir, commit, logPath string) error {
-	f, err := os.Create(logPath)
+	f, err := safefile.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}

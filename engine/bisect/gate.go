@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -113,7 +114,7 @@ func (g *ExecGate) GateArgs(r Request) []string {
 }
 
 func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
-	logf, err := os.Create(filepath.Join(r.Out, "gate.log"))
+	logf, err := safefile.OpenFile(filepath.Join(r.Out, "gate.log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if _, err := safefile.Resolve(dir); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotStore, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := safefile.MkdirAll(dir, 0o755); err != nil {
 		var why error
 		switch st, serr := os.Stat(dir); {
 		case serr == nil && !st.IsDir():

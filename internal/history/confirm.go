@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // Pair is what history confirm re-measures: a commit's record (Head), the
@@ -102,7 +103,7 @@ func kernelArg(t result.Target) string {
 // have written, out/bzImage. A command that exits 0 without writing it is
 // ErrBadInput; any other error is the machinery's.
 func BuildKernel(ctx context.Context, cmdline, commit, out string, log io.Writer) (string, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := safefile.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)

@@ -72,7 +72,7 @@ func (d *dirStore) snapshot(ctx context.Context) (snapshot, error) {
 }
 
 func (d *dirStore) update(ctx context.Context, msg string, fn func(snapshot) (*change, error)) error {
-	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+	if err := safefile.MkdirAll(d.dir, 0o755); err != nil {
 		return err
 	}
 	lk, err := d.lock(unix.LOCK_EX, true)
@@ -103,7 +103,7 @@ func (d *dirStore) update(ctx context.Context, msg string, fn func(snapshot) (*c
 	})
 	for _, name := range names {
 		path := filepath.Join(d.dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := safefile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
 		if err := safefile.Write(path, ch.put[name], safefile.Options{NoFollow: true}); err != nil {

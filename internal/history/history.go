@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // Format is the version of the index and record documents this package
@@ -50,11 +51,12 @@ var (
 )
 
 // IsInput says err is the input's or the store's content (a bad commit, a
-// record already there or corrupt, a store missing or newer), not the
+// record already there or corrupt, a store missing or newer, a link in
+// it that another user could have placed), not the
 // machinery's (git, the disk): the user's to fix.
 func IsInput(err error) bool {
 	for _, target := range []error{ErrBadInput, ErrDuplicate, ErrCorrupt, ErrFutureFormat, ErrNotFound,
-		result.ErrCorrupt, result.ErrFutureSchema, fs.ErrNotExist} {
+		result.ErrCorrupt, result.ErrFutureSchema, fs.ErrNotExist, safefile.ErrPlantedLink, safefile.ErrSymlink} {
 		if errors.Is(err, target) {
 			return true
 		}

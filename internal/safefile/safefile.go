@@ -1,19 +1,23 @@
 // Package safefile writes files the way root should where other users can
-// write too.
+// write too: every file tailgate writes or creates, and every directory it
+// makes, goes through it.
 //
 // fs.protected_symlinks makes the kernel refuse to follow, for anyone but
 // the link's owner, a symlink in a sticky world-writable directory (/tmp)
-// that the directory's owner did not make: another user cannot point root's
-// write at /etc/shadow. A program that follows links itself (readlink, then
-// writes the target) gets no such protection, and the sysctl may be off.
-// Resolve follows links as the kernel would with it on; Write and OpenFile
-// then open what Resolve found through directories opened with
+// that the directory's owner did not make; elsewhere, in a directory a
+// user owns, the kernel follows that user's links for root. A program
+// that follows links itself gets no protection at all. Resolve follows
+// only links that no other user could have placed: owned by root or the
+// caller, in a directory only they can change. Write, OpenFile and
+// MkdirAll then open what Resolve found through directories opened with
 // RESOLVE_NO_SYMLINKS and files opened with O_NOFOLLOW, so that a link
 // planted after the check is not followed either.
 //
 // Write never writes a Result onto a device (except the null device, where
 // nothing lands) and never opens a FIFO, whose open(2) waits for a reader
-// without end.
+// without end. A file it replaces that another user owned is replaced by
+// the caller's, of the caller's mode: never left for its old owner to
+// edit.
 package safefile
 
 import (
@@ -30,10 +34,9 @@ import (
 
 // Errors a caller can test for. Each is wrapped with the path it is about.
 var (
-	// ErrPlantedLink reports a symlink that the kernel's
-	// fs.protected_symlinks would not follow: in a sticky world-writable
-	// directory, owned by neither the directory's owner nor the caller.
-	// The error is a *LinkError.
+	// ErrPlantedLink reports a symlink another user could have placed:
+	// owned by another user than root and the caller, or in a directory
+	// another user can change. The error is a *LinkError.
 	ErrPlantedLink = errors.New("symlink planted by another user")
 	// ErrSymlink reports a symlink where Options.NoFollow wants a file.
 	ErrSymlink = errors.New("is a symlink")
@@ -45,18 +48,18 @@ var (
 	ErrFIFO = errors.New("is a FIFO")
 )
 
-// LinkError is a planted symlink: where it is, who owns it, and the
-// directory it is in.
+// LinkError is a symlink another user could have placed: where it is,
+// who owns it and its directory, and why it is not followed.
 type LinkError struct {
 	Link     string
 	Owner    uint32
 	Dir      string
 	DirOwner uint32
+	Why      string
 }
 
 func (e *LinkError) Error() string {
-	return fmt.Sprintf("symlink %s belongs to uid %d, not to this user or to the owner (uid %d) of the sticky world-writable directory %s it is in; remove it or use another path",
-		e.Link, e.Owner, e.DirOwner, e.Dir)
+	return fmt.Sprintf("symlink %s is not followed: %s; tailgate follows no link another user could have placed: remove it or use another path", e.Link, e.Why)
 }
 
 func (e *LinkError) Unwrap() error { return ErrPlantedLink }
@@ -123,8 +126,12 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// checkLink applies the rule of fs.protected_symlinks (may_follow_link in
-// fs/namei.c) to the symlink link, of status st, in directory dir.
+// checkLink refuses the symlink link, of status st, in directory dir,
+// unless no user but root and the caller could have placed it: it is
+// theirs, and so is dir, which no one else can write (or only as a
+// sticky directory, where others cannot move what is not theirs). It is
+// stricter than fs.protected_symlinks (may_follow_link in fs/namei.c),
+// which trusts a user's links in that user's own directories.
 func checkLink(link, dir string, st fs.FileInfo) error {
 	ls, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -134,11 +141,20 @@ func checkLink(link, dir string, st fs.FileInfo) error {
 	if err := unix.Stat(dir, &ds); err != nil {
 		return &fs.PathError{Op: "stat", Path: dir, Err: err}
 	}
-	sticky := ds.Mode&unix.S_ISVTX != 0 && ds.Mode&unix.S_IWOTH != 0
-	if !sticky || ls.Uid == uint32(os.Geteuid()) || ls.Uid == ds.Uid {
+	me := uint32(os.Geteuid())
+	trusted := func(uid uint32) bool { return uid == 0 || uid == me }
+	le := &LinkError{Link: link, Owner: ls.Uid, Dir: dir, DirOwner: ds.Uid}
+	switch {
+	case !trusted(ls.Uid):
+		le.Why = fmt.Sprintf("it belongs to uid %d", ls.Uid)
+	case !trusted(ds.Uid):
+		le.Why = fmt.Sprintf("its directory %s belongs to uid %d, who could have put it there", dir, ds.Uid)
+	case ds.Mode&(unix.S_IWGRP|unix.S_IWOTH) != 0 && ds.Mode&unix.S_ISVTX == 0:
+		le.Why = fmt.Sprintf("its directory %s is writable by other users (mode %04o), who could have put it there", dir, ds.Mode&0o7777)
+	default:
 		return nil
 	}
-	return &LinkError{Link: link, Owner: ls.Uid, Dir: dir, DirOwner: ds.Uid}
+	return le
 }
 
 // Options controls Target, Write and OpenFile.
@@ -278,4 +294,52 @@ func openat(dirfd int, name string, flag int, perm uint32) (int, error) {
 		}
 		return fd, err
 	}
+}
+
+// MkdirAll makes dir and every missing parent of mode perm (before the
+// umask), as os.MkdirAll does, but through no link another user could
+// have placed (Resolve refuses it, a *LinkError), each directory made and
+// opened relative to its parent without following links, so that a link
+// swapped in meanwhile is refused too. A file on the way is ENOTDIR.
+func MkdirAll(dir string, perm fs.FileMode) error {
+	dest, err := Resolve(dir)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: "/", Err: err}
+	}
+	at := "/"
+	for _, c := range splitPath(dest) {
+		if c == "" || c == "." {
+			continue
+		}
+		at = filepath.Join(at, c)
+		next, err := openDirAt(fd, c)
+		if errors.Is(err, unix.ENOENT) {
+			if err := unix.Mkdirat(fd, c, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return &fs.PathError{Op: "mkdir", Path: at, Err: err}
+			}
+			next, err = openDirAt(fd, c)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return &fs.PathError{Op: "mkdir", Path: at, Err: err}
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// openDirAt opens the directory name in dirfd, never through a symlink:
+// one there now was put there after Resolve looked.
+func openDirAt(dirfd int, name string) (int, error) {
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, ErrSymlink) {
+		err = fmt.Errorf("%w on the way (changed while tailgate wrote)", ErrSymlink)
+	}
+	return fd, err
 }

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,26 +85,24 @@ func TestWriteRefusesPlantedDirectoryLink(t *testing.T) {
 // TestWriteFollowsTrustedLinks: the links the kernel follows are
 // followed: the caller's own, the sticky directory's owner's, and any in
 // a directory that is not sticky and world-writable.
+// TestWriteFollowsTrustedLinks: a link that only root (the caller) could
+// have placed is followed: root's, in a directory of root's that no one
+// else can write, or that is sticky.
 func TestWriteFollowsTrustedLinks(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		linkUID int
-		dirUID  int
 		dirMode uint32
 	}{
-		{"caller's link in a sticky directory", 0, 0, 0o1777},
-		{"the directory owner's link", attacker, attacker, 0o1777},
-		{"another user's link in a directory that is not sticky", attacker, 0, 0o777},
-		{"another user's link in a sticky directory only its owner writes", attacker, 0, 0o1755},
+		{"caller's link in a sticky directory", 0o1777},
+		{"caller's link in its own directory", 0o755},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "d")
 			os.Mkdir(dir, 0o755)
 			unix.Chmod(dir, c.dirMode)
-			os.Chown(dir, c.dirUID, c.dirUID)
 			target := filepath.Join(t.TempDir(), "r.json")
 			link := filepath.Join(dir, "link")
-			plant(t, target, link, c.linkUID)
+			plant(t, target, link, 0)
 			if err := Write(link, []byte("new"), Options{}); err != nil {
 				t.Fatal(err)
 			}
@@ -113,6 +113,104 @@ func TestWriteFollowsTrustedLinks(t *testing.T) {
 				t.Errorf("the link is no longer a link: %v", err)
 			}
 		})
+	}
+}
+
+// TestWriteRefusesLinksOthersCouldPlace: root writes through no link
+// that another user could have placed, anywhere on the path, sticky
+// directory or not: a link of theirs, or any link in a directory they
+// own or can write. Once, only a link in a sticky directory was refused,
+// and root's merge -o into a user's own directory overwrote what the
+// user's link named.
+func TestWriteRefusesLinksOthersCouldPlace(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		linkUID int
+		dirUID  int
+		dirMode uint32
+		why     string
+	}{
+		{"a user's link in the user's own directory", attacker, attacker, 0o755, "it belongs to uid 65534"},
+		{"the owner's link in a sticky directory of theirs", attacker, attacker, 0o1777, "it belongs to uid 65534"},
+		{"a user's link in a directory that is not sticky", attacker, 0, 0o777, "it belongs to uid 65534"},
+		{"a user's link in a directory only root writes", attacker, 0, 0o1755, "it belongs to uid 65534"},
+		{"root's link in a user's directory", 0, attacker, 0o755, "belongs to uid 65534, who could have put it there"},
+		{"root's link in a directory anyone writes", 0, 0, 0o777, "is writable by other users (mode 0777)"},
+		{"root's link in a group-writable directory", 0, 0, 0o775, "is writable by other users (mode 0775)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := victim(t)
+			dir := filepath.Join(t.TempDir(), "d")
+			os.Mkdir(dir, 0o755)
+			unix.Chmod(dir, c.dirMode)
+			os.Chown(dir, c.dirUID, c.dirUID)
+			for _, target := range []struct{ link, write string }{
+				{v, "out.json"}, // the file itself
+				{filepath.Dir(v), filepath.Join("out", "shadow")}, // a directory on the way
+			} {
+				link := filepath.Join(dir, strings.Split(target.write, "/")[0])
+				os.Remove(link)
+				plant(t, target.link, link, c.linkUID)
+				err := Write(filepath.Join(dir, target.write), []byte("{}"), Options{})
+				var le *LinkError
+				if !errors.As(err, &le) || !errors.Is(err, ErrPlantedLink) || le.Link != link || !strings.Contains(err.Error(), c.why) {
+					t.Errorf("Write through %s = %v; want a *LinkError saying %q", link, err, c.why)
+				}
+				if err := CheckWritable(filepath.Join(dir, target.write)); !errors.Is(err, ErrPlantedLink) && (err == nil || !strings.Contains(err.Error(), c.why)) {
+					t.Errorf("CheckWritable through %s = %v; want it refused", link, err)
+				}
+				checkIntact(t, v)
+			}
+			if err := MkdirAll(filepath.Join(dir, "out", "sub"), 0o755); !errors.Is(err, ErrPlantedLink) {
+				t.Errorf("MkdirAll through a link = %v, want ErrPlantedLink", err)
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(v), "sub")); err == nil {
+				t.Error("MkdirAll made a directory through the link")
+			}
+		})
+	}
+}
+
+// TestMkdirAll: directories are made as os.MkdirAll makes them, also
+// through a trusted link; a file on the way is ENOTDIR.
+func TestMkdirAll(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	os.Symlink(real, filepath.Join(dir, "link"))
+	if err := MkdirAll(filepath.Join(dir, "link", "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(real, "a", "b")); err != nil || !st.IsDir() {
+		t.Errorf("a/b not made under the link's target: %v", err)
+	}
+	if err := MkdirAll(filepath.Join(dir, "link", "a", "b"), 0o755); err != nil {
+		t.Errorf("MkdirAll of what is there: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	if err := MkdirAll(filepath.Join(dir, "file", "x"), 0o755); !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("MkdirAll under a file = %v, want ENOTDIR", err)
+	}
+}
+
+// TestWriteReplacesOthersFileWithOwn: a file another user owns, of mode
+// 0666, is replaced by the caller's own of mode 0644: no longer theirs to
+// edit. Once, it kept the old file's 0666.
+func TestWriteReplacesOthersFileWithOwn(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("theirs"), 0o666)
+	os.Chmod(p, 0o666)
+	os.Chown(p, attacker, attacker)
+	if err := Write(p, []byte("mine"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Sys().(*syscall.Stat_t); int(s.Uid) != os.Geteuid() || st.Mode().Perm() != 0o644 {
+		t.Errorf("replaced file: uid %d, mode %v; want uid %d, mode 0644", s.Uid, st.Mode().Perm(), os.Geteuid())
 	}
 }
 

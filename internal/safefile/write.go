@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,7 +26,9 @@ func TempPrefix(base string) string {
 // failure leaves an existing file whole: a temporary file in the same
 // directory (O_CREAT|O_EXCL|O_NOFOLLOW), synced, renamed over the file.
 //
-// A regular file is replaced and keeps its permissions. A symlink is
+// A regular file of the caller's is replaced and keeps its permissions;
+// another user's gets the caller's file of mode 0644 in its place, so
+// that a file that was that user's to edit is not left so. A symlink is
 // followed as Resolve does, also when its target does not exist yet: the
 // target is replaced and the link stays a link; with opt.NoFollow it is
 // refused. The null device takes the write and stays a device; a listening
@@ -49,7 +52,9 @@ func Write(path string, b []byte, opt Options) error {
 			_, err = f.Write(b)
 			return errors.Join(err, f.Close())
 		default:
-			mode = m.Perm()
+			if s, ok := st.Sys().(*syscall.Stat_t); ok && int(s.Uid) == os.Geteuid() {
+				mode = m.Perm()
+			}
 		}
 	}
 	dirfd, err := openDir(filepath.Dir(dest))

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // The I/O around the pure statistics and the renderers: a store's records
@@ -44,7 +44,7 @@ func (r *Report) WritePageDir(dir string, opt PageOptions) (string, error) {
 	if err := r.WritePage(&b, opt); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := safefile.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "index.html")
