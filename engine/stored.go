@@ -77,14 +77,25 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 // when no scenario of res had a baseline. Without Save, a scenario with
 // no baseline is an InputError: stored for another target only, it was
 // found before the run under the name the run did not report.
-func (g StoredGate) Judge(res *result.Result, write func(*report.Matrix) error) (*report.Matrix, error) {
+func (g StoredGate) Judge(ctx context.Context, res *result.Result, write func(*report.Matrix) error) (*report.Matrix, error) {
 	if err := CheckCandidate(res); err != nil {
 		return nil, err
 	}
-	rep, missing, err := g.Store.Compare(res, g.Options)
+	type compared struct {
+		rep     *report.Report
+		missing []string
+	}
+	c, err := Interruptibly(ctx, func() (compared, error) {
+		rep, missing, err := g.Store.Compare(res, g.Options)
+		return compared{rep, missing}, err
+	})
+	if errors.Is(err, context.Canceled) {
+		return nil, Infra(errors.New("interrupted; nothing compared"))
+	}
 	if err != nil {
 		return nil, err
 	}
+	rep, missing := c.rep, c.missing
 	var m *report.Matrix
 	if rep != nil {
 		m = rep.Matrix()
@@ -100,6 +111,29 @@ func (g StoredGate) Judge(res *result.Result, write func(*report.Matrix) error) 
 			strings.Join(missing, ", "), res.Target.Name, res.Environment.KernelRelease, g.Store.Path)
 	}
 	return m, nil
+}
+
+// Interruptibly returns what f returns, or context.Canceled as soon as
+// ctx is done (an interrupt, a SIGTERM): for work that does not look at
+// ctx itself, as a bootstrap. f goes on to its end meanwhile, unseen; a
+// command returns, and its process exits.
+func Interruptibly[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type out struct {
+		v   T
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		v, err := f()
+		done <- out{v, err}
+	}()
+	select {
+	case o := <-done:
+		return o.v, o.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Canceled
+	}
 }
 
 // CheckCandidate refuses a candidate with no scenario measured (none, or

@@ -46,7 +46,7 @@ func TestStoredGate(t *testing.T) {
 		t.Errorf("-o: %v; stderr %q", err, stderr.String())
 	}
 	written := 0
-	m, err := g.Judge(res, func(*report.Matrix) error { written++; return nil })
+	m, err := g.Judge(context.Background(), res, func(*report.Matrix) error { written++; return nil })
 	if err != nil || m != nil || written != 0 {
 		t.Fatalf("first judge: matrix %v, %d writes, err %v; want none: nothing to compare with", m, written, err)
 	}
@@ -59,7 +59,7 @@ func TestStoredGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err = g.Judge(res, func(*report.Matrix) error { written++; return nil })
+	m, err = g.Judge(context.Background(), res, func(*report.Matrix) error { written++; return nil })
 	if err != nil || m == nil || written != 1 || len(m.Targets) != 2 {
 		t.Errorf("second judge: matrix %v, %d writes, err %v; want the comparison, written once", m, written, err)
 	}

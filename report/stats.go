@@ -20,8 +20,12 @@ import (
 )
 
 // DefaultResamples is the number of bootstrap resamples behind each
-// confidence interval.
-const DefaultResamples = 2000
+// confidence interval; MaxResamples the most a command takes: 50 times
+// as many, a minute or so for a large Result (BENCHMARKS.md).
+const (
+	DefaultResamples = 2000
+	MaxResamples     = 100000
+)
 
 // Percentile is a quantile the gate reports, by name.
 type Percentile struct {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -184,5 +186,33 @@ func TestResultTextCannotInjectCommands(t *testing.T) {
 	}
 	if bad := commandLines(string(b)); len(bad) > 0 || !strings.Contains(string(b), `6.1\n::error::pwned`) {
 		t.Errorf("text report file: lines %q; want the kernel release escaped, on one line:\n%s", bad, b)
+	}
+}
+
+// TestCompareBoundedAndInterruptible: --resamples has a ceiling (exit 2
+// past it, in one line), and a compare at the ceiling returns at once,
+// exit 3, when it is interrupted. Once, 1000000000 resamples were taken,
+// and SIGINT and SIGTERM were not heeded for ten minutes.
+func TestCompareBoundedAndInterruptible(t *testing.T) {
+	dir := t.TempDir()
+	// 60 trials: at 100000 resamples, seconds of bootstrap here.
+	scales := make([]float64, 60)
+	for i := range scales {
+		scales[i] = 1
+	}
+	a := fakeRun{scenario: "syscall-read", scales: scales, seed: 1}.write(t, dir, "a.json")
+	b := fakeRun{scenario: "syscall-read", scales: scales, seed: 2}.write(t, dir, "b.json")
+	code, _, stderr := cli("compare", a, b, "--resamples", "1000000000")
+	if code != exitUsage || !strings.Contains(stderr, "want a number from 1 to 100000") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--resamples 1000000000: exit %d, stderr %q; want 2 and one line giving the range", code, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel) // as SIGINT or SIGTERM cancel main's
+	start := time.Now()
+	var o, e bytes.Buffer
+	code = run(ctx, []string{"compare", a, b, "--resamples", "100000"}, &o, &e)
+	took := time.Since(start)
+	if code != exitInfra || !strings.Contains(e.String(), "interrupted") || took > 2*time.Second {
+		t.Errorf("interrupted compare: exit %d after %v, stderr %q; want 3 at once, saying so", code, took, e.String())
 	}
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -46,7 +48,15 @@ func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 		f.thresholds = append(f.thresholds, t)
 		return nil
 	})
-	fs.IntVar(&f.resamples, "resamples", report.DefaultResamples, "bootstrap resamples per confidence interval")
+	f.resamples = report.DefaultResamples
+	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", report.MaxResamples, report.DefaultResamples), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > report.MaxResamples {
+			return fmt.Errorf("want a number from 1 to %d", report.MaxResamples)
+		}
+		f.resamples = n
+		return nil
+	})
 }
 
 // resolveOutputs applies --output and the default, and checks every
@@ -55,9 +65,6 @@ func (f *reportFlags) resolveOutputs() ([]report.Output, error) {
 	outs, err := report.ResolveOutputs(f.outputs, f.output, f.strict)
 	if err != nil {
 		return nil, &usageError{Err: err}
-	}
-	if f.resamples < 1 {
-		return nil, usagef("--resamples must be at least 1, got %d", f.resamples)
 	}
 	return outs, nil
 }
@@ -150,7 +157,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := f.checkThresholds(result.MetricNames(base, cand)); err != nil {
 		return err
 	}
-	rep, err := report.Compare(base, cand, f.options())
+	// The bootstrap does not look at ctx: an interrupt ends the wait.
+	rep, err := engine.Interruptibly(ctx, func() (*report.Report, error) { return report.Compare(base, cand, f.options()) })
+	if errors.Is(err, context.Canceled) {
+		return infra(errors.New("interrupted; nothing compared"))
+	}
 	if err != nil {
 		return engine.CompareError(err)
 	}

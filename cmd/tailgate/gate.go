@@ -121,7 +121,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env m
 	if err != nil {
 		return err
 	}
-	m, err := g.Judge(res, func(m *report.Matrix) error {
+	m, err := g.Judge(ctx, res, func(m *report.Matrix) error {
 		h.attach(ctx, m, stderr)
 		return report.WriteOutputs(m, outs, stdout, stderr)
 	})
