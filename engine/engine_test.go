@@ -61,7 +61,7 @@ func (f *fakeTarget) Run(ctx context.Context, req runner.Request, p *progress.Re
 		def, _ := json.Marshal(r)
 		res.Scenarios = append(res.Scenarios, result.Scenario{
 			Name: s.Name, Trials: 1, Definition: def,
-			Metrics: map[string]*result.Metric{"m": {Unit: "ns", Trials: []result.Trial{{Histogram: h, PID: f.runs, Ops: 1}}}},
+			Metrics: map[string]*result.Metric{"m": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h), PID: f.runs, Ops: 1}}}},
 		})
 	}
 	return res, nil

@@ -78,9 +78,6 @@ func parseReply(raw []byte) (res *result.Result, failure string, err error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: %w", ErrBadReply, err)
 		}
-		if err := result.CheckUntrusted(res); err != nil {
-			return nil, "", fmt.Errorf("%w: %w", ErrBadReply, err)
-		}
 		return res, "", nil
 	}
 	// The failure's Result is raw, for result.Parse to check as it checks
@@ -102,9 +99,6 @@ func parseReply(raw []byte) (res *result.Result, failure string, err error) {
 		return nil, failure, nil
 	}
 	res, err = result.Parse(gf.Result)
-	if err == nil {
-		err = result.CheckUntrusted(res)
-	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: error frame (%q): partial result: %w", ErrBadReply, failure, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,5 +215,95 @@ func TestCompareBoundedAndInterruptible(t *testing.T) {
 	took := time.Since(start)
 	if code != exitInfra || !strings.Contains(e.String(), "interrupted") || took > 2*time.Second {
 		t.Errorf("interrupted compare: exit %d after %v, stderr %q; want 3 at once, saying so", code, took, e.String())
+	}
+}
+
+// TestForgedResultsRefusedEverywhere: one reader checks every Result
+// tailgate takes, as strictly as a guest's reply: a forged summary, a
+// scenario twice, a key twice, a name with a line break or too long are
+// exit 2 in show, merge, compare, gate, baseline save and history add,
+// before anything is written. Once, show printed a forged p99 and
+// baseline save failed on a long name with exit 3.
+func TestForgedResultsRefusedEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	goodRun := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}
+	good := goodRun.write(t, dir, "good.json")
+	forge := func(name string, f func(r *result.Result)) string {
+		r := goodRun.result()
+		f(r)
+		return writeResult(t, dir, name, r)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupKey := filepath.Join(dir, "dupkey.json")
+	os.WriteFile(dupKey, bytes.Replace(b, []byte(`"schema": 1,`), []byte(`"schema": 1, "schema": 1,`), 1), 0o644)
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{forge("p99.json", func(r *result.Result) { r.Scenarios[0].Metrics["syscall.read"].Trials[0].Summary.P99 = 1.7e308 }), "is not its histogram's"},
+		{forge("twice.json", func(r *result.Result) { r.Scenarios = append(r.Scenarios, r.Scenarios[0]) }), "appears twice"},
+		{forge("newline.json", func(r *result.Result) { r.Scenarios[0].Name = "a\n::error::b" }), "holds a control character"},
+		{forge("long.json", func(r *result.Result) { r.Scenarios[0].Name = strings.Repeat("s", 300) }), "the limit is 64"},
+		{dupKey, `key "schema" appears twice`},
+	} {
+		for _, args := range [][]string{
+			{"show", tc.path, "--format", "csv"},
+			{"merge", good, tc.path, "-o", filepath.Join(dir, "merged.json")},
+			{"compare", good, tc.path},
+			{"gate", "--candidate", tc.path, "--baseline", good},
+			{"baseline", "save", tc.path, filepath.Join(dir, "store")},
+			{"history", "add", filepath.Join(dir, "history"), tc.path, "--commit", strings.Repeat("ab", 20)},
+		} {
+			code, stdout, stderr := cli(args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stdout, "1.7e+308") {
+				t.Errorf("tailgate %s: exit %d, stderr %q; want 2 saying %q", strings.Join(args, " "), code, stderr, tc.want)
+			}
+		}
+	}
+	for _, p := range []string{"merged.json", "store", "history"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s written from a forged Result", p)
+		}
+	}
+}
+
+// TestHistoryRefusesWhatHidesACommit: history add files a record under a
+// whole commit id only; history changes warns, as check does, of a
+// record that is gone or edited, though it reads the summaries; an index
+// path outside the store is a corrupt store (exit 2), not a file read.
+func TestHistoryRefusesWhatHidesACommit(t *testing.T) {
+	store, commits := historyOfRealTrials(t, false)
+	good := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.write(t, t.TempDir(), "good.json")
+	if code, _, stderr := historyRun(t, "add", store, good, "--commit", commits[0][:7]); code != exitUsage || !strings.Contains(stderr, "not a whole commit id") {
+		t.Errorf("history add --commit %s: exit %d, stderr %q; want 2 asking for the whole id", commits[0][:7], code, stderr)
+	}
+	ixPath := filepath.Join(store, "tailgate-history.json")
+	ix, err := os.ReadFile(ixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index struct {
+		Entries []struct{ Path string } `json:"entries"`
+	}
+	if err := json.Unmarshal(ix, &index); err != nil || len(index.Entries) != 12 {
+		t.Fatalf("index: %v, %d entries", err, len(index.Entries))
+	}
+	gone, edited := index.Entries[2].Path, index.Entries[9].Path
+	os.Remove(filepath.Join(store, gone))
+	b, _ := os.ReadFile(filepath.Join(store, edited))
+	os.WriteFile(filepath.Join(store, edited), bytes.Replace(b, []byte(`"format"`), []byte(` "format"`), 1), 0o644)
+	code, _, stderr := historyRun(t, "changes", store)
+	if code != exitPass || !strings.Contains(stderr, gone+": history store is corrupt: the index lists it but it is missing") ||
+		!strings.Contains(stderr, edited+": history store is corrupt:") || !strings.Contains(stderr, "run tailgate history check") {
+		t.Errorf("history changes of a store with a record gone and one edited: exit %d, stderr:\n%s\nwant warnings naming both", code, stderr)
+	}
+	os.WriteFile(ixPath, bytes.Replace(ix, []byte(`"path": "`+index.Entries[0].Path+`"`), []byte(`"path": "../../../../../etc/passwd"`), 1), 0o644)
+	for _, sub := range []string{"check", "changes"} {
+		code, stdout, stderr := historyRun(t, sub, store)
+		if code != exitUsage || !strings.Contains(stderr, "../../../../../etc/passwd") || strings.Contains(stdout+stderr, "root:") {
+			t.Errorf("history %s of an index naming /etc/passwd: exit %d\nstdout:\n%s\nstderr:\n%s", sub, code, stdout, stderr)
+		}
 	}
 }

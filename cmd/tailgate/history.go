@@ -193,8 +193,10 @@ func (f *seriesFlags) register(fs *flag.FlagSet) {
 }
 
 // detect finds the change points of the series the flags select in the
-// store spec names (changes.Find).
-func (f *seriesFlags) detect(ctx context.Context, spec string) (*changes.Report, error) {
+// store spec names (changes.Find). They are read from the records'
+// summaries: a record that is missing or not of its indexed size is
+// warned of on log (View.Present), as history check would name it.
+func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.Writer) (*changes.Report, error) {
 	sel := changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}
 	if err := changes.CheckSelection(sel); err != nil {
 		return nil, usagef("--percentile: %v", err)
@@ -207,6 +209,12 @@ func (f *seriesFlags) detect(ctx context.Context, spec string) (*changes.Report,
 		return nil, err
 	}
 	defer v.Close()
+	if ps := v.Present(); len(ps) > 0 {
+		for _, p := range ps {
+			fmt.Fprintf(log, "tailgate history %s: warning: %s: %v\n", command, p.Path, p.Err)
+		}
+		fmt.Fprintf(log, "tailgate history %s: warning: %d records of %s are missing or damaged (what this reads of them comes from their summaries); run tailgate history check %s\n", command, len(ps), spec, spec)
+	}
 	rep, err := changes.Find(v, sel, changes.Options{Level: f.level})
 	if errors.Is(err, changes.ErrNoSeries) {
 		return nil, usagef("%s: %w", spec, err)
@@ -230,7 +238,7 @@ func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if !slices.Contains(changes.Formats, *format) {
 		return usagef("--format %q: want text, json or markdown", *format)
 	}
-	rep, err := sf.detect(ctx, pos[0])
+	rep, err := sf.detect(ctx, "changes", pos[0], stderr)
 	if err != nil {
 		return err
 	}
@@ -252,7 +260,7 @@ func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if len(pos) != 1 || *out == "" {
 		return usagef("want STORE -o DIR")
 	}
-	rep, err := sf.detect(ctx, pos[0])
+	rep, err := sf.detect(ctx, "page", pos[0], stderr)
 	if err != nil {
 		return err
 	}

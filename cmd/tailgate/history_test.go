@@ -54,7 +54,7 @@ func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commit
 						h.RecordN(uint64(hist.Mid(i)*shift), n)
 					}
 				}
-				tr.Histogram = h
+				tr.Histogram, tr.Summary = h, result.Summarize(h)
 			}
 			m.Trials = append(m.Trials, tr)
 		}

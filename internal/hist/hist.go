@@ -9,6 +9,7 @@
 package hist
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -286,10 +287,13 @@ func FromSparse(s Sparse) (*Histogram, error) {
 // MarshalJSON encodes h sparsely.
 func (h *Histogram) MarshalJSON() ([]byte, error) { return json.Marshal(h.Sparse()) }
 
-// UnmarshalJSON decodes and checks a sparse histogram.
+// UnmarshalJSON decodes and checks a sparse histogram; a field it does
+// not know is an error, as in the document around it.
 func (h *Histogram) UnmarshalJSON(b []byte) error {
 	var s Sparse
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
 		return err
 	}
 	d, err := FromSparse(s)

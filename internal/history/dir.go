@@ -121,6 +121,9 @@ func (d *dirStore) update(ctx context.Context, msg string, fn func(snapshot) (*c
 }
 
 func (s *dirSnapshot) read(name string) ([]byte, error) {
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return nil, fmt.Errorf("%q: %w: a path outside the store", name, ErrCorrupt)
+	}
 	path := filepath.Join(s.dir, filepath.FromSlash(name))
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ELOOP) {
@@ -165,6 +168,30 @@ func (s *dirSnapshot) list(dir string) ([]string, error) {
 			return err
 		}
 		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	return out, err
+}
+
+func (s *dirSnapshot) sizes(dir string) (map[string]int64, error) {
+	root := filepath.Join(s.dir, filepath.FromSlash(dir))
+	out := map[string]int64{}
+	err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == root {
+			return filepath.SkipDir
+		}
+		if err != nil || de.IsDir() {
+			return err
+		}
+		info, err := de.Info()
+		if err != nil {
+			return nil // gone meanwhile
+		}
+		rel, err := filepath.Rel(s.dir, path)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = info.Size()
 		return nil
 	})
 	return out, err

@@ -279,6 +279,9 @@ func (g *gitStore) commit(ctx context.Context, tmp, tip string, ch *change, msg 
 }
 
 func (s *gitSnapshot) read(name string) ([]byte, error) {
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return nil, fmt.Errorf("%q: %w: a path outside the store", name, ErrCorrupt)
+	}
 	if s.commit == "" {
 		return nil, fs.ErrNotExist
 	}
@@ -381,6 +384,34 @@ func (s *gitSnapshot) list(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+func (s *gitSnapshot) sizes(dir string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if s.commit == "" {
+		return out, nil
+	}
+	// -l: "MODE TYPE OBJECT SIZE\tNAME", NUL-terminated.
+	b, err := s.g.git(context.Background(), s.tmp, nil, nil, "ls-tree", "-r", "-l", "-z", s.commit, "--", dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(b), "\x00") {
+		meta, name, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta)
+		if len(f) != 4 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			continue
+		}
+		out[name] = n
+	}
+	return out, nil
 }
 
 func (s *gitSnapshot) close() error {

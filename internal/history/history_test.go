@@ -290,3 +290,87 @@ func TestFileName(t *testing.T) {
 		t.Errorf("fileName(..) = %q", got)
 	}
 }
+
+// TestIndexPathsStayInTheStore: an index entry whose path is not its own
+// record's (one outside the store, or another record's) is refused as a
+// corrupt index, and nothing outside the store is read. Once, an entry of
+// "../../../../../etc/passwd" was read.
+func TestIndexPathsStayInTheStore(t *testing.T) {
+	r := sample(t, 2)
+	dir := filepath.Join(t.TempDir(), "store")
+	s, _ := Open(dir)
+	e := add(t, s, r, 0)
+	add(t, s, r, 1)
+	ixPath := filepath.Join(dir, IndexFile)
+	good, _ := os.ReadFile(ixPath)
+	for _, bad := range []string{"../../../../../etc/passwd", "records/../../outside.json", RecordPath(commitID(1), e.Target)} {
+		b := strings.Replace(string(good), `"path": "`+e.Path+`"`, `"path": "`+bad+`"`, 1)
+		if b == string(good) {
+			t.Fatalf("the index holds no path %s:\n%s", e.Path, good)
+		}
+		os.WriteFile(ixPath, []byte(b), 0o644)
+		if _, err := s.Read(context.Background()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not the record of commit") {
+			t.Errorf("index naming %s: %v; want ErrCorrupt naming the entry", bad, err)
+		}
+	}
+}
+
+// TestNewRecordWantsWholeCommit: a record is filed under a whole commit
+// id only; an abbreviation would file one commit under two ids.
+func TestNewRecordWantsWholeCommit(t *testing.T) {
+	r := sample(t, 2)
+	for _, c := range []string{"abc1234", commitID(0)[:39], commitID(0) + "0"} {
+		if _, err := NewRecord(r, c, time.Time{}, "", Provenance{}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "whole commit id") {
+			t.Errorf("NewRecord(%q) = %v; want ErrBadInput asking for the whole id", c, err)
+		}
+	}
+	for _, c := range []string{commitID(0), strings.Repeat("ab", 32)} {
+		if _, err := NewRecord(r, c, time.Time{}, "", Provenance{}); err != nil {
+			t.Errorf("NewRecord(%q) = %v", c, err)
+		}
+	}
+}
+
+// TestPresentFindsWhatSummariesHide: a record removed, or edited to
+// another size, is found without reading any record; a whole store, in
+// a directory or on a branch, has nothing to find.
+func TestPresentFindsWhatSummariesHide(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "repo.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	gs, err := Open("git:" + bare + "#history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(t, gs, sample(t, 2), 0)
+	add(t, gs, sample(t, 2), 1)
+	gv, err := gs.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := gv.Present(); len(ps) != 0 {
+		t.Errorf("Present of a whole branch store = %v", ps)
+	}
+	gv.Close()
+
+	r := sample(t, 2)
+	dir := filepath.Join(t.TempDir(), "store")
+	s, _ := Open(dir)
+	e0 := add(t, s, r, 0)
+	e1 := add(t, s, r, 1)
+	add(t, s, r, 2)
+	os.Remove(filepath.Join(dir, e0.Path))
+	p1 := filepath.Join(dir, e1.Path)
+	b, _ := os.ReadFile(p1)
+	os.WriteFile(p1, append(b, ' '), 0o644)
+	v, err := s.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	ps := v.Present()
+	if len(ps) != 2 || ps[0].Path != e0.Path || !strings.Contains(ps[0].Err.Error(), "missing") || ps[1].Path != e1.Path || !strings.Contains(ps[1].Err.Error(), "the index says") {
+		t.Errorf("Present = %v; want %s missing and %s of another size", ps, e0.Path, e1.Path)
+	}
+}

@@ -34,6 +34,9 @@ type snapshot interface {
 	read(name string) ([]byte, error)
 	// list returns every file under dir, relative to the root.
 	list(dir string) ([]string, error)
+	// sizes returns every file under dir, relative to the root, with
+	// its size in bytes.
+	sizes(dir string) (map[string]int64, error)
 	close() error
 }
 
@@ -239,6 +242,27 @@ func (v *View) Check() []Problem {
 			if !seen[f] {
 				out = append(out, Problem{Path: f, Err: errors.New("not listed in the index (a writer stopped before its index write, or a file put there by hand); prune removes it"), Warning: true})
 			}
+		}
+	}
+	return out
+}
+
+// Present checks, without reading them, that every record the index
+// lists is there and of the size the index gives: what a reader of the
+// summaries alone (history changes, page) would otherwise not see of a
+// store whose records were removed or edited. Check reads them all.
+func (v *View) Present() []Problem {
+	sizes, err := v.sn.sizes(RecordsDir)
+	if err != nil {
+		return []Problem{{Path: RecordsDir, Err: err}}
+	}
+	var out []Problem
+	for _, e := range v.Index.Entries {
+		switch n, ok := sizes[e.Path]; {
+		case !ok:
+			out = append(out, Problem{Path: e.Path, Err: fmt.Errorf("%w: the index lists it but it is missing", ErrCorrupt)})
+		case n != e.Size:
+			out = append(out, Problem{Path: e.Path, Err: fmt.Errorf("%w: %d bytes, the index says %d (torn or edited)", ErrCorrupt, n, e.Size)})
 		}
 	}
 	return out

@@ -337,7 +337,10 @@ var (
 // shards and more trials while bounding what a bad file costs.
 const MaxSize = 256 << 20
 
-// Parse decodes and checks a Result document.
+// Parse decodes and checks a Result document, whoever wrote it: strictly
+// (no unknown field, no key twice), and then as check says. It is the one
+// reader of every Result tailgate takes: a file, a stored baseline, a
+// history record, a guest's reply.
 func Parse(b []byte) (*Result, error) {
 	var probe struct {
 		Schema *int `json:"schema"`
@@ -379,6 +382,12 @@ func Parse(b []byte) (*Result, error) {
 				return nil, fmt.Errorf("%w: scenario %s metric %s: its trials count more than 2^64 events", ErrCorrupt, s.Name, name)
 			}
 		}
+	}
+	if err := checkKeys(b); err != nil {
+		return nil, err
+	}
+	if err := check(&r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
