@@ -227,8 +227,8 @@ type VariantSpec struct {
 func ParseVariant(s string) (VariantSpec, error) {
 	name, list, _ := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
-	if !variantName.MatchString(name) {
-		return VariantSpec{}, Inputf("--variant %q: name %q must be letters, digits, '.', '_' or '-' (it names the Result file); want NAME[:KEY=VALUE,...]", s, name)
+	if !variantName.MatchString(name) || len(name) > result.MaxNameLen {
+		return VariantSpec{}, Inputf("--variant %.80q: name %.80q must be letters, digits, '.', '_' or '-', at most %d (it names the Result file and the baseline); want NAME[:KEY=VALUE,...]", s, name, result.MaxNameLen)
 	}
 	v := VariantSpec{Name: name}
 	if strings.TrimSpace(list) == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // ParseError is a bad scenario file: where and what.
@@ -334,6 +335,10 @@ func (p *scenarioParser) tracers(tf config.Field, w Workload) (Tracers, error) {
 		c, err := k.Parse(f, tracerWorkload(w))
 		if err != nil {
 			return nil, err
+		}
+		// Found here rather than when the tracer attaches, after minutes.
+		if n := len(c.Metrics()); n > tracing.MaxMetrics {
+			return nil, f.KeyAt.Errorf("tracer %s measures %d metrics here; one tracer measures at most %d: split them over several scenarios", k.Name, n, tracing.MaxMetrics)
 		}
 		if t == nil {
 			t = Tracers{}

@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // Target is a named VM configuration from a targets file:
@@ -146,8 +147,8 @@ func ParseTargets(b []byte, source string) (*Targets, error) {
 		switch {
 		case t.Name == "":
 			return nil, fmt.Errorf("%w: %s: target %d has no name", ErrBadTargets, at(i, ""), i+1)
-		case !targetNameRE.MatchString(t.Name):
-			return nil, fmt.Errorf("%w: %s: target name %q: use letters, digits, '.', '_' and '-'", ErrBadTargets, at(i, "name"), t.Name)
+		case !targetNameRE.MatchString(t.Name) || len(t.Name) > result.MaxNameLen:
+			return nil, fmt.Errorf("%w: %s: target name %q: use letters, digits, '.', '_' and '-', at most %d", ErrBadTargets, at(i, "name"), t.Name, result.MaxNameLen)
 		case t.Kernel == "":
 			return nil, fmt.Errorf("%w: %s: target %s has no kernel (a bzImage path or debian:ABI)", ErrBadTargets, at(i, ""), t.Name)
 		case t.VCPUs < 0 || t.VCPUs > 64:

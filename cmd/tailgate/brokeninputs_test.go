@@ -307,3 +307,36 @@ func TestHistoryRefusesWhatHidesACommit(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsFoundBeforeAnyRun: what would fail later is exit 2 before
+// anything runs: a syscall tracer of more than 16 syscalls (once exit 3
+// at attach, after the verifier), a variant or target name too long for
+// the file names it makes (once exit 3 in baseline save, after the run).
+func TestLimitsFoundBeforeAnyRun(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "many.yaml")
+	names := []string{"read", "write", "openat", "close", "getpid", "getppid", "getuid", "getgid", "geteuid", "getegid", "gettid", "sched_yield", "uname", "umask", "sync", "pause", "alarm"}
+	doc := "name: many\nworkload: {kind: timer, interval: 1ms}\ntracers:\n  syscall: {syscalls: [" + strings.Join(names, ", ") + "]}\n"
+	if err := os.WriteFile(sc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := stubRunner(t)
+	long := strings.Repeat("v", 65)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", sc, "-o", os.DevNull}, "tracer syscall measures 17 metrics here; one tracer measures at most 16"},
+		{[]string{"gate", sc, "--baseline", filepath.Join(dir, "store"), "--save-baseline"}, "at most 16"},
+		{[]string{"gate", "syscall-read", "--variant", "base", "--variant", long}, "at most 64"},
+		{[]string{"matrix", "syscall-read", "--variant", "base", "--variant", long + ":vm.swappiness=10"}, "at most 64"},
+	} {
+		code, _, stderr := cli(tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("tailgate %s: exit %d, stderr %q; want 2 and one line saying %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+	if *calls > 0 {
+		t.Errorf("%d runs before the refusals", *calls)
+	}
+}
