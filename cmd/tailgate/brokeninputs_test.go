@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +340,58 @@ func TestLimitsFoundBeforeAnyRun(t *testing.T) {
 	}
 	if *calls > 0 {
 		t.Errorf("%d runs before the refusals", *calls)
+	}
+}
+
+// TestPlanOverTheCapRefused: a plan whose trials and warmups take longer
+// than --max-time (6 h unless raised) is exit 2 before anything runs, in
+// one line saying how long it would take and the flag that raises the
+// limit. Once, 1000 trials of an hour with 10 minutes of warmup started.
+func TestPlanOverTheCapRefused(t *testing.T) {
+	dir := t.TempDir()
+	calls := stubRunner(t)
+	var f fakeExec
+	root := fakeSysctls(t)
+	invoke := func(args []string) (int, string) {
+		var o, e bytes.Buffer
+		var err error
+		switch {
+		case args[0] == "matrix":
+			err = runMatrix(context.Background(), args[1:], &o, &e, f.env(root))
+		case args[0] == "gate" && slices.Contains(args, "--variant"):
+			err = runGate(context.Background(), args[1:], &o, &e, f.env(root))
+		default:
+			return run(context.Background(), args, &o, &e), e.String()
+		}
+		return exitCode(err), fmt.Sprintln(err) + e.String()
+	}
+	long := []string{"--trials", "1000", "--duration", "1h", "--warmup", "10m"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"run", "syscall-read"}, long...), "takes at least 1000h10m (the trials and warmups of 1 scenario on 1 target), over the most a run may take, 6h: give --max-time 1000h11m"},
+		{append([]string{"run", "syscall-read", "--max-time", "100h"}, long...), "over the most a run may take, 100h: give --max-time"},
+		{append([]string{"gate", "syscall-read", "--baseline", filepath.Join(dir, "store"), "--save-baseline"}, long...), "takes at least 1000h10m"},
+		{append([]string{"calibrate", "syscall-read", "--runs", "3"}, long...), "takes at least 3000h30m (3 runs of"},
+		{[]string{"matrix", "syscall-read", "--variant", "a", "--variant", "b", "--trials", "200", "--duration", "1m", "--warmup", "0s"}, "takes at least 6h40m (200 rounds"},
+		{[]string{"gate", "syscall-read", "--variant", "a", "--variant", "b", "--budget", "7h"}, "takes at least 7h (the rounds' --budget)"},
+	} {
+		code, msg := invoke(tc.args)
+		if code != exitUsage || !strings.Contains(msg, tc.want) || strings.Count(msg, "\n") != 1 {
+			t.Errorf("tailgate %s: exit %d, %q; want 2 and one line saying %q", strings.Join(tc.args, " "), code, msg, tc.want)
+		}
+	}
+	if *calls > 0 || len(f.calls) > 0 {
+		t.Errorf("runs before the refusals: %d, %v", *calls, f.calls)
+	}
+	// Raised, the same plan passes the check: it starts, and stops at
+	// once, its context cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o bytes.Buffer
+	err := runMatrix(ctx, []string{"syscall-read", "--variant", "a", "--variant", "b", "--trials", "200", "--duration", "1m", "--warmup", "0s", "--max-time", "7h"}, &o, &o, f.env(root))
+	if err == nil || strings.Contains(err.Error(), "--max-time") || !strings.Contains(err.Error(), "interrupt") {
+		t.Errorf("with --max-time 7h: %v; want the rounds started, and interrupted", err)
 	}
 }

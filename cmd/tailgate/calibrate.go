@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -67,10 +68,14 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(targets) != 1 {
 		return usagef("calibrate measures one target at a time, got %d", len(targets))
 	}
+	spec := rf.spec(ss)
+	if err := rf.checkTime(time.Duration(*runs)*spec.TrialsTime(ss), fmt.Sprintf("%d runs of the trials and warmups of %s", *runs, plural(len(ss), "scenario"))); err != nil {
+		return err
+	}
 	if err := engine.RecoverSysctls(sysctl.Root, stderr); err != nil {
 		return err
 	}
-	cal, all, err := engine.Calibrate(ctx, targets[0], rf.spec(ss), *runs, stderr)
+	cal, all, err := engine.Calibrate(ctx, targets[0], spec, *runs, stderr)
 	if err != nil {
 		return err
 	}

@@ -167,10 +167,14 @@ func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetF
 	if len(targets) > 1 {
 		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
 	}
+	spec := rf.spec(ss)
+	if err := rf.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+plural(len(ss), "scenario")); err != nil {
+		return nil, err
+	}
 	if err := engine.RecoverSysctls(sysctl.Root, g.Store.Log); err != nil {
 		return nil, err
 	}
-	res, err := g.Run(ctx, targets[0], rf.spec(ss), rf.output)
+	res, err := g.Run(ctx, targets[0], spec, rf.output)
 	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
 		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
 	}

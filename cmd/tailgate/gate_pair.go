@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/report"
@@ -17,7 +19,14 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 		}
 		return nil
 	}
-	return inRounds(ctx, "gate", names, rf, tf, f, env, stdout, stderr, two,
+	// The budget bounds the rounds; --trials fixes them, perhaps fewer.
+	planned := func(n int, spec engine.Spec) (time.Duration, string) {
+		if rf.trials > 0 && spec.RoundsTime(n) < g.Budget {
+			return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", plural(rf.trials, "round"), plural(len(spec.Scenarios), "scenario"), plural(n, "target"))
+		}
+		return g.Budget, "the rounds' --budget"
+	}
+	return inRounds(ctx, "gate", names, rf, tf, f, env, stdout, stderr, two, planned,
 		func(targets []engine.Target, _ []string, spec engine.Spec) (*report.Matrix, error) {
 			g.Rounds, g.Seed, g.Options, g.Log = rf.trials, env.orderSeed, f.options(), stderr
 			m, err := g.Gate(ctx, targets, spec, rf.output)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -88,7 +90,10 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		}
 		return nil
 	}
-	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo,
+	planned := func(n int, spec engine.Spec) (time.Duration, string) {
+		return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", plural(engine.PlannedRounds(spec), "round"), plural(len(spec.Scenarios), "scenario"), plural(n, "target"))
+	}
+	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo, planned,
 		func(targets []engine.Target, descr []string, spec engine.Spec) (*report.Matrix, error) {
 			plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
 			return engine.Matrix(ctx, targets, descr, spec, plan, f.output, rf.options(), stderr)
@@ -99,10 +104,12 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 // rounds: the scenarios names, every output checked first (the formats
 // render a matrix as they render a comparison), the targets in their
 // order (count refuses how many there are), the checks before any round
-// (engine.CheckRounds); then run's rounds, and their verdict written.
-// command names the JUnit document of an infrastructure failure.
+// (engine.CheckRounds), the rounds' wall time within --max-time (planned
+// says how long the rounds on n targets take, and what of); then run's
+// rounds, and their verdict written. command names the JUnit document of
+// an infrastructure failure.
 func inRounds(ctx context.Context, command string, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, env matrixEnv, stdout, stderr io.Writer,
-	count func(int) error, run func([]engine.Target, []string, engine.Spec) (*report.Matrix, error)) (err error) {
+	count func(int) error, planned func(n int, spec engine.Spec) (time.Duration, string), run func([]engine.Target, []string, engine.Spec) (*report.Matrix, error)) (err error) {
 	ss, err := f.lookup(names)
 	if err != nil {
 		return err
@@ -120,6 +127,9 @@ func inRounds(ctx context.Context, command string, names []string, rf *runFlags,
 		return err
 	}
 	spec := rf.spec(ss)
+	if err := rf.checkTime(planned(len(targets), spec)); err != nil {
+		return err
+	}
 	if err := engine.CheckRounds(targets, spec, rf.output, env.sysctlRoot, stderr); err != nil {
 		return err
 	}

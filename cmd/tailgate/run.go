@@ -25,6 +25,8 @@ type runFlags struct {
 	// warmupSet says --warmup was given: 0 is a valid override.
 	warmupSet bool
 	output    string
+	// maxTime is the most wall time the plan may take (--max-time).
+	maxTime time.Duration
 }
 
 // The flags hold what scenario files hold (scenarios.ParseTrials and the
@@ -43,6 +45,29 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		f.warmupSet = err == nil
 		return err
 	})
+	f.maxTime = engine.DefaultMaxTime
+	fs.Func("max-time", "the most wall `duration` the plan may take, its trials and warmups counted (default "+scenarios.ShortDuration(engine.DefaultMaxTime)+"); a longer plan is refused before it starts", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a duration such as 6h or 90m")
+		}
+		f.maxTime = d
+		return nil
+	})
+}
+
+// checkTime refuses a plan of planned wall time over --max-time
+// (engine.CheckTime).
+func (f *runFlags) checkTime(planned time.Duration, what string) error {
+	return engine.CheckTime(planned, f.maxTime, what)
+}
+
+// plural is n and noun, with an s when n is not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lookupScenarios resolves names or paths (scenarios.LookupAll); none
@@ -108,5 +133,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// Every built-in: pass over those this kernel cannot trace (kfunc
 	// without fentry or kprobes), saying so; a named one must run.
 	spec.SkipUnsupported = len(names) == 0
-	return engine.RunEach(ctx, targets, engine.Work(sh, ss, targets, stderr), spec, outs, progress.New(stderr))
+	work := engine.Work(sh, ss, targets, stderr)
+	var planned time.Duration
+	for _, w := range work {
+		planned += spec.TrialsTime(w)
+	}
+	if err := f.checkTime(planned, "the trials and warmups of "+plural(len(ss), "scenario")+" on "+plural(len(targets), "target")); err != nil {
+		return err
+	}
+	return engine.RunEach(ctx, targets, work, spec, outs, progress.New(stderr))
 }
