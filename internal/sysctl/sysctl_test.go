@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // fakeRoot makes a /proc/sys look-alike holding the given key=value files.
@@ -250,7 +249,6 @@ func TestCheckRefusesWhatCannotBePutBack(t *testing.T) {
 			default:
 			}
 			os.WriteFile(p, []byte(strconv.Itoa(n)+"\n"), 0o644)
-			time.Sleep(time.Millisecond)
 		}
 	}()
 	err := Probe(root, []Setting{{Key: "kernel.ns_last_pid", Value: "1"}})
