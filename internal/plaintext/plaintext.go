@@ -84,7 +84,6 @@ type Guarded struct {
 	w         io.Writer
 	lineStart bool   // no byte of the line's own passed yet
 	held      []byte // kept back: the line's leading blanks and a command's prefix, or part of a character
-	out       []byte
 }
 
 // Raw returns the writer under w when w is a Guard, else w: for output
@@ -106,23 +105,41 @@ func (g *Guarded) Fd() uintptr {
 }
 
 func (g *Guarded) Write(p []byte) (int, error) {
-	g.out = g.out[:0]
-	buf := append(g.held, p...)
-	g.held = nil
+	buf := p
+	if len(g.held) > 0 {
+		buf = append(g.held, p...)
+		g.held = nil
+	}
+	// Spans that need no change are passed on as they are; out gathers
+	// what goes between them.
+	clean := 0
+	var err error
+	emit := func(upTo int, extra []byte) {
+		if err != nil {
+			return
+		}
+		if upTo > clean {
+			_, err = g.w.Write(buf[clean:upTo])
+		}
+		if err == nil && len(extra) > 0 {
+			_, err = g.w.Write(extra)
+		}
+	}
 	i := 0
-	for i < len(buf) {
+	for i < len(buf) && err == nil {
 		c := buf[i]
 		if g.lineStart {
 			rest := bytes.TrimLeft(buf[i:], " \t")
 			blanks := len(buf[i:]) - len(rest)
 			switch prefix, whole := commandAt(rest); {
 			case len(rest) == 0 || prefix && !whole:
+				emit(i, nil)
 				g.held = append([]byte(nil), buf[i:]...)
-				i = len(buf)
+				clean, i = len(buf), len(buf)
 				continue
 			case whole:
-				g.out = append(g.out, buf[i:i+blanks]...)
-				g.out = append(g.out, '\\')
+				emit(i+blanks, []byte{'\\'})
+				clean = i + blanks
 				i += blanks
 			}
 			g.lineStart = false
@@ -130,32 +147,31 @@ func (g *Guarded) Write(p []byte) (int, error) {
 		}
 		switch {
 		case c == '\n' || c == '\r':
-			g.out = append(g.out, c)
 			g.lineStart = true
 			i++
 		case c < utf8.RuneSelf:
-			if c == '\t' || !Hides(rune(c)) {
-				g.out = append(g.out, c)
-			} else {
-				g.out = append(g.out, Line(string(c))...)
+			if c != '\t' && Hides(rune(c)) {
+				emit(i, []byte(Line(string(c))))
+				clean = i + 1
 			}
 			i++
 		default:
 			if !utf8.FullRune(buf[i:]) {
+				emit(i, nil)
 				g.held = append([]byte(nil), buf[i:]...)
-				i = len(buf)
+				clean, i = len(buf), len(buf)
 				continue
 			}
 			r, n := utf8.DecodeRune(buf[i:])
 			if (r == utf8.RuneError && n == 1) || Hides(r) {
-				g.out = append(g.out, Line(string(buf[i:i+n]))...)
-			} else {
-				g.out = append(g.out, buf[i:i+n]...)
+				emit(i, []byte(Line(string(buf[i:i+n]))))
+				clean = i + n
 			}
 			i += n
 		}
 	}
-	if _, err := g.w.Write(g.out); err != nil {
+	emit(len(buf), nil)
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
