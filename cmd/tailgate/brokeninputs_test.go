@@ -154,13 +154,17 @@ func commandLines(out string) []string {
 // TestResultTextCannotInjectCommands: Result fields holding a line break
 // and a workflow command, or terminal escapes, reach no output a CI log
 // shows raw: not the text report on standard output or in a file, not
-// the error and warning lines on standard error, not show. Once, compare
-// printed a line "::error::pwned" from a kernel release.
+// the error and warning lines on standard error, not show. A kernel
+// release so made is refused as a name is (exit 2, its error escaped);
+// free text (a CPU model, a run's error) is escaped where it is shown.
+// Once, compare printed a line "::error::pwned" from a kernel release.
 func TestResultTextCannotInjectCommands(t *testing.T) {
 	dir := t.TempDir()
+	release := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
+	release.Environment.KernelRelease = "6.1\n::error::pwned\r::warning::x\n  ##[error]y \x1b[2J\u202e"
+	releasePath := writeResult(t, dir, "release.json", release)
 	evil := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
-	evil.Environment.KernelRelease = "6.1\n::error::pwned\r::warning::x\n  ##[error]y \x1b[2J\u202e"
-	evil.Environment.CPUModel = "cpu\n::add-mask::z"
+	evil.Environment.CPUModel = "cpu\n::add-mask::z\r::error::w \x1b[2J\u202e"
 	evil.Partial, evil.Error = true, "oops\n::error title=t::partial"
 	evilPath := writeResult(t, dir, "evil.json", evil)
 	good := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}
@@ -169,26 +173,30 @@ func TestResultTextCannotInjectCommands(t *testing.T) {
 	slow.Environment = evil.Environment
 	slowPath := writeResult(t, dir, "slow.json", slow)
 	report := filepath.Join(dir, "report.txt")
-	for _, args := range [][]string{
-		{"compare", evilPath, evilPath},
-		{"compare", goodPath, slowPath, "--format", "text=" + report},
-		{"gate", "--candidate", slowPath, "--baseline", goodPath},
-		{"gate", "--candidate", evilPath, "--baseline", goodPath},
-		{"show", evilPath},
-		{"baseline", "show", evilPath},
-		{"merge", goodPath, evilPath, "-o", filepath.Join(dir, "merged.json")},
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"compare", releasePath, releasePath}, exitUsage},
+		{[]string{"gate", "--candidate", releasePath, "--baseline", goodPath}, exitUsage},
+		{[]string{"compare", evilPath, evilPath}, exitPass},
+		{[]string{"compare", goodPath, slowPath, "--format", "text=" + report}, exitRegression},
+		{[]string{"gate", "--candidate", slowPath, "--baseline", goodPath}, exitRegression},
+		{[]string{"gate", "--candidate", evilPath, "--baseline", goodPath}, exitPass},
+		{[]string{"show", evilPath}, exitPass},
+		{[]string{"baseline", "show", evilPath}, exitPass},
 	} {
-		code, stdout, stderr := cli(args...)
-		if bad := commandLines(stdout + "\n" + stderr); len(bad) > 0 {
-			t.Errorf("tailgate %s (exit %d) printed lines a CI log would act on: %q", strings.Join(args, " "), code, bad)
+		code, stdout, stderr := cli(tc.args...)
+		if bad := commandLines(stdout + "\n" + stderr); len(bad) > 0 || code != tc.code {
+			t.Errorf("tailgate %s: exit %d (want %d), printed lines a CI log would act on: %q", strings.Join(tc.args, " "), code, tc.code, bad)
 		}
 	}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad := commandLines(string(b)); len(bad) > 0 || !strings.Contains(string(b), `6.1\n::error::pwned`) {
-		t.Errorf("text report file: lines %q; want the kernel release escaped, on one line:\n%s", bad, b)
+	if bad := commandLines(string(b)); len(bad) > 0 || !strings.Contains(string(b), `cpu\n::add-mask::z\r::error::w \x1b[2J\u202e`) {
+		t.Errorf("text report file: lines %q; want the CPU model escaped, on one line:\n%s", bad, b)
 	}
 }
 
