@@ -285,9 +285,18 @@ func ParseVariant(s string) (VariantSpec, error) {
 // that runs which died (SIGKILL) left changed, from their journals, and
 // says so on log, naming each value and the run. A journal it cannot
 // replay is set aside and named on log with what to restore by hand: it
-// blocks no run. Every command that runs trials calls it first. Its error
-// is the journal directory's, an infrastructure failure.
-func RecoverSysctls(root string, log io.Writer) error {
+// blocks no run. Every command that runs trials calls it first. A journal
+// directory it cannot use is warned of on log: a run that writes no
+// sysctl goes on (CheckVariants, for one that does, fails on it).
+func RecoverSysctls(root string, log io.Writer) {
+	if err := recoverSysctls(root, log); err != nil {
+		fmt.Fprintf(log, "tailgate: warning: %v\n", err)
+	}
+}
+
+// recoverSysctls is RecoverSysctls, the journal directory's error
+// returned.
+func recoverSysctls(root string, log io.Writer) error {
 	rec, err := sysctl.Recover(root)
 	for _, r := range rec.Restored {
 		fmt.Fprintf(log, "tailgate: restored sysctl %s, left changed by a tailgate run that died (pid %d)\n", r.Setting, r.PID)
@@ -295,10 +304,7 @@ func RecoverSysctls(root string, log io.Writer) error {
 	for _, sa := range rec.SetAside {
 		fmt.Fprintf(log, "tailgate: %v\n", sa)
 	}
-	if err != nil {
-		return Infra(err)
-	}
-	return nil
+	return err
 }
 
 // CheckVariants puts back what runs that died left changed
@@ -309,14 +315,17 @@ func RecoverSysctls(root string, log io.Writer) error {
 // one line naming the key and the value, not after the base's trials.
 // Targets that are not variants are passed over.
 func CheckVariants(targets []Target, root string, log io.Writer) error {
-	if err := RecoverSysctls(root, log); err != nil {
-		return err
-	}
 	var vs []*Variant
 	for _, t := range targets {
 		if v, ok := t.(*Variant); ok {
 			vs = append(vs, v)
 		}
+	}
+	if err := recoverSysctls(root, log); err != nil {
+		if slices.ContainsFunc(vs, func(v *Variant) bool { return len(v.Sysctls) > 0 }) {
+			return Infra(err)
+		}
+		fmt.Fprintf(log, "tailgate: warning: %v\n", err)
 	}
 	for _, v := range vs {
 		for _, s := range v.Sysctls {

@@ -171,9 +171,7 @@ func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetF
 	if err := rf.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+plural(len(ss), "scenario")); err != nil {
 		return nil, err
 	}
-	if err := engine.RecoverSysctls(sysctl.Root, g.Store.Log); err != nil {
-		return nil, err
-	}
+	engine.RecoverSysctls(sysctl.Root, g.Store.Log)
 	res, err := g.Run(ctx, targets[0], spec, rf.output)
 	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
 		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)

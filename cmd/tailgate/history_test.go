@@ -176,7 +176,7 @@ func TestHistoryBadInput(t *testing.T) {
 		code int
 	}{
 		{"no commit", []string{"add", store, res}, "--commit SHA is required", 2},
-		{"bad commit", []string{"add", store, res, "--commit", "HEAD"}, "not a commit id", 2},
+		{"bad commit", []string{"add", store, res, "--commit", "HEAD"}, "not a whole commit id", 2},
 		{"duplicate", []string{"add", store, res, "--commit", commits[0]}, "already recorded", 2},
 		{"bad time", []string{"add", store, res, "--commit", commits[0], "--time", "yesterday"}, "--time", 2},
 		{"no store", []string{"changes", filepath.Join(t.TempDir(), "none")}, "no such file", 2},

@@ -126,9 +126,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := outs.Check(targets); err != nil {
 		return err
 	}
-	if err := engine.RecoverSysctls(sysctl.Root, stderr); err != nil {
-		return err
-	}
+	engine.RecoverSysctls(sysctl.Root, stderr)
 	spec := f.spec(nil)
 	// Every built-in: pass over those this kernel cannot trace (kfunc
 	// without fentry or kprobes), saying so; a named one must run.

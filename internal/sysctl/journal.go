@@ -284,7 +284,9 @@ func (s SetAside) Error() string {
 func Recover(root string) (Recovery, error) {
 	var rec Recovery
 	dir := JournalDir(root)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+	// None there, or none this user could have written: nothing of its
+	// runs to put back.
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return rec, nil
 	}
 	dirLock, err := openJournalDir(dir)
