@@ -308,8 +308,6 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 				}
 				res, err := t.Run(ctx, req, p)
 				for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
-					// A broken round (a guest oops, a garbled result) measured
-					// nothing: run it again rather than lose the run.
 					p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
 					res, err = t.Run(ctx, req, p)
 				}

@@ -57,6 +57,22 @@ func (s Store) Missing(ss []*scenarios.Scenario, target string) ([]string, error
 	return missing, nil
 }
 
+// CheckClock refuses, before a run on clock, the baselines of ss for
+// target that ran on another clock (of any kernel, as Missing finds
+// them): the comparison that follows the run would be refused.
+func (s Store) CheckClock(ss []*scenarios.Scenario, target, clock string) error {
+	for _, sc := range ss {
+		e, err := baseline.Load(s.Path, sc.Name, target, "")
+		if err != nil {
+			continue // Missing has said what is wrong
+		}
+		if have := e.Result.Target.ClockOf(); have != clock {
+			return Inputf("the baseline of %s on %s in %s ran in %s time and this run is in %s time: one comparison takes one clock; give --clock %s, or save a baseline in %s time", sc.Name, target, s.Path, have, clock, have, clock)
+		}
+	}
+	return nil
+}
+
 // For gathers the baseline of every scenario of cand into one Result.
 // Scenarios without a baseline are returned by name; an unreadable
 // baseline is an InputError.

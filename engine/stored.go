@@ -54,6 +54,13 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 	if len(missing) > 0 && !g.Save {
 		return nil, &InputError{&MissingError{Scenarios: missing, Target: t.Name(), Path: g.Store.Path}}
 	}
+	clock, err := ClockOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Store.CheckClock(spec.Scenarios, t.Name(), clock); err != nil {
+		return nil, err
+	}
 	p := progress.New(log)
 	res, err := Run(ctx, t, spec, p)
 	p.Done()
@@ -199,6 +206,9 @@ func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer
 		return err
 	}
 	if err := CheckVariants(targets, root, log); err != nil {
+		return err
+	}
+	if err := CheckClocks(targets); err != nil {
 		return err
 	}
 	return spec.Check()

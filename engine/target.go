@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
@@ -124,12 +126,42 @@ type VM struct {
 	Target *vmtest.Target
 	// CacheDir is the kernel cache; "" is the user's default.
 	CacheDir string
+	// Jobs, in virtual time, bounds the boots of a Run that run at once
+	// (and, in rounds, the targets' trials of a round); 0 is the CPUs.
+	// In real time boots run one at a time: each would measure the others.
+	Jobs int
+	// skipped are the scenarios Prepare passed over (SkipUnsupported),
+	// which Run records on its Result.
+	skipped []result.Skipped
 }
 
 func (v *VM) Name() string { return v.Target.Name }
 
 func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
-	vcpus := cmp.Or(v.Target.VCPUs, vmtest.DefaultVCPUs)
+	setup, err := vmtest.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
+	if errors.Is(err, vmtest.ErrClock) {
+		return req, Inputf("target %s: %v", v.Name(), err)
+	}
+	if err != nil {
+		return req, Infra(err)
+	}
+	vcpus := setup.VCPUs
+	v.skipped = nil
+	if setup.Clock == vmtest.ClockVirtual {
+		kept := req.Scenarios[:0:0]
+		for _, sc := range req.Scenarios {
+			why := notInVirtualTime(sc)
+			switch {
+			case why == "":
+				kept = append(kept, sc)
+			case req.SkipUnsupported:
+				v.skipped = append(v.skipped, result.Skipped{Scenario: sc.Name, Reason: why + "; --clock real measures it"})
+			default:
+				return req, Inputf("scenario %s cannot be measured in virtual time: %s; give --clock real", sc.Name, why)
+			}
+		}
+		req.Scenarios = kept
+	}
 	for _, sc := range req.Scenarios {
 		if why := sc.HostOnly(); why != "" {
 			return req, Inputf("scenario %s cannot run in a VM (%s): run it on the host, without --kernel", sc.Name, why)
@@ -138,7 +170,7 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 			return req, Inputf("scenario %s: workload cpus names CPU %d, but the VM has %d vCPUs (0-%d): give the VM more with --vcpus, or list its CPUs", sc.Name, c[len(c)-1], vcpus, vcpus-1)
 		}
 	}
-	if req.Duration == 0 {
+	if req.Duration == 0 && setup.Clock == vmtest.ClockReal {
 		req.Scenarios = lengthenVMTrials(req.Scenarios)
 	}
 	return req, nil
@@ -176,25 +208,90 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 		if res == nil {
 			return nil, runErr
 		}
+		res.Skipped = append(res.Skipped, v.skipped...)
 		if runErr != nil {
 			res.Partial, res.Error = true, runErr.Error()
 		}
 		return res, runErr
 	}
-	for trial := 1; trial <= trials; trial++ {
-		boot := oneTrial(req, func(s *scenarios.Scenario) bool { return req.Resolve(s).Trials >= trial })
+	jobs := min(v.jobs(v.Jobs), trials)
+	if trials > 1 && jobs > 1 {
+		p.Line(fmt.Sprintf("%s: %d boots, %d at a time (virtual time: the boots do not measure each other)", name, trials, jobs))
+	}
+	booted := make([]*result.Result, trials)
+	errs := make([]error, trials)
+	ran := make([]runner.Request, trials)
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i := range trials {
+		trial := i + 1
+		ran[i] = oneTrial(req, func(s *scenarios.Scenario) bool { return req.Resolve(s).Trials >= trial })
+		select {
+		case sem <- struct{}{}:
+		case <-bctx.Done():
+		}
+		if bctx.Err() != nil {
+			errs[i] = bctx.Err()
+			break
+		}
 		if trials > 1 {
 			p.Line(fmt.Sprintf("%s: boot %d/%d", name, trial, trials))
 		}
-		res, err := v.boot(ctx, k, types, boot, p)
-		if err != nil {
-			return finish(err)
-		}
-		if err := done.add(fmt.Sprintf("%s boot %d", name, trial), res, boot.Scenarios); err != nil {
-			return finish(Infra(err))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			booted[i], errs[i] = v.boot(bctx, k, types, ran[i], p)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	// The trials keep their order, and the first error is the one told:
+	// the boots it cancelled failed because of it.
+	var first error
+	for i := range trials {
+		switch {
+		case errs[i] != nil && first == nil && !(errors.Is(errs[i], context.Canceled) && ctx.Err() == nil):
+			first = errs[i]
+		case errs[i] == nil && booted[i] != nil && first == nil:
+			if err := done.add(fmt.Sprintf("%s boot %d", name, i+1), booted[i], ran[i].Scenarios); err != nil {
+				first = Infra(err)
+			}
 		}
 	}
-	return finish(nil)
+	return finish(first)
+}
+
+// Independent says why v's trials measure the machine they run on, ""
+// when they do not: a VM in virtual time counts its own instructions.
+func (v *VM) Independent() string {
+	setup, err := vmtest.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
+	if err != nil || setup.Clock != vmtest.ClockVirtual {
+		return fmt.Sprintf("target %s runs in real time, and each trial would measure the others", v.Name())
+	}
+	return ""
+}
+
+// Jobs is how many VMs in virtual time boot at once when asked for want,
+// 0 for the CPUs.
+func Jobs(want int) int {
+	if want <= 0 {
+		return runtime.NumCPU()
+	}
+	return want
+}
+
+// jobs is how many boots of v run at once, at most want (0 for the
+// CPUs): one in real time.
+func (v *VM) jobs(want int) int {
+	if v.Independent() != "" {
+		return 1
+	}
+	return max(Jobs(want), 1)
 }
 
 // oneTrial is req cut to one trial of each scenario keep keeps, resolved.
@@ -212,8 +309,19 @@ func oneTrial(req runner.Request, keep func(*scenarios.Scenario) bool) runner.Re
 	return one
 }
 
-// vmMinTrial is the shortest trial a VM target runs unless --duration
-// says otherwise. Each trial is a boot of its own (4-6 s under TCG here),
+// notInVirtualTime says why s's times mean nothing in virtual time, ""
+// when they do: a workload that waits on a disk idles the guest while the
+// host writes, and the guest's clock jumps over the wait to its next
+// timer (a 1 s trial of fsync-scratch ended after one fdatasync).
+func notInVirtualTime(s *scenarios.Scenario) string {
+	if s.Workload.Kind == "fsync" {
+		return "its workload waits on a disk, and virtual time jumps over the wait to the guest's next timer"
+	}
+	return ""
+}
+
+// vmMinTrial is the shortest trial a VM target runs in real time unless
+// --duration says otherwise. Each trial is a boot of its own (4-6 s under TCG here),
 // so a longer trial costs a round little, and the tail of a short one
 // varies between boots with the emulation: measured here, gates of
 // syscall-read on debian 6.1 with pti=on against the same kernel (p50
@@ -238,13 +346,18 @@ func lengthenVMTrials(ss []*scenarios.Scenario) []*scenarios.Scenario {
 	return out
 }
 
-// deadline is how long a VM may take for req: the scenarios' own time,
-// doubled for emulation, plus room for boot and attach.
-func deadline(req runner.Request) time.Duration {
+// deadline is how long a VM on clock may take for req: the scenarios'
+// own time, doubled for emulation, plus room for boot and attach. In
+// virtual time a second of the guest's is 10^9 instructions, which TCG
+// runs in 5-20 s here (BENCHMARKS.md), more on a loaded host.
+func deadline(req runner.Request, clock string) time.Duration {
 	var d time.Duration
 	for _, s := range req.Scenarios {
 		r := req.Resolve(s)
 		d += r.Warmup + time.Duration(r.Trials)*r.Duration
+	}
+	if clock == vmtest.ClockVirtual {
+		return 60*d + 3*time.Minute
 	}
 	return 2*d + 90*time.Second
 }
@@ -255,7 +368,11 @@ func (v *VM) boot(ctx context.Context, k *vmtest.Kernel, kernelTypes string, req
 	vm := v.Target.VM(k)
 	vm.KernelTypes = kernelTypes
 	if vm.Deadline == 0 {
-		vm.Deadline = deadline(req)
+		clock := vmtest.ClockReal
+		if setup, err := vmtest.ChooseSetup(vm.Accel, vm.Clock, vm.VCPUs); err == nil {
+			clock = setup.Clock
+		}
+		vm.Deadline = deadline(req, clock)
 	}
 	gr := vmtest.GuestRequest{SkipUnsupported: req.SkipUnsupported}
 	for _, s := range req.Scenarios {
@@ -366,6 +483,45 @@ func runProgress(req runner.Request, p *progress.Reporter) func(runner.Event) {
 			p.Step(done, total, fmt.Sprintf("%s: trial %d/%d done", label, e.Trial, e.Trials), e.Detail)
 		}
 	}
+}
+
+// ClockOf is the clock t's trials run on (result.ClockVirtual or
+// ClockReal): a VM's as vmtest.ChooseSetup resolves it, the host's real.
+func ClockOf(t Target) (string, error) {
+	switch t := t.(type) {
+	case *VM:
+		setup, err := vmtest.ChooseSetup(t.Target.Accel, t.Target.Clock, t.Target.VCPUs)
+		if errors.Is(err, vmtest.ErrClock) {
+			return "", Inputf("target %s: %v", t.Name(), err)
+		}
+		if err != nil {
+			return "", Infra(err)
+		}
+		return setup.Clock, nil
+	case *Variant:
+		return ClockOf(t.Target)
+	}
+	return result.ClockReal, nil
+}
+
+// CheckClocks refuses targets of one comparison that run on different
+// clocks: a ratio of virtual to real time measures nothing.
+func CheckClocks(targets []Target) error {
+	first := ""
+	for i, t := range targets {
+		c, err := ClockOf(t)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			first = c
+			continue
+		}
+		if c != first {
+			return Inputf("target %s runs in %s time and %s in %s time: one comparison takes one clock; give the VMs --clock %s, or compare VMs with VMs", targets[0].Name(), first, t.Name(), c, result.ClockReal)
+		}
+	}
+	return nil
 }
 
 // Booting names the kernel a round boots, for progress.

@@ -24,10 +24,16 @@ type Targets struct {
 	VM      bool // a VM booting vmtest.DefaultKernelSpec
 	// The settings of the VMs Kernels and VM boot; Deadline and Cache
 	// apply to named targets too.
-	Cmdline  string
-	VCPUs    int
-	MemMiB   int
-	Accel    string
+	Cmdline string
+	VCPUs   int
+	MemMiB  int
+	Accel   string
+	// Clock is the VMs' clock (vmtest.ClockAuto, ClockVirtual or
+	// ClockReal; "" is auto), a named target's too when set.
+	Clock string
+	// Jobs bounds the VMs in virtual time that boot at once (VM.Jobs); 0
+	// is the CPUs.
+	Jobs     int
 	Deadline time.Duration
 	Cache    string
 	// Order is every target (kernel, target, vm, variant) in the order
@@ -69,14 +75,15 @@ func (ts *Targets) Use(kind, value string) error {
 }
 
 // Settings are the VM settings of Targets as their flags name them.
-var Settings = []string{"cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache"}
+var Settings = []string{"cmdline", "vcpus", "memory", "accel", "clock", "jobs", "deadline", "kernel-cache"}
 
 // CheckSet refuses VM settings that were set (Settings, spelled as flags:
 // --vcpus) and that no target would use: on the host they mean nothing, and a named
-// target takes its settings from the targets file, except Deadline and
-// Cache. Ignoring them silently would measure something else than asked.
-// each says every target must use them (a matrix, whose named targets
-// stand beside VMs booting kernels), not only one.
+// target takes its settings from the targets file, except Clock, Jobs,
+// Deadline and Cache. Ignoring them silently would measure something else than
+// asked. A real clock on the host is what the host has, and passes. each
+// says every target must use them (a matrix, whose named targets stand
+// beside VMs booting kernels), not only one.
 func (ts *Targets) CheckSet(set []string, each bool) error {
 	if !each && (len(ts.Kernels) > 0 || ts.VM) {
 		return nil
@@ -89,9 +96,13 @@ func (ts *Targets) CheckSet(set []string, each bool) error {
 		switch strings.TrimPrefix(s, "--") {
 		case "cmdline", "vcpus", "memory", "accel":
 			unused = append(unused, s)
-		case "deadline", "kernel-cache":
+		case "deadline", "kernel-cache", "jobs":
 			if len(ts.Names) == 0 {
 				unused = append(unused, s)
+			}
+		case "clock":
+			if len(ts.Names) == 0 && ts.Clock != vmtest.ClockReal {
+				unused = append(unused, s+" "+ts.Clock)
 			}
 		}
 	}
@@ -122,7 +133,7 @@ func (ts *Targets) Check() error {
 	default:
 		return Inputf("--accel %q: want auto, kvm or tcg", ts.Accel)
 	}
-	if ts.VCPUs < 1 || ts.VCPUs > MaxVCPUs {
+	if ts.VCPUs < 0 || ts.VCPUs > MaxVCPUs {
 		return Inputf("--vcpus %d: want 1 to %d", ts.VCPUs, MaxVCPUs)
 	}
 	if ts.MemMiB < MinGuestMiB || ts.MemMiB > MaxGuestMiB {
@@ -130,6 +141,18 @@ func (ts *Targets) Check() error {
 	}
 	if ts.Deadline < 0 {
 		return Inputf("--deadline %s: want a positive duration", ts.Deadline)
+	}
+	switch {
+	case ts.Clock != "" && !slices.Contains(vmtest.Clocks, ts.Clock):
+		return Inputf("--clock %q: want %s", ts.Clock, strings.Join(vmtest.Clocks, ", "))
+	case ts.Clock == vmtest.ClockVirtual && ts.Accel == "kvm":
+		return Inputf("--clock virtual with --accel kvm: virtual time is QEMU's instruction counter, which runs under TCG; drop --accel kvm, or use --clock real")
+	case ts.Clock == vmtest.ClockVirtual && ts.VCPUs > vmtest.VirtualVCPUs:
+		return Inputf("--clock virtual with --vcpus %d: a guest in virtual time has %d vCPU (docs/vms.md); drop --vcpus, or use --clock real", ts.VCPUs, vmtest.VirtualVCPUs)
+	case ts.Jobs < 0:
+		return Inputf("--jobs %d: want 1 or more", ts.Jobs)
+	case ts.Jobs > 1 && ts.Clock == vmtest.ClockReal:
+		return Inputf("--jobs %d with --clock real: VMs in real time boot one at a time, or each would measure the others; --jobs is for virtual time", ts.Jobs)
 	}
 	return nil
 }
@@ -184,6 +207,9 @@ func (ts *Targets) named() ([]Target, error) {
 		}
 		if ts.Deadline > 0 {
 			t.Deadline = ts.Deadline
+		}
+		if ts.Clock != "" {
+			t.Clock = ts.Clock
 		}
 		out = append(out, ts.vm(&t))
 	}
@@ -267,7 +293,7 @@ func distinctNames(ts []Target, hint string) error {
 
 // vm is the target booting t, with the kernel cache.
 func (ts *Targets) vm(t *vmtest.Target) *VM {
-	return &VM{Target: t, CacheDir: ts.Cache}
+	return &VM{Target: t, CacheDir: ts.Cache, Jobs: ts.Jobs}
 }
 
 // adhoc is the target of a --kernel SPEC, named after the kernel.
@@ -278,7 +304,7 @@ func (ts *Targets) adhoc(spec string) *VM {
 	}
 	return ts.vm(&vmtest.Target{
 		Name: name, Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
-		Cmdline: ts.Cmdline, Accel: ts.Accel, Deadline: ts.Deadline,
+		Cmdline: ts.Cmdline, Accel: ts.Accel, Clock: ts.Clock, Deadline: ts.Deadline,
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -134,6 +136,66 @@ func TestTargetsInOrder(t *testing.T) {
 	}
 }
 
+// Check refuses the clocks no VM can have: virtual time under KVM or
+// with more than one vCPU, a clock of another name.
+func TestTargetsCheckClock(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Targets)
+		want string
+	}{
+		{"auto", func(ts *Targets) { ts.Clock = vmtest.ClockAuto }, ""},
+		{"virtual", func(ts *Targets) { ts.Clock, ts.VCPUs = vmtest.ClockVirtual, 0 }, ""},
+		{"real with 4 vCPUs", func(ts *Targets) { ts.Clock, ts.VCPUs = vmtest.ClockReal, 4 }, ""},
+		{"unknown", func(ts *Targets) { ts.Clock = "wall" }, `--clock "wall": want auto, virtual, real`},
+		{"virtual under kvm", func(ts *Targets) { ts.Clock, ts.VCPUs, ts.Accel = vmtest.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
+		{"virtual, 2 vCPUs", func(ts *Targets) { ts.Clock = vmtest.ClockVirtual }, "--clock virtual with --vcpus 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := vmSettings()
+			c.edit(&ts)
+			err := ts.Check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (!errors.As(err, new(*InputError)) || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("err %v, want an InputError starting %q", err, c.want)
+			}
+		})
+	}
+}
+
+// One comparison takes one clock: a VM in virtual time beside the host
+// is refused before anything runs; VMs of one clock, or the host beside
+// a VM in real time, pass. A VM whose clock cannot be is bad input.
+func TestCheckClocks(t *testing.T) {
+	vm := func(name, clock string, vcpus int) Target {
+		return &VM{Target: &vmtest.Target{Name: name, Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: clock, VCPUs: vcpus}}
+	}
+	host := &Variant{Target: &Host{}, VariantName: "base"}
+	for _, c := range []struct {
+		name    string
+		targets []Target
+		want    string
+	}{
+		{"virtual VMs", []Target{vm("a", vmtest.ClockAuto, 0), vm("b", vmtest.ClockVirtual, 0)}, ""},
+		{"real VM beside the host", []Target{host, vm("b", vmtest.ClockReal, 2)}, ""},
+		{"virtual VM beside the host", []Target{host, vm("b", vmtest.ClockAuto, 0)}, "target base runs in real time and b in virtual time"},
+		{"virtual beside real", []Target{vm("a", vmtest.ClockVirtual, 0), vm("b", vmtest.ClockReal, 0)}, "target a runs in virtual time and b in real time"},
+		{"2 vCPUs in virtual time", []Target{vm("a", vmtest.ClockAuto, 2)}, "target a: clock: 2 vCPUs in virtual time"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckClocks(c.targets)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (!errors.As(err, new(*InputError)) || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("err %v, want an InputError starting %q", err, c.want)
+			}
+		})
+	}
+}
+
 // Use records each target in Order; --vm once however often given, and
 // false takes it back.
 func TestTargetsUse(t *testing.T) {
@@ -175,6 +237,10 @@ func TestTargetsCheckSet(t *testing.T) {
 		{"beside a kernel", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, false, ""},
 		{"beside a kernel, each", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
 		{"each without names", Targets{VM: true}, []string{"--accel"}, true, ""},
+		// The host's clock is real: --clock real asks for what it has.
+		{"host, clock real", Targets{Clock: vmtest.ClockReal}, []string{"--clock"}, false, ""},
+		{"host, clock virtual", Targets{Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
+		{"named target's clock", Targets{Names: []string{"T"}, Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.ts.CheckSet(c.set, c.each)
@@ -204,5 +270,27 @@ func TestAttachRefuses(t *testing.T) {
 		if _, err := Attach(ss, pid, cg, true, ts); !errors.As(err, new(*InputError)) || !strings.HasPrefix(err.Error(), flag+" measures what runs on this machine") {
 			t.Errorf("%s beside a VM: %v", flag, err)
 		}
+	}
+}
+
+// In virtual time a workload that waits on a disk is not measured: the
+// guest's clock jumps over the wait. A scenario named is refused; one of
+// every built-in is passed over, and the Result says why.
+func TestVMPrepareVirtualTimeDisk(t *testing.T) {
+	ss, err := scenarios.LookupAll([]string{"fsync-scratch", "syscall-read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := &VM{Target: &vmtest.Target{Name: "v", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vmtest.ClockVirtual}}
+	req, err := vm.Prepare(runner.Request{Scenarios: ss, SkipUnsupported: true})
+	if err != nil || len(req.Scenarios) != 1 || req.Scenarios[0].Name != "syscall-read" || len(vm.skipped) != 1 || vm.skipped[0].Scenario != "fsync-scratch" {
+		t.Errorf("every built-in in virtual time: %v, scenarios %d, skipped %+v; want syscall-read run and fsync-scratch passed over", err, len(req.Scenarios), vm.skipped)
+	}
+	if _, err := vm.Prepare(runner.Request{Scenarios: ss}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "scenario fsync-scratch cannot be measured in virtual time") {
+		t.Errorf("fsync-scratch named, in virtual time: %v, want an InputError", err)
+	}
+	real := &VM{Target: &vmtest.Target{Name: "r", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vmtest.ClockReal}}
+	if req, err := real.Prepare(runner.Request{Scenarios: ss}); err != nil || len(req.Scenarios) != 2 {
+		t.Errorf("fsync-scratch in real time: %v, %d scenarios; want both to run", err, len(req.Scenarios))
 	}
 }

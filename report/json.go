@@ -53,6 +53,7 @@ type JSONSide struct {
 	Target        string `json:"target"`
 	KernelRelease string `json:"kernel_release"`
 	Accel         string `json:"accel,omitempty"`
+	Clock         string `json:"clock,omitempty"`
 }
 
 // JSONScenario is one scenario's verdicts.

@@ -70,6 +70,9 @@ func RenderRun(w io.Writer, r *result.Result) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if r.Target.ClockOf() == result.ClockVirtual {
+		fmt.Fprintf(w, "note: %s\n", VirtualTimeLine(fmt.Sprint(r.Target.Shift())))
+	}
 	if r.Partial {
 		fmt.Fprintf(w, "partial result: %s\n", r.Error)
 	}

@@ -127,6 +127,9 @@ func (m *Matrix) describe(i int) string {
 	if side.Accel != "" {
 		d += ", " + side.Accel
 	}
+	if side.Clock == "virtual" {
+		d += " in virtual time"
+	}
 	trials := 0
 	if t.Result != nil {
 		for _, s := range t.Result.Scenarios {

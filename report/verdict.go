@@ -122,6 +122,8 @@ type Side struct {
 	Target        string
 	KernelRelease string
 	Accel         string
+	// Clock is a VM's clock (result.Target.Clock), "" for the host.
+	Clock string
 }
 
 // Options controls Compare. The zero value compares with the defaults: a
@@ -223,6 +225,29 @@ func checkBaselineGated(s *result.Scenario) error {
 // numbers measure different things.
 var ErrParamsDiffer = errors.New("scenario parameters differ")
 
+// ErrClocksDiffer reports Results measured on different clocks (virtual
+// and real time, or virtual time of two shifts): a ratio of their times
+// measures nothing.
+var ErrClocksDiffer = errors.New("clocks differ")
+
+// checkClocks refuses base and cand of different clocks.
+func checkClocks(base, cand *result.Result) error {
+	b, c := clockName(base.Target), clockName(cand.Target)
+	if b == c {
+		return nil
+	}
+	return fmt.Errorf("%w: the baseline ran in %s, the candidate in %s; compare runs of one clock (tailgate run --clock)", ErrClocksDiffer, b, c)
+}
+
+// clockName names t's clock for messages: "real time", "virtual time
+// (shift 0)".
+func clockName(t result.Target) string {
+	if t.ClockOf() == result.ClockVirtual {
+		return fmt.Sprintf("virtual time (shift %d)", t.Shift())
+	}
+	return t.ClockOf() + " time"
+}
+
 // Compare compares every scenario present in both Results. The gated tests
 // of all scenarios form one family (see Sequential for the rule).
 func Compare(base, cand *result.Result, opt Options) (*Report, error) {
@@ -237,6 +262,9 @@ func Compare(base, cand *result.Result, opt Options) (*Report, error) {
 // compare builds the report with every estimate and p-value, its verdicts
 // not yet judged: the family may span other reports.
 func compare(base, cand *result.Result, opt Options) (*Report, error) {
+	if err := checkClocks(base, cand); err != nil {
+		return nil, err
+	}
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	if opt.Stored {
@@ -279,7 +307,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 }
 
 func sideOf(r *result.Result) Side {
-	return Side{Target: r.Target.Name, KernelRelease: r.Environment.KernelRelease, Accel: r.Target.Accel}
+	return Side{Target: r.Target.Name, KernelRelease: r.Environment.KernelRelease, Accel: r.Target.Accel, Clock: r.Target.Clock}
 }
 
 func environmentWarnings(base, cand *result.Result) []Warning {
@@ -307,9 +335,13 @@ func environmentWarnings(base, cand *result.Result) []Warning {
 		if s.r.Partial {
 			w = append(w, Warning{Kind: WarnPartial, Side: s.side, Detail: s.r.Error})
 		}
-		if s.r.Target.Accel == "tcg" {
+		if s.r.Target.Accel == "tcg" && s.r.Target.ClockOf() != result.ClockVirtual {
 			w = append(w, Warning{Kind: WarnEmulated, Side: s.side})
 		}
+	}
+	// Both or neither: checkClocks refuses one of each.
+	if bt.ClockOf() == result.ClockVirtual {
+		w = append(w, Warning{Kind: WarnVirtualTime, Side: Both, Detail: fmt.Sprint(bt.Shift())})
 	}
 	return w
 }

@@ -377,3 +377,42 @@ func TestEnvironmentWarningsNameTheTargetDifference(t *testing.T) {
 		t.Errorf("warns about memory, which is the same:\n%s", all)
 	}
 }
+
+// Times of two clocks are not compared: virtual against real time, or
+// virtual time of two shifts, is refused; two virtual-time sides get the
+// one line saying what virtual time counts, and no TCG warning, whose
+// emulated timings are the host's noise and not virtual time's.
+func TestCompareClocks(t *testing.T) {
+	shift := func(n int) *int { return &n }
+	virtual := func(seed uint64, n int) *result.Result {
+		r := synthResult(t, seed, "p", "tcg", 0, 3)
+		r.Target = result.Target{Name: "a", Kind: "vm", Accel: "tcg", VCPUs: 1, Clock: result.ClockVirtual, IcountShift: shift(n)}
+		return r
+	}
+	real := synthResult(t, 3, "p", "tcg", 0, 3)
+	real.Target = result.Target{Name: "a", Kind: "vm", Accel: "tcg", VCPUs: 2}
+	for _, c := range []struct {
+		name       string
+		base, cand *result.Result
+		want       string
+	}{
+		{"virtual against real", virtual(1, 0), real, "clocks differ: the baseline ran in virtual time (shift 0), the candidate in real time"},
+		{"real against virtual", real, virtual(1, 0), "clocks differ: the baseline ran in real time, the candidate in virtual time (shift 0)"},
+		{"two shifts", virtual(1, 0), virtual(2, 3), "the candidate in virtual time (shift 3)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Compare(c.base, c.cand, Options{})
+			if !errors.Is(err, ErrClocksDiffer) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err %v, want one line of ErrClocksDiffer saying %q", err, c.want)
+			}
+		})
+	}
+	rep, err := Compare(virtual(1, 0), virtual(2, 0), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(warningStrings(rep.Warnings), "\n")
+	if strings.Count(all, "virtual time: each guest instruction counts 1 ns") != 1 || strings.Contains(all, "TCG") {
+		t.Errorf("warnings of two virtual-time sides:\n%s\nwant the virtual-time line once and no TCG warning", all)
+	}
+}

@@ -10,8 +10,11 @@ const (
 	WarnEnvironment WarningKind = "environment differs"
 	// WarnPartial: Side's run is partial; Detail is its error.
 	WarnPartial WarningKind = "partial run"
-	// WarnEmulated: Side ran under TCG.
+	// WarnEmulated: Side ran under TCG in real time.
 	WarnEmulated WarningKind = "emulated"
+	// WarnVirtualTime: Side (Both) ran in virtual time, 2^Detail ns an
+	// instruction: what it measures is said in one line.
+	WarnVirtualTime WarningKind = "virtual time"
 	// WarnScenarioOneSide: Scenario is on Side only; not compared.
 	WarnScenarioOneSide WarningKind = "scenario on one side"
 	// WarnParamsDiffer: Scenario's parameter digests differ (Base, Cand,

@@ -7,6 +7,16 @@ import (
 	"strings"
 )
 
+// VirtualTimeLine says in one line what a time in virtual time counts;
+// shift is the icount shift, in decimal.
+func VirtualTimeLine(shift string) string {
+	ns := "2^" + shift + " ns"
+	if n, err := strconv.Atoi(shift); err == nil && n >= 0 && n < 31 {
+		ns = fmt.Sprintf("%d ns", 1<<n)
+	}
+	return "virtual time: each guest instruction counts " + ns + " (QEMU icount), so the times are path length, scheduling decisions and timer handling; TLB, cache, MSR and device costs are not in them (docs/vms.md)"
+}
+
 // fieldLabels word the fields a warning names.
 var fieldLabels = map[string]string{
 	FieldKernelRelease: "kernel release",
@@ -48,6 +58,8 @@ func (w Warning) text(base, cand string) string {
 		return fmt.Sprintf("%s run is partial (%s): trials are missing", name(w.Side), w.Detail)
 	case WarnEmulated:
 		return fmt.Sprintf("%s ran under TCG: timings are emulated and say little about real hardware", name(w.Side))
+	case WarnVirtualTime:
+		return VirtualTimeLine(w.Detail)
 	case WarnScenarioOneSide:
 		if w.Side == Baseline {
 			return fmt.Sprintf("scenario %s is in %s only; not compared", w.Scenario, base)

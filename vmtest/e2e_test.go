@@ -72,7 +72,7 @@ func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Dura
 	// directory of our own tells our QEMU from anyone else's.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	vm := VM{Name: "e2e", Kernel: k, Init: guest, VCPUs: 2, MemMiB: 512, Cmdline: "tgtest=" + mode, Deadline: deadline}
+	vm := VM{Name: "e2e", Kernel: k, Init: guest, VCPUs: 2, Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=" + mode, Deadline: deadline}
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -240,7 +240,7 @@ func helperRunVM() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	vm := VM{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), MemMiB: 512, Cmdline: "tgtest=sleep", Deadline: time.Minute}
+	vm := VM{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=sleep", Deadline: time.Minute}
 	_, err = Run(context.Background(), vm, GuestRequest{}, func(s string) { fmt.Println(s) })
 	fmt.Println("error:", err)
 	os.Exit(1)

@@ -131,6 +131,10 @@ func GuestMain(run GuestRunFunc) int {
 		fail(err, nil)
 		return 3
 	}
+	if err := upLoopback(); err != nil {
+		fail(err, nil)
+		return 3
+	}
 	req, err := readGuestRequest()
 	if err != nil {
 		fail(err, nil)
@@ -237,6 +241,29 @@ func mountGuestFS() error {
 		if err != nil && !errors.Is(err, unix.EBUSY) && !m.optional {
 			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
 		}
+	}
+	return nil
+}
+
+// upLoopback brings the loopback interface up, as an init system's
+// network setup would: the kernel gives it 127.0.0.1 as it comes up, and
+// the tcp-rr workload connects over it.
+func upLoopback() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: flags of lo: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: bring lo up: %w", err)
 	}
 	return nil
 }

@@ -26,13 +26,16 @@ type VM struct {
 	// Name is the target's name, recorded in the Result ("vm" if empty).
 	Name   string
 	Kernel *Kernel
-	VCPUs  int // DefaultVCPUs if 0
+	VCPUs  int // 0: DefaultVCPUs in real time, VirtualVCPUs in virtual time
 	MemMiB int // 1024 if 0
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
 	// Accel is "auto" (or ""): KVM when CheckKVM finds that it runs a
 	// guest, else TCG; "kvm" or "tcg" insist.
 	Accel string
+	// Clock is the guest's clock: ClockAuto (or ""), ClockVirtual or
+	// ClockReal (ChooseSetup).
+	Clock string
 	// Deadline bounds the whole run, boot to power-off; 0 means none
 	// beyond the context's.
 	Deadline time.Duration
@@ -144,19 +147,20 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	if vm.Kernel == nil {
 		return nil, errors.New("vm: no kernel")
 	}
-	if vm.VCPUs <= 0 {
-		vm.VCPUs = DefaultVCPUs
-	}
 	if vm.MemMiB <= 0 {
 		vm.MemMiB = 1024
 	}
 	if vm.Name == "" {
 		vm.Name = "vm"
 	}
-	accel, why, err := chooseAccel(vm.Accel)
+	askedVCPUs := vm.VCPUs
+	setup, err := ChooseSetup(vm.Accel, vm.Clock, vm.VCPUs)
 	if err != nil {
 		return nil, err
 	}
+	// A QEMU that cannot say its version is recorded without one; if it
+	// cannot boot either, the boot says so.
+	qemuVersion, _ := QEMUVersion(vm.QEMU)
 	init := vm.Init
 	if init == "" {
 		if init, err = os.Executable(); err != nil {
@@ -164,8 +168,8 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		}
 	}
 	target := result.Target{
-		Name: vm.Name, Kind: "vm", Kernel: vm.Kernel.Spec, Accel: accel,
-		VCPUs: vm.VCPUs, MemMiB: vm.MemMiB, Cmdline: vm.Cmdline,
+		Name: vm.Name, Kind: "vm", Kernel: vm.Kernel.Spec,
+		MemMiB: vm.MemMiB, Cmdline: vm.Cmdline, QEMU: qemuVersion,
 	}
 
 	if vm.ScratchDisk < 0 || vm.ScratchDisk > maxScratchDisk {
@@ -228,8 +232,14 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 	}
 
 	var b *boot
+	var started time.Time
 	for {
-		target.Accel = accel
+		target.Accel, target.VCPUs = setup.Accel, setup.VCPUs
+		target.Clock, target.IcountShift = setup.Clock, nil
+		if setup.Clock == ClockVirtual {
+			shift := IcountShift
+			target.IcountShift = &shift
+		}
 		req.Target = target
 		if err := buildInitramfs(initrd, init, vm.Kernel, vm.KernelTypes, req); err != nil {
 			return nil, err
@@ -237,8 +247,10 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		if err := os.WriteFile(resultsPath, nil, 0o600); err != nil {
 			return nil, fmt.Errorf("vm: %w", err)
 		}
-		progress(fmt.Sprintf("booting %s with %s (%s), %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(accel), why, vm.VCPUs, vm.MemMiB))
-		b = &boot{vm: vm, accel: accel, initrd: initrd, results: resultsPath, scratch: scratch, kallsyms: kallsyms, console: console, progress: progress}
+		progress(fmt.Sprintf("booting %s with %s (%s), %s, %d vCPUs, %d MiB", vm.Kernel.Spec, strings.ToUpper(setup.Accel), setup.Why, clockPhrase(setup.Accel, setup.Clock), setup.VCPUs, vm.MemMiB))
+		vm.VCPUs = setup.VCPUs
+		b = &boot{vm: vm, accel: setup.Accel, clock: setup.Clock, initrd: initrd, results: resultsPath, scratch: scratch, kallsyms: kallsyms, console: console, progress: progress}
+		started = time.Now()
 		if err := b.run(runCtx); err != nil {
 			return nil, err
 		}
@@ -253,7 +265,10 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 		recordKVMBroken(b.stallReason())
 		fmt.Fprintf(console, "\ntailgate: %s; retrying with TCG\n", stall)
 		progress(stall + "; retrying with TCG")
-		accel, why = "tcg", "KVM is broken here; timings are emulated"
+		if setup, err = ChooseSetup("tcg", vm.Clock, askedVCPUs); err != nil {
+			return nil, vmError(&VMError{Err: fmt.Errorf("%s; TCG instead: %w", stall, err), Tail: b.scan.tail()})
+		}
+		setup.Why = "KVM is broken here"
 	}
 	scan := b.scan
 
@@ -293,11 +308,17 @@ func Run(ctx context.Context, vm VM, req GuestRequest, progress func(string)) (*
 			res.Target = target
 			res.Partial = true
 			nameGuestFrames(res, smap)
+			if target.Clock == ClockVirtual {
+				stampVirtual(res, started, started.Add(b.elapsed))
+			}
 		}
 		return res, fail(&GuestError{Msg: failure})
 	}
 	res.Target = target
 	nameGuestFrames(res, smap)
+	if target.Clock == ClockVirtual {
+		stampVirtual(res, started, started.Add(b.elapsed))
+	}
 	if kallsyms != "" {
 		keepKallsyms(vm.Kernel, kallsyms)
 	}
@@ -329,6 +350,7 @@ func buildInitramfs(path, init string, k *Kernel, kernelTypes string, req GuestR
 type boot struct {
 	vm       VM
 	accel    string
+	clock    string
 	initrd   string
 	results  string
 	scratch  string // the scratch disk's file; "" for none
@@ -392,7 +414,7 @@ func (b *boot) run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	args := qemuArgs(b.vm, b.accel, b.initrd, b.results, b.scratch, cmdline)
+	args := qemuArgs(b.vm, b.accel, b.clock, b.initrd, b.results, b.scratch, cmdline)
 	if b.kallsyms != "" {
 		args = append(args, "-chardev", "file,id=kallsyms,path="+b.kallsyms,
 			"-device", "virtserialport,chardev=kallsyms,name="+kallsymsPortName)
@@ -446,13 +468,13 @@ func (b *boot) run(ctx context.Context) error {
 // qemuArgs is QEMU's command line. The machine is "pc": measured here it
 // boots as fast as microvm once the kernel is an ELF (PVH), without
 // microvm's need for virtio-mmio and a TSC frequency on the command line.
-func qemuArgs(vm VM, accel, initrd, results, scratch, cmdline string) []string {
+func qemuArgs(vm VM, accel, clock, initrd, results, scratch, cmdline string) []string {
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-machine", "pc",
 		"-smp", fmt.Sprint(vm.VCPUs), "-m", fmt.Sprint(vm.MemMiB),
 		"-kernel", vm.Kernel.BootImage(), "-initrd", initrd, "-append", cmdline,
-		"-device", "virtio-serial-pci",
+		"-device", "virtio-serial-pci" + virtioOption(clock),
 		"-chardev", "file,id=results,path=" + results,
 		"-device", "virtserialport,chardev=results,name=" + resultsPortName,
 	}
@@ -462,7 +484,7 @@ func qemuArgs(vm VM, accel, initrd, results, scratch, cmdline string) []string {
 		// the guest sees it, and a flush reaches the host's disk.
 		args = append(args,
 			"-drive", "file="+scratch+",if=none,id=scratch,format=raw,cache=writeback",
-			"-device", "virtio-blk-pci,drive=scratch,serial="+ScratchSerial)
+			"-device", "virtio-blk-pci,drive=scratch,serial="+ScratchSerial+virtioOption(clock))
 	}
 	if accel == "kvm" {
 		args = append(args, "-accel", "kvm", "-cpu", "host")
@@ -473,8 +495,22 @@ func qemuArgs(vm VM, accel, initrd, results, scratch, cmdline string) []string {
 			a += ",thread=single"
 		}
 		args = append(args, "-accel", a, "-cpu", "max")
+		if clock == ClockVirtual {
+			args = append(args, virtualArgs()...)
+		}
 	}
 	return args
+}
+
+// clockPhrase says what a guest's clock is, for progress.
+func clockPhrase(accel, clock string) string {
+	switch {
+	case clock == ClockVirtual:
+		return fmt.Sprintf("virtual time (%d ns an instruction)", 1<<IcountShift)
+	case accel == "tcg":
+		return "real time, emulated"
+	}
+	return "real time"
 }
 
 // chooseAccel picks the accelerator and says why.
@@ -482,10 +518,10 @@ func chooseAccel(want string) (accel, why string, err error) {
 	switch want {
 	case "", "auto":
 		if kvmBroken.Load() {
-			return "tcg", "KVM failed to start an earlier VM's kernel; timings are emulated", nil
+			return "tcg", "KVM failed to start an earlier VM's kernel", nil
 		}
 		if k := CheckKVM(); !k.Usable {
-			return "tcg", fmt.Sprintf("no KVM: %s; timings are emulated", k.Reason), nil
+			return "tcg", fmt.Sprintf("no KVM: %s", k.Reason), nil
 		}
 		return "kvm", "KVM runs a test guest", nil
 	case "kvm":
@@ -494,7 +530,7 @@ func chooseAccel(want string) (accel, why string, err error) {
 		}
 		return "kvm", "asked for", nil
 	case "tcg":
-		return "tcg", "asked for; timings are emulated", nil
+		return "tcg", "asked for", nil
 	}
 	return "", "", fmt.Errorf("vm: accel %q: want auto, kvm or tcg", want)
 }

@@ -210,7 +210,7 @@ func TestRunGuestFloodsResultsFile(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	dir := t.TempDir()
 	qemu := filepath.Join(dir, "qemu")
-	script := "#!/bin/sh\necho 'Linux version fake'\nfor a; do case $a in file,id=results,path=*) truncate -s 300M \"${a#file,id=results,path=}\";; esac; done\nexec sleep 60\n"
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && exit 1\necho 'Linux version fake'\nfor a; do case $a in file,id=results,path=*) truncate -s 300M \"${a#file,id=results,path=}\";; esac; done\nexec sleep 60\n"
 	os.WriteFile(qemu, []byte(script), 0o755)
 	vm := VM{Name: "flood", Kernel: &Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: init, QEMU: qemu, Accel: "tcg"}
 	_, err := Run(context.Background(), vm, GuestRequest{}, nil)

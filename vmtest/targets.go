@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +21,11 @@ import (
 //	targets:
 //	  - name: debian-6.1-cloud
 //	    kernel: debian:6.1-cloud   # a kernel spec (see KernelCache.Resolve)
-//	    vcpus: 2                   # default 2
+//	    vcpus: 2                   # default 2, 1 in virtual time
 //	    memory_mib: 1024           # default 1024
 //	    cmdline: "nohz_full=1"     # appended to tailgate's own
 //	    accel: auto                # auto (default), kvm or tcg
+//	    clock: auto                # auto (default: virtual under TCG, real under KVM), virtual or real
 //	    deadline: 15m              # default none
 type Target struct {
 	Name     string        `yaml:"name"`
@@ -32,12 +34,13 @@ type Target struct {
 	MemMiB   int           `yaml:"memory_mib"`
 	Cmdline  string        `yaml:"cmdline"`
 	Accel    string        `yaml:"accel"`
+	Clock    string        `yaml:"clock"`
 	Deadline time.Duration `yaml:"deadline"`
 }
 
 // VM returns the VM of the target running kernel k.
 func (t Target) VM(k *Kernel) VM {
-	return VM{Name: t.Name, Kernel: k, VCPUs: t.VCPUs, MemMiB: t.MemMiB, Cmdline: t.Cmdline, Accel: t.Accel, Deadline: t.Deadline}
+	return VM{Name: t.Name, Kernel: k, VCPUs: t.VCPUs, MemMiB: t.MemMiB, Cmdline: t.Cmdline, Accel: t.Accel, Clock: t.Clock, Deadline: t.Deadline}
 }
 
 // Targets is the content of a targets file, in file order.
@@ -157,6 +160,12 @@ func ParseTargets(b []byte, source string) (*Targets, error) {
 			return nil, fmt.Errorf("%w: %s: target %s: memory_mib %d: want 256 or more", ErrBadTargets, at(i, "memory_mib"), t.Name, t.MemMiB)
 		case t.Accel != "" && t.Accel != "auto" && t.Accel != "kvm" && t.Accel != "tcg":
 			return nil, fmt.Errorf("%w: %s: target %s: accel %q: want auto, kvm or tcg", ErrBadTargets, at(i, "accel"), t.Name, t.Accel)
+		case t.Clock != "" && !slices.Contains(Clocks, t.Clock):
+			return nil, fmt.Errorf("%w: %s: target %s: clock %q: want %s", ErrBadTargets, at(i, "clock"), t.Name, t.Clock, strings.Join(Clocks, ", "))
+		case t.Clock == ClockVirtual && t.Accel == "kvm":
+			return nil, fmt.Errorf("%w: %s: target %s: clock virtual runs under TCG, and accel is kvm: drop one", ErrBadTargets, at(i, "clock"), t.Name)
+		case t.Clock == ClockVirtual && t.VCPUs > VirtualVCPUs:
+			return nil, fmt.Errorf("%w: %s: target %s: vcpus %d in virtual time, which has %d (docs/vms.md): drop vcpus, or give clock real", ErrBadTargets, at(i, "vcpus"), t.Name, t.VCPUs, VirtualVCPUs)
 		case t.Deadline < 0:
 			return nil, fmt.Errorf("%w: %s: target %s: negative deadline", ErrBadTargets, at(i, "deadline"), t.Name)
 		}
@@ -164,14 +173,14 @@ func ParseTargets(b []byte, source string) (*Targets, error) {
 			return nil, fmt.Errorf("%w: %s: target %s is already defined at %s", ErrBadTargets, at(i, "name"), t.Name, at(j, "name"))
 		}
 		seen[t.Name] = i
-		if t.VCPUs == 0 {
-			t.VCPUs = DefaultVCPUs
-		}
 		if t.MemMiB == 0 {
 			t.MemMiB = 1024
 		}
 		if t.Accel == "" {
 			t.Accel = "auto"
+		}
+		if t.Clock == "" {
+			t.Clock = ClockAuto
 		}
 	}
 	return &Targets{Source: source, Targets: doc.Targets}, nil

@@ -25,14 +25,18 @@ func TestParseTargets(t *testing.T) {
     cmdline: nohz=off
     accel: tcg
     deadline: 10m
+  - name: c
+    kernel: debian:6.1-cloud
+    clock: virtual
 `
 	ts, err := ParseTargets([]byte(src), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Target{
-		{Name: "a", Kernel: "debian:6.1-cloud", VCPUs: 2, MemMiB: 1024, Accel: "auto"},
-		{Name: "b", Kernel: "/boot/vmlinuz", VCPUs: 4, MemMiB: 2048, Cmdline: "nohz=off", Accel: "tcg", Deadline: 10 * time.Minute},
+		{Name: "a", Kernel: "debian:6.1-cloud", MemMiB: 1024, Accel: "auto", Clock: ClockAuto},
+		{Name: "b", Kernel: "/boot/vmlinuz", VCPUs: 4, MemMiB: 2048, Cmdline: "nohz=off", Accel: "tcg", Clock: ClockAuto, Deadline: 10 * time.Minute},
+		{Name: "c", Kernel: "debian:6.1-cloud", MemMiB: 1024, Accel: "auto", Clock: ClockVirtual},
 	}
 	if d := cmp.Diff(want, ts.Targets); d != "" {
 		t.Errorf("targets (-want +got):\n%s", d)
@@ -41,7 +45,7 @@ func TestParseTargets(t *testing.T) {
 	if err != nil || b.Name != "b" {
 		t.Errorf("Find(b) = %+v, %v", b, err)
 	}
-	if _, err := ts.Find("c"); err == nil || !strings.Contains(err.Error(), "it has: a, b") {
+	if _, err := ts.Find("d"); err == nil || !strings.Contains(err.Error(), "it has: a, b, c") {
 		t.Errorf("Find(c) = %v", err)
 	}
 	vm := b.VM(&Kernel{Spec: "x"})
@@ -64,6 +68,9 @@ func TestParseTargetsErrors(t *testing.T) {
 		{"vcpus", "targets:\n  - name: a\n    kernel: k\n    vcpus: 1000\n", "t.yaml:4: target a: vcpus 1000"},
 		{"memory", "targets:\n  - name: a\n    kernel: k\n    memory_mib: 16\n", "t.yaml:4: target a: memory_mib 16"},
 		{"accel", "targets:\n  - name: a\n    kernel: k\n    accel: xen\n", `t.yaml:4: target a: accel "xen"`},
+		{"clock", "targets:\n  - name: a\n    kernel: k\n    clock: wall\n", `t.yaml:4: target a: clock "wall": want auto, virtual, real`},
+		{"virtual kvm", "targets:\n  - name: a\n    kernel: k\n    accel: kvm\n    clock: virtual\n", "t.yaml:5: target a: clock virtual runs under TCG, and accel is kvm"},
+		{"virtual vcpus", "targets:\n  - name: a\n    kernel: k\n    vcpus: 2\n    clock: virtual\n", "t.yaml:4: target a: vcpus 2 in virtual time"},
 		{"empty", "", "t.yaml: no targets"},
 		{"syntax", "targets:\n  - name: [a\n", "t.yaml:"},
 	} {

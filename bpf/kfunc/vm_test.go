@@ -118,7 +118,7 @@ func TestVariantsInDebianVM(t *testing.T) {
 			}
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp) // the VM's run directory, to find its QEMU
-			vm := vmtest.VM{Name: "kfunc", Kernel: k, Init: guest, VCPUs: 2, MemMiB: 512, Deadline: 5 * time.Minute}
+			vm := vmtest.VM{Name: "kfunc", Kernel: k, Init: guest, VCPUs: 2, Clock: vmtest.ClockReal, MemMiB: 512, Deadline: 5 * time.Minute}
 			res, err := vmtest.Run(context.Background(), vm, vmtest.GuestRequest{}, func(s string) { t.Log(s) })
 			if out, _ := exec.Command("pgrep", "-a", "-f", "qemu-system.*"+tmp).Output(); len(out) > 0 {
 				t.Errorf("QEMU left running: %s", out)

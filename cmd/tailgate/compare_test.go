@@ -222,3 +222,49 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// Two clocks are not compared: a Result in virtual time against one in
+// real time is bad input, said in one line, whichever is the baseline;
+// and a stored baseline of another clock is refused before the run.
+func TestCompareRefusesTwoClocks(t *testing.T) {
+	dir := t.TempDir()
+	shift := 0
+	virtual := fakeRun{scenario: "syscall-read", scales: steady, seed: 1}.result()
+	virtual.Target = result.Target{Name: "6.1-cloud", Kind: "vm", Accel: "tcg", VCPUs: 1, Clock: result.ClockVirtual, IcountShift: &shift}
+	real := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.result()
+	real.Target = result.Target{Name: "6.1-cloud", Kind: "vm", Accel: "tcg", VCPUs: 2}
+	v, r := filepath.Join(dir, "v.json"), filepath.Join(dir, "r.json")
+	if err := result.Write(v, virtual); err != nil {
+		t.Fatal(err)
+	}
+	if err := result.Write(r, real); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{v, r}, {r, v}} {
+		code, _, stderr := cli("compare", args[0], args[1])
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "clocks differ") {
+			t.Errorf("compare %s %s: exit %d, want 2 with one line saying the clocks differ: %q", filepath.Base(args[0]), filepath.Base(args[1]), code, stderr)
+		}
+	}
+
+	store := filepath.Join(dir, "baselines")
+	if code, _, stderr := cli("baseline", "save", r, store); code != 0 {
+		t.Fatalf("baseline save: exit %d: %s", code, stderr)
+	}
+	calls := stubRunner(t)
+	code, _, stderr := cli("gate", "syscall-read", "--baseline", store, "--target", "6.1-cloud", "--targets", writeTargets(t, dir), "--clock", "virtual")
+	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "ran in real time and this run is in virtual time") || *calls != 0 {
+		t.Errorf("gate against a baseline in real time, in virtual time: exit %d, %d runs, want 2 with one line before any run: %q", code, *calls, stderr)
+	}
+}
+
+// writeTargets writes a targets file naming 6.1-cloud, a TCG VM, and
+// returns its path.
+func writeTargets(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "targets.yaml")
+	if err := os.WriteFile(p, []byte("targets:\n  - name: 6.1-cloud\n    kernel: debian:6.1-cloud\n    accel: tcg\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

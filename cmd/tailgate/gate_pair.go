@@ -29,6 +29,9 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	return inRounds(ctx, "gate", names, rf, tf, f, env, stdout, stderr, two, planned,
 		func(targets []engine.Target, _ []string, spec engine.Spec) (*report.Matrix, error) {
 			g.Rounds, g.Seed, g.Options, g.Log = rf.trials, env.orderSeed, f.options(), stderr
+			if engine.AtOnce(targets) == "" {
+				g.Jobs = engine.Jobs(tf.Jobs)
+			}
 			m, err := g.Gate(ctx, targets, spec, rf.output)
 			h.attach(ctx, m, stderr)
 			return m, err

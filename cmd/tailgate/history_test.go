@@ -61,7 +61,8 @@ func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commit
 		sc.Metrics = map[string]*result.Metric{"syscall.read": m}
 		res.Scenarios = []result.Scenario{sc}
 		if vm {
-			res.Target = result.Target{Name: "deb", Kind: "vm", Kernel: "debian:6.1.0-old-cloud-amd64"}
+			shift := 0
+			res.Target = result.Target{Name: "deb", Kind: "vm", Kernel: "debian:6.1.0-old-cloud-amd64", Clock: result.ClockVirtual, IcountShift: &shift}
 			if c >= 7 {
 				res.Target.Kernel = "debian:6.1.0-new-cloud-amd64"
 			}
@@ -147,7 +148,8 @@ func TestHistoryConfirm(t *testing.T) {
 	if code, _, stderr := historyRun(t, "confirm", store, commits[6][:10], "--", "--budget", "5m"); code != 0 {
 		t.Fatalf("confirm: exit %d: %s", code, stderr)
 	}
-	want := "syscall-read --kernel debian:6.1.0-old-cloud-amd64 --kernel debian:6.1.0-new-cloud-amd64 --budget 5m"
+	// The records ran in virtual time: so does their confirmation.
+	want := "syscall-read --kernel debian:6.1.0-old-cloud-amd64 --kernel debian:6.1.0-new-cloud-amd64 --clock virtual --budget 5m"
 	if strings.Join(got, " ") != want {
 		t.Errorf("gate args %q, want %q", strings.Join(got, " "), want)
 	}
@@ -159,7 +161,7 @@ func TestHistoryConfirm(t *testing.T) {
 		t.Fatalf("confirm --build: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(bdir, "base", "bzImage"))
-	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 5 || got[2] != filepath.Join(bdir, "base", "bzImage") || got[4] != filepath.Join(bdir, "head", "bzImage") {
+	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 7 || got[2] != filepath.Join(bdir, "base", "bzImage") || got[4] != filepath.Join(bdir, "head", "bzImage") {
 		t.Errorf("--build: base built %q, gate args %q", b, got)
 	}
 }

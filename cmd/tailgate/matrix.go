@@ -96,6 +96,9 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo, planned,
 		func(targets []engine.Target, descr []string, spec engine.Spec) (*report.Matrix, error) {
 			plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
+			if engine.AtOnce(targets) == "" {
+				plan.Jobs = engine.Jobs(tf.Jobs)
+			}
 			return engine.Matrix(ctx, targets, descr, spec, plan, f.output, rf.options(), stderr)
 		})
 }

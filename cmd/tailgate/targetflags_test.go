@@ -21,6 +21,13 @@ func TestTargetFlagsRefused(t *testing.T) {
 		{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--vcpus", "-1"},
 		{"matrix", "syscall-read", "--kernel", "debian:6.1-cloud", "--kernel", "debian:6.12-cloud", "--memory", "100"},
 		{"gate", "syscall-read", "--variant", "a", "--variant", "b", "--vcpus", "0"},
+		{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--clock", "wall"},
+		{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--clock", "virtual", "--accel", "kvm"},
+		{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--clock", "virtual", "--vcpus", "2"},
+		// The host has the real clock only: virtual time there is a
+		// request that cannot be met.
+		{"run", "syscall-read", "--clock", "virtual"},
+		{"gate", "syscall-read", "--variant", "a", "--variant", "b", "--clock", "virtual"},
 	} {
 		code, _, stderr := cli(args...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 {
@@ -78,5 +85,14 @@ func TestGateSaveBaselineBeforeTargets(t *testing.T) {
 	err := runGate(t.Context(), []string{"--save-baseline", "--variant", "A", "--variant", "B", "syscall-read"}, io.Discard, io.Discard, f.env(fakeSysctls(t)))
 	if code := exitCode(err); code != exitUsage || !strings.Contains(err.Error(), "two targets gate the head against the base in this job") {
 		t.Errorf("exit %d: %v", code, err)
+	}
+}
+
+// The host's clock is real: --clock real on a run on the host asks for
+// what it has, and runs.
+func TestHostRunTakesClockReal(t *testing.T) {
+	calls := stubRunner(t, fakeRun{scenario: "syscall-read", scales: steady, seed: 1})
+	if code, _, stderr := cli("run", "syscall-read", "--clock", "real"); code != 0 || *calls != 1 {
+		t.Errorf("run --clock real on the host: exit %d, %d runs:\n%s", code, *calls, stderr)
 	}
 }

@@ -37,9 +37,11 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
 	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")", f.use("vm"))
 	fs.StringVar(&f.Cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
-	fs.IntVar(&f.VCPUs, "vcpus", 2, "guest vCPUs for --kernel/--vm")
+	fs.IntVar(&f.VCPUs, "vcpus", 0, "guest vCPUs for --kernel/--vm (default 2 in real time, 1 in virtual time)")
 	fs.IntVar(&f.MemMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
 	fs.StringVar(&f.Accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
+	fs.IntVar(&f.Jobs, "jobs", 0, "VMs in virtual time that boot at once: a run's trials, a round's targets (default: the CPUs; real-time VMs boot one at a time)")
+	fs.StringVar(&f.Clock, "clock", vmtest.ClockAuto, "the VMs' clock: virtual (QEMU counts instructions, 1 ns each: deterministic, TCG only), real, or auto (virtual under TCG, real under KVM)")
 	fs.DurationVar(&f.Deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
 	fs.StringVar(&f.Cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
 }
@@ -48,6 +50,10 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 // guest, or that no target would use (engine.Targets.CheckSet); each:
 // every target must use them, as in a matrix.
 func (f *targetFlags) check(each bool) error {
+	// 0 is the default, the clock's own count; given, it is no count.
+	if f.VCPUs < 1 && len(given(f.fs, "vcpus")) > 0 {
+		return engine.Inputf("--vcpus %d: want 1 to %d", f.VCPUs, engine.MaxVCPUs)
+	}
 	if err := f.Check(); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 func BenchmarkVMBootToResult(b *testing.B) {
 	bin := buildTailgateB(b)
 	const trial = 200 * time.Millisecond
-	args := []string{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--accel", "tcg",
+	args := []string{"run", "syscall-read", "--kernel", "debian:6.1-cloud", "--accel", "tcg", "--clock", "real",
 		"--trials", "1", "--duration", trial.String(), "--warmup", "0s", "-o", b.TempDir() + "/r.json"}
 	if out, err := exec.Command(bin, "kernels", "fetch", "debian:6.1-cloud").CombinedOutput(); err != nil {
 		b.Fatalf("fetch: %v\n%s", err, out)

@@ -107,13 +107,14 @@ func TestRunInDebianVM(t *testing.T) {
 // module loaded for it), the workload writes it with O_DIRECT, and the
 // guest's block tracer counts one block.rq per fdatasync, within 5%. The
 // disk's file goes with the run directory. One short trial: TCG is slow.
+// In real time: virtual time does not measure a disk's waits.
 func TestScratchDiskInDebianVM(t *testing.T) {
 	if scenarios.ScratchSerial != vmtest.ScratchSerial {
 		t.Fatalf("the workload looks for serial %q, the VM's disk has %q", scenarios.ScratchSerial, vmtest.ScratchSerial)
 	}
 	bin := buildTailgate(t)
 	out := filepath.Join(t.TempDir(), "vm.json")
-	cmd := exec.Command(bin, "run", "fsync-scratch", "--kernel", "debian:6.1-cloud", "--accel", "tcg",
+	cmd := exec.Command(bin, "run", "fsync-scratch", "--kernel", "debian:6.1-cloud", "--accel", "tcg", "--clock", "real",
 		"--trials", "1", "--duration", "1s", "--warmup", "100ms", "-o", out)
 	tmp := t.TempDir()
 	cmd.Env = append(cmd.Environ(), "CI=true", "TMPDIR="+tmp)

@@ -80,7 +80,13 @@ func Checks() []Check {
 	}
 	add("qemu", err, q, "VM runs")
 
-	cs = append(cs, KVM(vmtest.CheckKVM()))
+	kvm := vmtest.CheckKVM()
+	cs = append(cs, KVM(kvm))
+	version := ""
+	if err == nil {
+		version, err = vmtest.QEMUVersion(q)
+	}
+	cs = append(cs, Clocks(version, err, kvm))
 
 	_, err = exec.LookPath("apt-get")
 	if err != nil {
@@ -101,9 +107,28 @@ func KVM(k vmtest.KVM) Check {
 	case k.Usable:
 		c.Detail = fmt.Sprintf("a test guest runs under KVM (%s): VMs run with -accel kvm", found)
 	case k.Opens:
-		c.Detail = fmt.Sprintf("/dev/kvm opens but a guest does not run (%s; %s); VMs use TCG (emulated timings)", k.Reason, found)
+		c.Detail = fmt.Sprintf("/dev/kvm opens but a guest does not run (%s; %s); VMs use TCG", k.Reason, found)
 	default:
-		c.Detail = k.Reason + ": VMs use TCG (emulated timings)"
+		c.Detail = k.Reason + ": VMs use TCG"
+	}
+	return c
+}
+
+// Clocks says which clocks a VM can run on here (vmtest.Clocks), and
+// which --clock auto picks: virtual time wants QEMU, real time is KVM's
+// when it runs a guest and emulated otherwise. qemuErr says why there is
+// no QEMU, version is its version.
+func Clocks(version string, qemuErr error, k vmtest.KVM) Check {
+	c := Check{Name: "clocks", OK: qemuErr == nil, Need: "VM runs"}
+	if qemuErr != nil {
+		c.Detail = fmt.Sprintf("none: %v", qemuErr)
+		return c
+	}
+	virtual := fmt.Sprintf("virtual (QEMU %s under TCG, %d ns an instruction: deterministic, blind to hardware costs)", version, 1<<vmtest.IcountShift)
+	if k.Usable {
+		c.Detail = virtual + "; real (KVM, the default: the hardware's timings)"
+	} else {
+		c.Detail = virtual + ", the default here; real (TCG: emulated, the host's load in every timing)"
 	}
 	return c
 }

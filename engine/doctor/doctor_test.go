@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,35 @@ func TestDoctorKVMCheck(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(c.Detail, w) {
 					t.Errorf("detail %q lacks %q", c.Detail, w)
+				}
+			}
+		})
+	}
+}
+
+// The clocks line says which clocks VMs can run on and which auto picks:
+// virtual time wants QEMU; real time is KVM's where a guest runs on it,
+// emulated otherwise.
+func TestClocks(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		qemuErr error
+		kvm     vmtest.KVM
+		ok      bool
+		want    []string
+	}{
+		{"TCG", nil, vmtest.KVM{}, true, []string{"virtual (QEMU 7.2.22 under TCG, 1 ns an instruction", "the default here", "real (TCG: emulated"}},
+		{"KVM", nil, vmtest.KVM{Opens: true, Usable: true}, true, []string{"virtual (QEMU 7.2.22", "real (KVM, the default"}},
+		{"no QEMU", errors.New("qemu-system-x86_64 not found"), vmtest.KVM{}, false, []string{"none: qemu-system-x86_64 not found"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Clocks("7.2.22", c.qemuErr, c.kvm)
+			if got.OK != c.ok || got.Name != "clocks" {
+				t.Errorf("check %+v, want ok %v", got, c.ok)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got.Detail, w) {
+					t.Errorf("detail %q lacks %q", got.Detail, w)
 				}
 			}
 		})

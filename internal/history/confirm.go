@@ -155,9 +155,13 @@ func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error
 }
 
 // GateArgs are the arguments of the same-job gate that re-measures the
-// pair: its scenarios, base's kernel then head's, then extra.
+// pair: its scenarios, base's kernel then head's, the clock the head's
+// record ran on when it says, then extra (whose --clock wins).
 func (p *Pair) GateArgs(extra []string) []string {
 	args := append(slices.Clone(p.Scenarios), "--kernel", p.Kernels[0], "--kernel", p.Kernels[1])
+	if c := p.HeadRecord.Result.Target.Clock; c != "" {
+		args = append(args, "--clock", c)
+	}
 	return append(args, extra...)
 }
 

@@ -63,6 +63,15 @@ type Target struct {
 	VCPUs   int    `json:"vcpus,omitempty"`
 	MemMiB  int    `json:"mem_mib,omitempty"`
 	Cmdline string `json:"cmdline,omitempty"` // extra kernel cmdline for VMs
+	// Clock is a VM's clock: "virtual" (QEMU's instruction counter: the
+	// guest's time counts its instructions, 2^IcountShift ns each) or
+	// "real". "" for the host, and for VMs of Results written before
+	// tailgate recorded it, which ran in real time (ClockOf).
+	Clock string `json:"clock,omitempty"`
+	// IcountShift is the shift of a VM in virtual time; nil otherwise.
+	IcountShift *int `json:"icount_shift,omitempty"`
+	// QEMU is the version of the QEMU a VM ran in.
+	QEMU string `json:"qemu,omitempty"`
 	// Sysctls are a host variant's settings: the value set and the value
 	// the kernel read back while the trials ran.
 	Sysctls []Sysctl `json:"sysctls,omitempty"`
@@ -77,7 +86,31 @@ type Target struct {
 func (t Target) Equal(o Target) bool {
 	return t.Name == o.Name && t.Kind == o.Kind && t.Kernel == o.Kernel && t.Accel == o.Accel &&
 		t.VCPUs == o.VCPUs && t.MemMiB == o.MemMiB && t.Cmdline == o.Cmdline && t.Dir == o.Dir &&
+		t.ClockOf() == o.ClockOf() && t.Shift() == o.Shift() && t.QEMU == o.QEMU &&
 		slices.Equal(t.Sysctls, o.Sysctls) && maps.Equal(t.Env, o.Env)
+}
+
+// Clocks a Target ran on.
+const (
+	ClockVirtual = "virtual"
+	ClockReal    = "real"
+)
+
+// ClockOf is the clock t ran on: Clock, or ClockReal where it is empty
+// (the host, and VMs recorded before the field).
+func (t Target) ClockOf() string {
+	if t.Clock == "" {
+		return ClockReal
+	}
+	return t.Clock
+}
+
+// Shift is t's icount shift, -1 when it did not run in virtual time.
+func (t Target) Shift() int {
+	if t.IcountShift == nil {
+		return -1
+	}
+	return *t.IcountShift
 }
 
 // Sysctl is one setting of a variant, as set and as read back.

@@ -88,6 +88,9 @@ func (d *Document) Write(w io.Writer, f Format, o Options) error {
 // percentiles of all trials and a line per trial.
 func (d *Document) Text(w io.Writer, o Options) error {
 	fmt.Fprintf(w, "%s on %s (%s, %d CPUs)\n", d.Target.Name, d.Environment.KernelRelease, d.Environment.CPUModel, d.Environment.CPUs)
+	if d.Target.ClockOf() == result.ClockVirtual {
+		fmt.Fprintln(w, report.VirtualTimeLine(fmt.Sprint(d.Target.Shift())))
+	}
 	for _, s := range d.Scenarios {
 		var empty []string
 		for i := range s.Metrics {
