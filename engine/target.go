@@ -131,8 +131,9 @@ type VM struct {
 	// In real time boots run one at a time: each would measure the others.
 	Jobs int
 	// skipped are the scenarios Prepare passed over (SkipUnsupported),
-	// which Run records on its Result.
-	skipped []result.Skipped
+	// which Run records on its Result and says once (skipsTold).
+	skipped   []result.Skipped
+	skipsTold bool
 }
 
 func (v *VM) Name() string { return v.Target.Name }
@@ -146,7 +147,7 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 		return req, Infra(err)
 	}
 	vcpus := setup.VCPUs
-	v.skipped = nil
+	v.skipped, v.skipsTold = nil, false
 	if setup.Clock == vmtest.ClockVirtual {
 		kept := req.Scenarios[:0:0]
 		for _, sc := range req.Scenarios {
@@ -213,6 +214,12 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 			res.Partial, res.Error = true, runErr.Error()
 		}
 		return res, runErr
+	}
+	if !v.skipsTold {
+		for _, sk := range v.skipped {
+			p.Line(fmt.Sprintf("%s: %s: skipped: %s", name, sk.Scenario, sk.Reason))
+		}
+		v.skipsTold = true
 	}
 	jobs := min(v.jobs(v.Jobs), trials)
 	if trials > 1 && jobs > 1 {
@@ -348,8 +355,8 @@ func lengthenVMTrials(ss []*scenarios.Scenario) []*scenarios.Scenario {
 
 // deadline is how long a VM on clock may take for req: the scenarios'
 // own time, doubled for emulation, plus room for boot and attach. In
-// virtual time a second of the guest's is 10^9 instructions, which TCG
-// runs in 5-20 s here (BENCHMARKS.md), more on a loaded host.
+// virtual time a second of the guest's is 10^9 instructions: a boot of a
+// built-in's 0.6 s took up to 62 s on a loaded host (BENCHMARKS.md).
 func deadline(req runner.Request, clock string) time.Duration {
 	var d time.Duration
 	for _, s := range req.Scenarios {
