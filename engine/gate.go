@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 )
@@ -265,12 +266,12 @@ func (g *PairGate) Gate(ctx context.Context, targets []Target, spec Spec, output
 
 // stoppingCounts words a look's tally: "1 gated, 1 undecided, 0 regressions".
 func stoppingCounts(st report.Stopping) string {
-	return fmt.Sprintf("%d gated, %d undecided, %d %s", st.Gated, st.Undecided, st.Regressions, plural(st.Regressions, "regression", "regressions"))
+	return fmt.Sprintf("%d gated, %d undecided, %s", st.Gated, st.Undecided, english.Count(st.Regressions, "regression"))
 }
 
 // stopReason says how many rounds ran and why the gate stopped.
 func stopReason(ran Ran, st report.Stopping, budget time.Duration) string {
-	trials := plural(ran.Rounds, "trial", "trials")
+	trials := english.Plural(ran.Rounds, "trial", "trials")
 	switch ran.Why {
 	case StopDecided:
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): every gated test decided", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second))
@@ -280,13 +281,6 @@ func stopReason(ran Ran, st report.Stopping, budget time.Duration) string {
 		return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the %s budget is spent; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), budget, stoppingCounts(st))
 	}
 	return fmt.Sprintf("stopped after %d rounds (%d %s per target, %s): the round cap; %s", ran.Rounds, ran.Rounds, trials, ran.Elapsed.Round(time.Second), stoppingCounts(st))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func joinInts(xs []int) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
@@ -69,7 +70,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("calibrate measures one target at a time, got %d", len(targets))
 	}
 	spec := rf.spec(ss)
-	if err := rf.checkTime(time.Duration(*runs)*spec.TrialsTime(ss), fmt.Sprintf("%d runs of the trials and warmups of %s", *runs, plural(len(ss), "scenario"))); err != nil {
+	if err := rf.checkTime(time.Duration(*runs)*spec.TrialsTime(ss), fmt.Sprintf("%d runs of the trials and warmups of %s", *runs, english.Count(len(ss), "scenario"))); err != nil {
 		return err
 	}
 	engine.RecoverSysctls(sysctl.Root, stderr)

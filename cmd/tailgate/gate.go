@@ -11,6 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
@@ -168,7 +169,7 @@ func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetF
 		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
 	}
 	spec := rf.spec(ss)
-	if err := rf.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+plural(len(ss), "scenario")); err != nil {
+	if err := rf.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+english.Count(len(ss), "scenario")); err != nil {
 		return nil, err
 	}
 	engine.RecoverSysctls(sysctl.Root, g.Store.Log)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -22,7 +23,7 @@ func gatePair(ctx context.Context, names []string, rf *runFlags, tf *targetFlags
 	// The budget bounds the rounds; --trials fixes them, perhaps fewer.
 	planned := func(n int, spec engine.Spec) (time.Duration, string) {
 		if rf.trials > 0 && spec.RoundsTime(n) < g.Budget {
-			return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", plural(rf.trials, "round"), plural(len(spec.Scenarios), "scenario"), plural(n, "target"))
+			return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", english.Count(rf.trials, "round"), english.Count(len(spec.Scenarios), "scenario"), english.Count(n, "target"))
 		}
 		return g.Budget, "the rounds' --budget"
 	}

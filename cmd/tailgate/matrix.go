@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 )
@@ -91,7 +92,7 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 		return nil
 	}
 	planned := func(n int, spec engine.Spec) (time.Duration, string) {
-		return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", plural(engine.PlannedRounds(spec), "round"), plural(len(spec.Scenarios), "scenario"), plural(n, "target"))
+		return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", english.Count(engine.PlannedRounds(spec), "round"), english.Count(len(spec.Scenarios), "scenario"), english.Count(n, "target"))
 	}
 	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo, planned,
 		func(targets []engine.Target, descr []string, spec engine.Spec) (*report.Matrix, error) {

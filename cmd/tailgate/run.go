@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
@@ -60,14 +61,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 // (engine.CheckTime).
 func (f *runFlags) checkTime(planned time.Duration, what string) error {
 	return engine.CheckTime(planned, f.maxTime, what)
-}
-
-// plural is n and noun, with an s when n is not 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // lookupScenarios resolves names or paths (scenarios.LookupAll); none
@@ -136,7 +129,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, w := range work {
 		planned += spec.TrialsTime(w)
 	}
-	if err := f.checkTime(planned, "the trials and warmups of "+plural(len(ss), "scenario")+" on "+plural(len(targets), "target")); err != nil {
+	if err := f.checkTime(planned, "the trials and warmups of "+english.Count(len(ss), "scenario")+" on "+english.Count(len(targets), "target")); err != nil {
 		return err
 	}
 	return engine.RunEach(ctx, targets, work, spec, outs, progress.New(stderr))
