@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -284,7 +285,7 @@ func TestEvidenceOfInterrupts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			seen := 0
 			for _, name := range irqs {
 				metric := Metric(name)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -328,7 +329,7 @@ func TestEvidenceOfSoftirqs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			ours := 0
 			for _, metric := range []string{DurationMetric("net_rx"), LatencyMetric("net_rx")} {
 				got := evs[metric]

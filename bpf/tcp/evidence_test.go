@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
@@ -62,7 +63,7 @@ func TestEvidenceCatchesLateReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			got := evs[MetricRcvq]
 			if len(got) != k {
 				t.Fatalf("%d events of %s, want %d (dropped %d)", len(got), MetricRcvq, k, dropped)

@@ -22,6 +22,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -41,8 +42,8 @@ type Request struct {
 	InProcess bool
 	// KernelText, when set, is the kernel's own text, whose stack frames
 	// are left as hex for the host to name from its System.map (a guest's
-	// run: see tracing.Symbolizer.LeaveCore and NameGuestFrames).
-	KernelText tracing.TextRange
+	// run: see symbols.Symbolizer.LeaveCore and NameGuestFrames).
+	KernelText symbols.TextRange
 	// KernelTypes, when set, are the part of the kernel's BTF the tracers
 	// relocate against instead of the whole (a guest's, cut on the host:
 	// internal/kerneltypes). Only for in-process runs.
@@ -307,7 +308,7 @@ type kernelBTF struct {
 
 // With ctl (a sliced worker's), the parent says when to warm up and when
 // to run each slice of the one trial (see sliceControl).
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text symbols.TextRange, idx, count int, progress func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
 	emit := emitter(s, idx, count, progress)
 	sr, err = newScenarioResult(s)
 	if err != nil {
@@ -382,7 +383,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			return sr, err
 		}
 	}
-	sym := tracing.NewSymbolizer()
+	sym := symbols.NewSymbolizer()
 	sym.LeaveCore(text)
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: PhaseTrial, Trial: trial})
