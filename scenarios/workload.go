@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Stats is what a workload did in one run.

@@ -17,9 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}

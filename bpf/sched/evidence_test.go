@@ -10,9 +10,9 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/threadtest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // TestEvidenceNamesTheTaskThatRanInstead: a ping-pong pinned to one CPU

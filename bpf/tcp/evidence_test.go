@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // TestEvidenceCatchesLateReads: among many round trips, a few requests the

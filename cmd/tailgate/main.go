@@ -15,12 +15,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 

@@ -6,9 +6,9 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/proc"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 

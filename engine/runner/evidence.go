@@ -6,9 +6,9 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/proc"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 

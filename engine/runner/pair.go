@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 

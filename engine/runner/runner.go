@@ -20,10 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
