@@ -195,21 +195,3 @@ func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) 
 	}
 	return base, nil
 }
-
-// CheckRounds refuses, before anything runs, what would fail rounds of
-// spec on targets later: where output puts each target's Result
-// (CheckTargetOutputs), a variant's sysctl that this kernel under root
-// lacks or will not take (CheckVariants, which first restores what a run
-// that died left changed), overrides no run could take.
-func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer) error {
-	if err := CheckTargetOutputs(output, targets); err != nil {
-		return err
-	}
-	if err := CheckVariants(targets, root, log); err != nil {
-		return err
-	}
-	if err := CheckClocks(targets); err != nil {
-		return err
-	}
-	return spec.Check()
-}
