@@ -20,7 +20,7 @@ import (
 // on this machine is measured here: ts must be the host alone. It refuses
 // both a process and a group, and a process or group that holds this
 // tailgate, whose trial workers would be measured.
-func Attach(ss []*scenarios.Scenario, pid int, cgroupPath string, named bool, ts *Targets) ([]*scenarios.Scenario, error) {
+func Attach(ss []*scenarios.Scenario, pid int, cgroupPath string, named bool, ts *TargetChoice) ([]*scenarios.Scenario, error) {
 	flagName := "--pid"
 	if cgroupPath != "" {
 		flagName = "--cgroup"

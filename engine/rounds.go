@@ -11,6 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -44,6 +45,26 @@ type Plan struct {
 	// Jobs, when above 1 and every target is Independent, runs a round's
 	// trials at once, up to Jobs of them.
 	Jobs int
+}
+
+// RoundsOptions are what the commands that run targets in rounds (a
+// matrix, a same-job gate) share beyond their Plan: retries, where the
+// Results go, how they are compared, where progress goes.
+type RoundsOptions struct {
+	// Retries is how many times a broken round (a guest oops, a garbled
+	// result) runs again; its broken try is discarded.
+	Retries int
+	// Jobs, when above 1, runs a round's trials at once where every
+	// target is Independent (Plan.Jobs).
+	Jobs int
+	// Output is -o: where each target's Result goes (OutputPath), ""
+	// for nowhere.
+	Output string
+	// Compare are the comparison's options; a gate sets the look
+	// fields.
+	Compare report.Options
+	// Log receives progress, the plan and what was written.
+	Log io.Writer
 }
 
 // Independent is a target whose trials measure nothing of the machine

@@ -21,6 +21,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -61,6 +62,14 @@ func exitCode(err error) int {
 		return exitUsage
 	default:
 		return exitInfra
+	}
+}
+
+// writeJUnitErrors writes, when err is an infrastructure failure (exit 3),
+// the JUnit document that says so to every JUnit output file.
+func writeJUnitErrors(outs []report.Output, command string, err error, stderr io.Writer) {
+	if err != nil && exitCode(err) == exitInfra {
+		report.WriteJUnitErrors(outs, command, err, stderr)
 	}
 }
 
