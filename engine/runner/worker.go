@@ -129,7 +129,7 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		defer objs.Close()
 		kb.loaded = objs
 	}
-	sr, err := runScenario(ctx, s, kb, req.KernelText, 1, 1, nil, ctl)
+	sr, err := runScenario(ctx, s, kb, req.KernelText, emitter(s, 1, 1, nil), ctl)
 	if err != nil {
 		return replyError(err)
 	}
