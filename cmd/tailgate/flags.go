@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/changes"
@@ -78,6 +79,11 @@ func (f *runFlags) checkTime(planned time.Duration, what string) error {
 func (f *runFlags) spec(ss []*scenarios.Scenario) engine.Spec {
 	return engine.Spec{Scenarios: ss, Trials: f.trials, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet}
 }
+
+// runScenarios, when set, runs the host's requests in place of runner.Run
+// (and its rounds' trials run whole): tests set it to run and gate
+// without tracers.
+var runScenarios func(context.Context, runner.Request) (*result.Result, error)
 
 // targetFlags choose where scenarios run (engine.TargetChoice): the host
 // (default), VMs booting the given kernels, named targets from a targets

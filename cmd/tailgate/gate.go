@@ -9,18 +9,12 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
-	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 )
-
-// runScenarios, when set, runs the host's requests in place of runner.Run
-// (and its rounds' trials run whole): tests set it to gate without
-// tracers.
-var runScenarios func(context.Context, runner.Request) (*result.Result, error)
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runGate(ctx, args, stdout, stderr, roundsEnv{sysctlRoot: sysctl.Root})
