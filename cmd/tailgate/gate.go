@@ -169,18 +169,24 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 	if err != nil {
 		return err
 	}
-	m, err := g.Judge(ctx, res, func(m *report.Matrix) error {
-		fl.history.attach(ctx, m, stderr)
-		return report.WriteOutputs(m, outs, stdout, stderr)
-	})
+	j, err := g.Judge(ctx, res)
 	if err != nil {
 		return err
 	}
-	if m == nil {
+	if j.Matrix != nil {
+		fl.history.attach(ctx, j.Matrix, stderr)
+		if err := report.WriteOutputs(j.Matrix, outs, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if err := j.Keep(); err != nil {
+		return err
+	}
+	if j.Matrix == nil {
 		fmt.Fprintf(stdout, "No baselines to compare with yet: this run is now the baseline. Pass.\n")
 		return nil
 	}
-	return fl.report.verdict(m, nil, "gate", stdout, stderr) // written before the save
+	return fl.report.verdict(j.Matrix, nil, "gate", stdout, stderr) // written before the save
 }
 
 // gateCandidate loads the Result that --candidate names. The run's own
