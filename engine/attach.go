@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/proc"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -20,7 +20,7 @@ import (
 // on this machine is measured here: ts must be the host alone. It refuses
 // both a process and a group, and a process or group that holds this
 // tailgate, whose trial workers would be measured.
-func Attach(ss []*scenarios.Scenario, pid int, cgroupPath string, named bool, ts *Targets) ([]*scenarios.Scenario, error) {
+func Attach(ss []*scenarios.Scenario, pid int, cgroupPath string, named bool, ts *TargetChoice) ([]*scenarios.Scenario, error) {
 	flagName := "--pid"
 	if cgroupPath != "" {
 		flagName = "--cgroup"
@@ -100,46 +100,27 @@ func ancestorOfSelf(pid int) bool {
 		if p == pid {
 			return true
 		}
-		next, ok := parentOf(p)
-		if !ok || next == p {
+		st, err := proc.ReadStat(p)
+		if err != nil || st.PPID == p {
 			return false
 		}
-		p = next
+		p = st.PPID
 	}
 	return false
 }
 
-// parentOf returns the parent pid of process pid (field 4 of
-// /proc/PID/stat).
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
-
 // processName returns the command name of a live process.
 func processName(pid int) (string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", errors.New("no such process")
-	}
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open || end+2 >= len(s) {
+	st, err := proc.ReadStat(pid)
+	switch {
+	case errors.Is(err, proc.ErrFormat):
 		return "", errors.New("unreadable /proc entry")
-	}
-	if state := s[end+2]; state == 'Z' || state == 'X' {
+	case err != nil:
+		return "", errors.New("no such process")
+	case st.Exited():
 		return "", errors.New("the process has exited")
 	}
-	return s[open+1 : end], nil
+	return st.Comm, nil
 }
 
 // gateOn keeps the gate entries of metrics still measured: an attached

@@ -2,25 +2,25 @@ package engine
 
 import (
 	"context"
-	"io"
 
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-// Matrix runs spec on every target in rounds (Rounds, as plan says),
-// writes each target's Result where output says (WriteTargetResults:
+// Matrix runs spec on every target in rounds, as many as PlannedRounds,
+// writes each target's Result where o.Output says (WriteTargetResults:
 // what was measured is kept even when the rounds were cut short), and
 // compares every target with the first, each described by descr.
-func Matrix(ctx context.Context, targets []Target, descr []string, spec Spec, plan Plan, output string, o report.Options, log io.Writer) (*report.Matrix, error) {
-	results, _, runErr := Rounds(ctx, targets, spec, plan, log)
-	if err := WriteTargetResults(output, targets, results, runErr, log); err != nil {
+func Matrix(ctx context.Context, targets []Target, descr []string, spec Spec, o RoundsOptions) (*report.Matrix, error) {
+	plan := Plan{Rounds: PlannedRounds(spec), Retries: o.Retries, Jobs: o.Jobs}
+	results, _, runErr := Rounds(ctx, targets, spec, plan, o.Log)
+	if err := WriteTargetResults(o.Output, targets, results, runErr, o.Log); err != nil {
 		return nil, err
 	}
 	var mts []report.MatrixTarget
 	for i, t := range targets {
 		mts = append(mts, report.MatrixTarget{Name: t.Name(), Description: descr[i], Result: results[i]})
 	}
-	m, err := report.CompareMatrix(mts, o)
+	m, err := report.CompareMatrix(mts, o.Compare)
 	if err != nil {
 		return nil, CompareError(err)
 	}

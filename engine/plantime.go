@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -24,16 +26,18 @@ func (s Spec) TrialsTime(ss []*scenarios.Scenario) time.Duration {
 	return t
 }
 
-// RoundsTime is the least wall time rounds of spec take on n targets:
-// every round runs one trial of each scenario, after its warmup, on each
-// target (Rounds).
-func (s Spec) RoundsTime(n int) time.Duration {
+// RoundsTime is the least wall time rounds of spec take on n targets,
+// and what of (for CheckTime): every round runs one trial of each
+// scenario, after its warmup, on each target (Rounds).
+func (s Spec) RoundsTime(n int) (time.Duration, string) {
 	var per time.Duration
 	for _, sc := range s.Scenarios {
 		r := s.Resolve(sc)
 		per += r.Warmup + r.Duration
 	}
-	return time.Duration(PlannedRounds(s)*n) * per
+	rounds := PlannedRounds(s)
+	return time.Duration(rounds*n) * per, fmt.Sprintf("%s of a trial and its warmup of each of %s on %s",
+		english.Count(rounds, "round"), english.Count(len(s.Scenarios), "scenario"), english.Count(n, "target"))
 }
 
 // CheckTime refuses a plan of planned wall time (what words how it is

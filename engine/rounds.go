@@ -11,6 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -44,6 +45,26 @@ type Plan struct {
 	// Jobs, when above 1 and every target is Independent, runs a round's
 	// trials at once, up to Jobs of them.
 	Jobs int
+}
+
+// RoundsOptions are what the commands that run targets in rounds (a
+// matrix, a same-job gate) share beyond their Plan: retries, where the
+// Results go, how they are compared, where progress goes.
+type RoundsOptions struct {
+	// Retries is how many times a broken round (a guest oops, a garbled
+	// result) runs again; its broken try is discarded.
+	Retries int
+	// Jobs, when above 1, runs a round's trials at once where every
+	// target is Independent (Plan.Jobs).
+	Jobs int
+	// Output is -o: where each target's Result goes (OutputPath), ""
+	// for nowhere.
+	Output string
+	// Compare are the comparison's options; a gate sets the look
+	// fields.
+	Compare report.Options
+	// Log receives progress, the plan and what was written.
+	Log io.Writer
 }
 
 // Independent is a target whose trials measure nothing of the machine
@@ -143,16 +164,54 @@ func Alternate(r, n int) []int {
 	return out
 }
 
+// Releaser is a target that holds something of the machine's across
+// rounds until Release (a variant whose sysctls take turns in slices holds
+// them suspended under a journal).
+type Releaser interface {
+	Release() error
+}
+
+// Turner is a target that changes the machine as each of its runs of
+// slices starts and puts it back as it ends.
+type Turner interface {
+	// Turns says what it changes, for progress ("base's sysctls"); ""
+	// for nothing.
+	Turns() string
+}
+
+// Booter is a target that boots a kernel for each trial.
+type Booter interface {
+	// Booting names the kernel, for progress.
+	Booting() string
+}
+
+// CheckRounds refuses, before anything runs, what would fail rounds of
+// spec on targets later: where output puts each target's Result
+// (CheckTargetOutputs), a variant's sysctl that this kernel under root
+// lacks or will not take (CheckVariants, which first restores what a run
+// that died left changed), overrides no run could take.
+func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer) error {
+	if err := CheckTargetOutputs(output, targets); err != nil {
+		return err
+	}
+	if err := CheckVariants(targets, root, log); err != nil {
+		return err
+	}
+	if err := CheckClocks(targets); err != nil {
+		return err
+	}
+	return spec.Check()
+}
+
 // Rounds runs the interleaved trials of spec on targets as plan says,
 // with progress on log. It returns each target's trials (nil for a
 // target with none), how the rounds went, and the first error, after
 // which no further round starts.
 func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.Writer) ([]*result.Result, Ran, error) {
 	res, ran, err := runRounds(ctx, targets, spec, plan, log)
-	// A variant whose sysctls took turns holds them suspended under a
-	// journal until here, however the rounds ended.
+	// What a target holds across rounds is let go however they ended.
 	for _, t := range targets {
-		if r, ok := t.(interface{ Release() error }); ok {
+		if r, ok := t.(Releaser); ok {
 			if rerr := r.Release(); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
@@ -162,195 +221,273 @@ func Rounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.
 }
 
 func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log io.Writer) ([]*result.Result, Ran, error) {
-	rounds := max(plan.Rounds, 1)
-	// A scenario runs in the rounds up to its own trials, unless the
-	// rounds are fixed (spec.Trials) or a look decides how many.
-	every := spec.Trials > 0 || plan.Look != nil
-	sets := make([]*trialSet, len(targets))
-	prepared := make([]runner.Request, len(targets))
-	for i, t := range targets {
-		sets[i] = newTrialSet(t.Name())
-		req, err := t.Prepare(spec.request(t.Name()))
-		if err != nil {
-			return make([]*result.Result, len(targets)), Ran{Why: StopRounds}, err
-		}
-		// A target's tracers are verified once for all its rounds.
-		req.Loads = runner.NewLoads()
-		defer req.Loads.Close()
-		prepared[i] = req
+	rr, err := prepareRounds(targets, spec, plan)
+	defer rr.close()
+	if err != nil {
+		return make([]*result.Result, len(targets)), Ran{Why: StopRounds}, err
 	}
-	results := func() []*result.Result {
-		out := make([]*result.Result, len(targets))
-		for i, s := range sets {
-			out[i] = s.result()
-		}
-		return out
-	}
-	start := time.Now()
-	ran := Ran{Why: StopRounds}
-	p := progress.New(log)
-	defer p.Done()
-	if plan.Slice > 0 {
-		if ran.Whole = Interleaves(targets, prepared); ran.Whole == "" {
-			line := fmt.Sprintf("each round's trials take turns in slices of %s", plan.Slice)
-			for _, t := range targets {
-				if v, ok := t.(*Variant); ok && len(v.Sysctls) > 0 {
-					line += fmt.Sprintf("; %s's sysctls are written as each of its runs of slices starts and put back as it ends", v.Name())
-				}
-			}
-			p.Line(line)
-		} else {
-			p.Line("each round's trials run whole, one after the other: " + ran.Whole)
-		}
-	}
-	sliced := plan.Slice > 0 && ran.Whole == ""
-	jobs := 1
-	if plan.Jobs > 1 && !sliced {
-		if why := AtOnce(targets); why == "" {
-			jobs = plan.Jobs
-			p.Line(fmt.Sprintf("each round's trials run at once, up to %d: their clocks count their own instructions", jobs))
-		} else {
-			p.Line("each round's trials run one after the other: " + why)
-		}
-	}
-	total := rounds * len(targets)
-	for r := 1; r <= rounds; r++ {
-		if plan.Budget > 0 && r > 1 && time.Since(start) >= plan.Budget {
-			ran.Why = StopBudget
+	rr.start = time.Now()
+	rr.p = progress.New(log)
+	defer rr.p.Done()
+	rr.chooseWay()
+	for r := 1; r <= rr.rounds; r++ {
+		if plan.Budget > 0 && r > 1 && time.Since(rr.start) >= plan.Budget {
+			rr.ran.Why = StopBudget
 			break
 		}
-		order := Alternate(r, len(targets))
-		if plan.Order != nil {
-			order = plan.Order(r)
+		if err := rr.round(ctx, r); err != nil {
+			rr.ran.Rounds, rr.ran.Elapsed = r-1, time.Since(rr.start)
+			return rr.results(), rr.ran, err
 		}
-		var offset *int
-		if plan.CPUOffset != nil {
-			o := plan.CPUOffset(r)
-			offset = &o
-		}
-		keep := func(s *scenarios.Scenario) bool { return every || scenarioTrials(spec, s) >= r }
-		// done is the trials before the round's k'th, for progress.
-		done := func(k int) int { return (r-1)*len(targets) + k }
-		request := func(k, ti int, label string) runner.Request {
-			req := oneTrial(prepared[ti], keep)
-			req.CPUOffset = offset
-			req.Progress = func(e runner.Event) {
-				switch {
-				case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
-					p.Step(done(k), total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
-				case e.Phase == runner.PhaseTrial && e.Detail != "":
-					p.Step(done(k), total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
-				}
-			}
-			return req
-		}
-		// keepRound adds a target's trials of the round; its error ends
-		// the rounds.
-		keepRound := func(k, ti int, res *result.Result, req runner.Request, err error) error {
-			t := targets[ti]
-			if err == nil && res != nil && len(res.Scenarios) > 0 {
-				if plan.Order != nil {
-					// Only a random order within rounds makes a round's
-					// trials a pair the sign-flip test may rely on.
-					stampRound(res, r, k)
-				}
-				if aerr := sets[ti].add(fmt.Sprintf("%s round %d", t.Name(), r), res, req.Scenarios); aerr != nil {
-					return Infra(aerr)
-				}
-			}
-			if err == nil && ctx.Err() != nil {
-				err = ctx.Err()
-			}
-			if err != nil {
-				var rf *RestoreError
-				switch {
-				case errors.As(err, &rf):
-					return Infra(err)
-				case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-					return Infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", r, rounds, t.Name()))
-				}
-				return fmt.Errorf("round %d/%d on %s: %w", r, rounds, t.Name(), Classify(err))
-			}
-			return nil
-		}
-		if sliced {
-			label := fmt.Sprintf("round %d/%d, %s and %s in slices", r, rounds, targets[order[0]].Name(), targets[order[1]].Name())
-			var reqs [2]runner.Request
-			var stamps [2]func(*result.Result)
-			for k, ti := range order {
-				reqs[ti], stamps[ti], _ = targets[ti].(Interleaver).Interleave(request(k, ti, label))
-			}
-			pair, err := runner.RunPair(ctx, reqs, order[0], plan.Slice)
-			for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
-				p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
-				pair, err = runner.RunPair(ctx, reqs, order[0], plan.Slice)
-			}
-			for k, ti := range order {
-				stamps[ti](pair[ti])
-				if kerr := keepRound(k, ti, pair[ti], reqs[ti], err); kerr != nil {
-					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
-					return results(), ran, kerr
-				}
-			}
-		} else {
-			type trial struct {
-				res *result.Result
-				req runner.Request
-				err error
-			}
-			trials := make([]trial, len(order))
-			run := func(k, ti int) {
-				t := targets[ti]
-				label := fmt.Sprintf("round %d/%d, %s", r, rounds, t.Name())
-				req := request(k, ti, label)
-				if b, ok := t.(interface{ Booting() string }); ok {
-					p.Step(done(k), total, label+": booting "+b.Booting(), "")
-				}
-				res, err := t.Run(ctx, req, p)
-				for attempt := 1; attempt <= plan.Retries && retryable(ctx, err); attempt++ {
-					p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, plan.Retries))
-					res, err = t.Run(ctx, req, p)
-				}
-				trials[k] = trial{res, req, err}
-			}
-			if jobs > 1 {
-				var wg sync.WaitGroup
-				slots := make(chan struct{}, jobs)
-				for k, ti := range order {
-					wg.Go(func() {
-						slots <- struct{}{}
-						defer func() { <-slots }()
-						run(k, ti)
-					})
-				}
-				wg.Wait()
-			}
-			for k, ti := range order {
-				if jobs <= 1 {
-					run(k, ti)
-				}
-				tr := trials[k]
-				if kerr := keepRound(k, ti, tr.res, tr.req, tr.err); kerr != nil {
-					ran.Rounds, ran.Elapsed = r-1, time.Since(start)
-					return results(), ran, kerr
-				}
-			}
-		}
-		ran.Rounds, ran.Elapsed = r, time.Since(start)
+		rr.ran.Rounds, rr.ran.Elapsed = r, time.Since(rr.start)
 		if plan.Look != nil {
-			out := results()
+			out := rr.results()
 			stop, err := plan.Look(r, out)
 			if err != nil {
-				return out, ran, err
+				return out, rr.ran, err
 			}
 			if stop {
-				ran.Why = StopDecided
-				return out, ran, nil
+				rr.ran.Why = StopDecided
+				return out, rr.ran, nil
 			}
 		}
 	}
-	ran.Elapsed = time.Since(start)
-	return results(), ran, nil
+	rr.ran.Elapsed = time.Since(rr.start)
+	return rr.results(), rr.ran, nil
+}
+
+// roundsRun is one call of Rounds: the targets' requests as prepared,
+// their trials so far, how the rounds' trials share the machine, and how
+// the rounds went.
+type roundsRun struct {
+	targets  []Target
+	spec     Spec
+	plan     Plan
+	rounds   int
+	prepared []runner.Request
+	sets     []*trialSet
+	// every says each scenario runs in every round, not only up to its
+	// own trials: the rounds are fixed (spec.Trials) or a look decides
+	// how many.
+	every  bool
+	sliced bool // a round's two trials take turns in slices
+	jobs   int  // how many of a round's trials run at once
+	p      *progress.Reporter
+	start  time.Time
+	ran    Ran
+}
+
+// slot is a trial's place in the rounds: its round, its place in the
+// round's order, its target's index.
+type slot struct{ round, place, target int }
+
+// prepareRounds prepares each target's request of spec once; a target's
+// tracers are verified once for all its rounds (runner.Loads, closed by
+// close).
+func prepareRounds(targets []Target, spec Spec, plan Plan) (*roundsRun, error) {
+	rr := &roundsRun{
+		targets: targets, spec: spec, plan: plan, rounds: max(plan.Rounds, 1),
+		every: spec.Trials > 0 || plan.Look != nil, ran: Ran{Why: StopRounds}, jobs: 1,
+	}
+	for _, t := range targets {
+		req, err := t.Prepare(spec.request(t.Name()))
+		if err != nil {
+			return rr, err
+		}
+		req.Loads = runner.NewLoads()
+		rr.prepared = append(rr.prepared, req)
+		rr.sets = append(rr.sets, newTrialSet(t.Name()))
+	}
+	return rr, nil
+}
+
+// close lets go of the tracers loaded for the rounds, the last target's
+// first.
+func (rr *roundsRun) close() {
+	for i := len(rr.prepared) - 1; i >= 0; i-- {
+		rr.prepared[i].Loads.Close()
+	}
+}
+
+// results is each target's trials so far.
+func (rr *roundsRun) results() []*result.Result {
+	out := make([]*result.Result, len(rr.targets))
+	for i, s := range rr.sets {
+		out[i] = s.result()
+	}
+	return out
+}
+
+// chooseWay decides, and says, how a round's trials share the machine:
+// in slices where the plan asks and the targets can (Interleaves), at
+// once where it asks and every target is Independent (AtOnce), else one
+// after the other.
+func (rr *roundsRun) chooseWay() {
+	if rr.plan.Slice > 0 {
+		if rr.ran.Whole = Interleaves(rr.targets, rr.prepared); rr.ran.Whole == "" {
+			line := fmt.Sprintf("each round's trials take turns in slices of %s", rr.plan.Slice)
+			for _, t := range rr.targets {
+				if tt, ok := t.(Turner); ok && tt.Turns() != "" {
+					line += fmt.Sprintf("; %s are written as each of its runs of slices starts and put back as it ends", tt.Turns())
+				}
+			}
+			rr.p.Line(line)
+		} else {
+			rr.p.Line("each round's trials run whole, one after the other: " + rr.ran.Whole)
+		}
+	}
+	rr.sliced = rr.plan.Slice > 0 && rr.ran.Whole == ""
+	if rr.plan.Jobs > 1 && !rr.sliced {
+		if why := AtOnce(rr.targets); why == "" {
+			rr.jobs = rr.plan.Jobs
+			rr.p.Line(fmt.Sprintf("each round's trials run at once, up to %d: their clocks count their own instructions", rr.jobs))
+		} else {
+			rr.p.Line("each round's trials run one after the other: " + why)
+		}
+	}
+}
+
+// round runs round r: every target's trial, in the plan's order.
+func (rr *roundsRun) round(ctx context.Context, r int) error {
+	order := Alternate(r, len(rr.targets))
+	if rr.plan.Order != nil {
+		order = rr.plan.Order(r)
+	}
+	var offset *int
+	if rr.plan.CPUOffset != nil {
+		o := rr.plan.CPUOffset(r)
+		offset = &o
+	}
+	if rr.sliced {
+		return rr.slicedRound(ctx, r, order, offset)
+	}
+	return rr.wholeRound(ctx, r, order, offset)
+}
+
+// request is the trial of slot s, pinned from offset, its progress shown
+// under label.
+func (rr *roundsRun) request(s slot, label string, offset *int) runner.Request {
+	keep := func(sc *scenarios.Scenario) bool { return rr.every || scenarioTrials(rr.spec, sc) >= s.round }
+	req := oneTrial(rr.prepared[s.target], keep)
+	req.CPUOffset = offset
+	done, total := rr.done(s), rr.rounds*len(rr.targets)
+	req.Progress = func(e runner.Event) {
+		switch {
+		case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
+			rr.p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
+		case e.Phase == runner.PhaseTrial && e.Detail != "":
+			rr.p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
+		}
+	}
+	return req
+}
+
+// done is the trials before slot s's, for progress.
+func (rr *roundsRun) done(s slot) int { return (s.round-1)*len(rr.targets) + s.place }
+
+// slicedRound runs round r's two trials interleaved in slices
+// (runner.RunPair), the order's first side first.
+func (rr *roundsRun) slicedRound(ctx context.Context, r int, order []int, offset *int) error {
+	label := fmt.Sprintf("round %d/%d, %s and %s in slices", r, rr.rounds, rr.targets[order[0]].Name(), rr.targets[order[1]].Name())
+	var reqs [2]runner.Request
+	var stamps [2]func(*result.Result)
+	for k, ti := range order {
+		reqs[ti], stamps[ti], _ = rr.targets[ti].(Interleaver).Interleave(rr.request(slot{r, k, ti}, label, offset))
+	}
+	pair, err := runner.RunPair(ctx, reqs, order[0], rr.plan.Slice)
+	for attempt := 1; attempt <= rr.plan.Retries && retryable(ctx, err); attempt++ {
+		rr.p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, rr.plan.Retries))
+		pair, err = runner.RunPair(ctx, reqs, order[0], rr.plan.Slice)
+	}
+	for k, ti := range order {
+		stamps[ti](pair[ti])
+		if kerr := rr.keep(ctx, slot{r, k, ti}, pair[ti], reqs[ti], err); kerr != nil {
+			return kerr
+		}
+	}
+	return nil
+}
+
+// trialRun is what one whole trial of a round gave.
+type trialRun struct {
+	res *result.Result
+	req runner.Request
+	err error
+}
+
+// wholeRound runs round r's trials whole, one after the other or, with
+// jobs, up to jobs at once, keeping each in the order's turn.
+func (rr *roundsRun) wholeRound(ctx context.Context, r int, order []int, offset *int) error {
+	trials := make([]trialRun, len(order))
+	if rr.jobs > 1 {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, rr.jobs)
+		for k, ti := range order {
+			wg.Go(func() {
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				trials[k] = rr.wholeTrial(ctx, slot{r, k, ti}, offset)
+			})
+		}
+		wg.Wait()
+	}
+	for k, ti := range order {
+		if rr.jobs <= 1 {
+			trials[k] = rr.wholeTrial(ctx, slot{r, k, ti}, offset)
+		}
+		tr := trials[k]
+		if kerr := rr.keep(ctx, slot{r, k, ti}, tr.res, tr.req, tr.err); kerr != nil {
+			return kerr
+		}
+	}
+	return nil
+}
+
+// wholeTrial runs the trial of slot s on its target, again as the plan's
+// retries allow when it broke.
+func (rr *roundsRun) wholeTrial(ctx context.Context, s slot, offset *int) trialRun {
+	t := rr.targets[s.target]
+	label := fmt.Sprintf("round %d/%d, %s", s.round, rr.rounds, t.Name())
+	req := rr.request(s, label, offset)
+	if b, ok := t.(Booter); ok {
+		rr.p.Step(rr.done(s), rr.rounds*len(rr.targets), label+": booting "+b.Booting(), "")
+	}
+	res, err := t.Run(ctx, req, rr.p)
+	for attempt := 1; attempt <= rr.plan.Retries && retryable(ctx, err); attempt++ {
+		rr.p.Line(fmt.Sprintf("%s: %v; retrying the round (%d/%d)", label, err, attempt, rr.plan.Retries))
+		res, err = t.Run(ctx, req, rr.p)
+	}
+	return trialRun{res, req, err}
+}
+
+// keep adds the trials of slot s (res, which ran req) to its target's;
+// err, the trial's, or a failure to add them ends the rounds.
+func (rr *roundsRun) keep(ctx context.Context, s slot, res *result.Result, req runner.Request, err error) error {
+	t := rr.targets[s.target]
+	if err == nil && res != nil && len(res.Scenarios) > 0 {
+		if rr.plan.Order != nil {
+			// Only a random order within rounds makes a round's
+			// trials a pair the sign-flip test may rely on.
+			stampRound(res, s.round, s.place)
+		}
+		if aerr := rr.sets[s.target].add(fmt.Sprintf("%s round %d", t.Name(), s.round), res, req.Scenarios); aerr != nil {
+			return Infra(aerr)
+		}
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		return nil
+	}
+	var rf *RestoreError
+	switch {
+	case errors.As(err, &rf):
+		return Infra(err)
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return Infra(fmt.Errorf("interrupted in round %d/%d on %s; sysctls restored, tracers detached, no VM left running", s.round, rr.rounds, t.Name()))
+	}
+	return fmt.Errorf("round %d/%d on %s: %w", s.round, rr.rounds, t.Name(), Classify(err))
 }
 
 // scenarioTrials is the trials s asks for under spec.

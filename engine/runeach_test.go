@@ -129,7 +129,7 @@ func TestMatrix(t *testing.T) {
 	sp := spec(2)
 	dir := t.TempDir()
 	var stderr bytes.Buffer
-	m, err := Matrix(context.Background(), ts, []string{"the base", "the head"}, sp, Plan{Rounds: PlannedRounds(sp)}, filepath.Join(dir, "m.json"), report0(), &stderr)
+	m, err := Matrix(context.Background(), ts, []string{"the base", "the head"}, sp, RoundsOptions{Output: filepath.Join(dir, "m.json"), Compare: report0(), Log: &stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestMatrix(t *testing.T) {
 
 	ts, _ = fakes("A", "B")
 	ts[1].(*fakeTarget).fail = []error{errors.New("boom")}
-	if _, err := Matrix(context.Background(), ts, []string{"", ""}, sp, Plan{Rounds: 2}, "", report0(), &stderr); !errors.As(err, new(*InfraError)) {
+	if _, err := Matrix(context.Background(), ts, []string{"", ""}, sp, RoundsOptions{Compare: report0(), Log: &stderr}); !errors.As(err, new(*InfraError)) {
 		t.Errorf("a broken round: %v, want an InfraError", err)
 	}
 }

@@ -349,3 +349,12 @@ func CheckVariants(targets []Target, root string, log io.Writer) error {
 	}
 	return nil
 }
+
+// Turns says what a variant writes around each of its runs of slices
+// (Turner): its sysctls, when it sets any.
+func (v *Variant) Turns() string {
+	if len(v.Sysctls) == 0 {
+		return ""
+	}
+	return v.Name() + "'s sysctls"
+}

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // SyscallNumbers maps the syscall names a scenario may trace to their

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Stats is what a workload did in one run.
@@ -35,12 +35,11 @@ type Stats struct {
 	// nil when they were left to the scheduler (one CPU, or a kind that
 	// does not pin).
 	CPUs []int
-	// Device is the block device of the workload's own it wrote (the
-	// fsync kind's device: scratch); nil for none.
+	// Device is the block device the workload wrote, when the device is
+	// its own (the fsync kind's device: scratch); nil otherwise.
 	Device *result.Device
 }
 
-// Runner drives a prepared workload.
 // ThreadHook is told, with its thread id, when a measured workload thread
 // starts (running true) and when it is done, so that tracers can count the
 // workload's own threads rather than every thread of the process.
@@ -83,6 +82,7 @@ func ThreadsAttributable(w Workload) bool {
 	return !ok || k.ThreadsAttributable == nil || k.ThreadsAttributable(w.withDefaults())
 }
 
+// Runner drives a prepared workload.
 type Runner interface {
 	// Run drives the workload until ctx is done and returns what this call
 	// did. Every thread it started has stopped when it returns. Run may be

@@ -7,10 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/proc"
 )
 
 // ErrNoProcess reports that the process attach names does not run.
@@ -21,7 +20,7 @@ var ErrNoProcess = errors.New("no such process")
 type attachLoad struct {
 	a     *Attach
 	group *cgroup.Group // with Cgroup
-	start string        // the process's start time, with PID
+	start uint64        // the process's start time, with PID
 }
 
 func newAttachKind(w Workload, _ int) (kindLoad, error) {
@@ -43,23 +42,19 @@ func newAttachKind(w Workload, _ int) (kindLoad, error) {
 	return l, nil
 }
 
-// procStart returns the start time (field 22 of /proc/PID/stat) of a live
-// process: it tells the process from a later one with its pid.
-func procStart(pid int) (string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+// procStart returns the start time of a live process: it tells the
+// process from a later one with its pid.
+func procStart(pid int) (uint64, error) {
+	st, err := proc.ReadStat(pid)
+	switch {
+	case errors.Is(err, proc.ErrFormat):
+		return 0, fmt.Errorf("pid %d: unreadable /proc/%d/stat", pid, pid)
+	case err != nil:
+		return 0, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	case st.Exited():
+		return 0, fmt.Errorf("pid %d: %w (it has exited)", pid, ErrNoProcess)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if i < 0 || len(f) < 20 {
-		return "", fmt.Errorf("pid %d: unreadable /proc/%d/stat", pid, pid)
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return "", fmt.Errorf("pid %d: %w (it has exited)", pid, ErrNoProcess)
-	}
-	return f[19], nil
+	return st.StartTime, nil
 }
 
 func (l *attachLoad) tasks() Tasks {

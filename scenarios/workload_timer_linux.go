@@ -230,13 +230,10 @@ func firstDeadline(start, now, interval int64, i, n int) int64 {
 }
 
 // rawYieldEvery is how often, at most, a timer thread that sleeps raw goes
-// through the scheduler. Sysmon preempts a goroutine it has seen on one
+// through the scheduler: sysmon preempts a goroutine it has seen on one
 // schedtick for 10 ms, looking at most 10 ms apart, so a yield every 5 ms
-// keeps it from ever doing so. Not every wakeup: a locked thread yields by
-// handing its P to another thread, which must run the scheduler and hand
-// it back (about 6 µs here), and that thread is SCHED_OTHER, which CPU
-// hogs may keep waiting; the runtime's own sleep goes through the same
-// handoff when sysmon preempts it, every 10 ms.
+// keeps it from ever doing so. Not at every wakeup: each yield hands the
+// P to another thread and waits to get it back.
 const rawYieldEvery = int64(5 * time.Millisecond)
 
 // asyncPreemptOff reports whether godebug (GODEBUG's value) turns off the
@@ -252,32 +249,15 @@ func asyncPreemptOff(godebug string) bool {
 	return off
 }
 
-// sleepUntilRaw is sleepUntil without the Go runtime's syscall path
-// (entersyscall, exitsyscall): the goroutine stays running, holding its P,
-// while the thread sleeps in the kernel, and after the wakeup nothing of
-// the runtime's runs before the clock is read, as in cyclictest.
-//
-// What the runtime's path costs a timer thread: the goroutine never goes
-// through the scheduler, so once it has been on one schedtick for 10 ms
-// sysmon calls preemptone on it at every look, and for a P in a syscall
-// that means taking the P (retake, handoffp) even with idle Ps about. The
-// next wakeup then finds its P gone and takes exitsyscall's slow path
-// before the clock is read: sched.lock, an idle P, and a futex wake of
-// sysmon, asleep since every P went idle. Counted with uprobes on the
-// runtime over 4000 wakeups at 1 ms (sleep: runtime): 4157 preemptone,
-// 4160 handoffp, 4132 exitsyscallTryGetP (and, in another run, 3538
-// notewakeup for 3803 wakeups); with sleep: raw, 14 preemptone and 4
-// exitsyscallTryGetP (other goroutines').
-//
-// That makes the sleep invisible to the runtime, which handles it so:
-// to stop the world (GC), scan this goroutine's stack or preempt it after
-// 10 ms, the runtime sends the thread SIGURG (and again every 100 µs until
-// it stops). clock_nanosleep is never restarted after a signal handler
-// (signal(7)), so the sleep ends with EINTR; the caller then yields to the
-// runtime and sleeps again to the same absolute deadline. A stop of the
-// world waits for the signal to be handled, not for the deadline. Without
-// those signals (GODEBUG=asyncpreemptoff=1) it would wait for the deadline,
-// so newTimerLoad refuses a raw sleep then.
+// sleepUntilRaw is sleepUntil without the Go runtime's syscall path, as
+// cyclictest sleeps: the goroutine keeps its P, so no exitsyscall slow
+// path runs between the wakeup and the clock read (what that path costs,
+// counted: BENCHMARKS.md, "Timer workload against cyclictest"). The
+// runtime's SIGURG (a stop of the world, a stack scan) ends such a sleep
+// with EINTR, never restarted (signal(7)): the caller yields and sleeps
+// again to the same deadline. Without those signals
+// (GODEBUG=asyncpreemptoff=1) nothing would end it, so newTimerLoad
+// refuses a raw sleep then.
 func sleepUntilRaw(deadline int64, m *member) error {
 	ts := unix.NsecToTimespec(deadline)
 	m.sys["clock_nanosleep"]++

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 // GuestRequest is what the host asks the guest to run. It travels in the
@@ -46,7 +46,7 @@ type GuestRequest struct {
 	// the guest leaves those stack frames as hex and the host names them
 	// (nameGuestFrames). Zero when the host has no System.map; the guest
 	// then names them from its /proc/kallsyms. Run fills it in.
-	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
+	KernelText symbols.TextRange `json:"kernel_text,omitzero"`
 	// SendKallsyms asks the guest to send the host its kernel's own
 	// symbols (the lines of /proc/kallsyms of no module) on the port named
 	// kallsymsPortName, for the host to keep beside the cached kernel and

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 // treeSystemMap finds the System.map of a kernel built in a tree, image
@@ -80,7 +80,7 @@ func bannerAt(vmlinux string, addr uint64) bool {
 // else those a guest of k sent once and the cache keeps (kallsymsCache).
 // nil when there are none (a Debian kernel's first boot here) or they
 // cannot be read: the guest then names its stacks itself.
-func systemMap(k *Kernel) *tracing.SystemMap {
+func systemMap(k *Kernel) *symbols.SystemMap {
 	if k == nil {
 		return nil
 	}
@@ -107,12 +107,12 @@ var systemMaps struct {
 type keptSystemMap struct {
 	size  int64
 	mtime time.Time
-	m     *tracing.SystemMap
+	m     *symbols.SystemMap
 }
 
 // readSystemMap reads the System.map at path, or returns the one read
 // before if the file has not changed since; nil if it cannot be read.
-func readSystemMap(path string) *tracing.SystemMap {
+func readSystemMap(path string) *symbols.SystemMap {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil
@@ -122,7 +122,7 @@ func readSystemMap(path string) *tracing.SystemMap {
 	if k, ok := systemMaps.byPath[path]; ok && k.size == fi.Size() && k.mtime.Equal(fi.ModTime()) {
 		return k.m
 	}
-	m, err := tracing.ReadSystemMap(path)
+	m, err := symbols.ReadSystemMap(path)
 	if err != nil {
 		return nil
 	}
@@ -157,7 +157,7 @@ func keepKallsyms(k *Kernel, path string) {
 	if err != nil {
 		return
 	}
-	if _, err := tracing.ReadSystemMap(path); err != nil {
+	if _, err := symbols.ReadSystemMap(path); err != nil {
 		return
 	}
 	result.WriteFileAtomic(dst, b)
@@ -166,7 +166,7 @@ func keepKallsyms(k *Kernel, path string) {
 // nameGuestFrames names the kernel frames a guest left as hex
 // (GuestRequest.KernelText) from its kernel's System.map, then drops the
 // leading frames of the tracing machinery, as a host run does.
-func nameGuestFrames(res *result.Result, m *tracing.SystemMap) {
+func nameGuestFrames(res *result.Result, m *symbols.SystemMap) {
 	if res == nil || m == nil {
 		return
 	}

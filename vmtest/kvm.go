@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // KVM is what tailgate knows of KVM on this host: whether /dev/kvm opens,
@@ -418,7 +420,7 @@ func recordKVMBroken(reason string) {
 
 func readKVMCache(path, id string) (kvmCacheEntry, bool) {
 	var e kvmCacheEntry
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := safefile.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return e, false
 	}

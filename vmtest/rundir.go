@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // runDirPrefix starts the names of the directories VM runs work in, under
@@ -143,7 +145,7 @@ func removeStaleRunDirs(tmp string) []string {
 
 // removeIfStale removes the run directory at path if its run is dead.
 func removeIfStale(path string, st fs.FileInfo) bool {
-	f, err := os.OpenFile(filepath.Join(path, pidFile), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := safefile.OpenNoFollow(filepath.Join(path, pidFile), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		initrd, err := os.Lstat(filepath.Join(path, initrdFile))
 		if err == nil && time.Since(initrd.ModTime()) > legacyRunDirAge && time.Since(st.ModTime()) > legacyRunDirAge {

@@ -17,8 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -243,7 +244,7 @@ func countFdatasyncs(t *testing.T, tr *tracing.Tracer, f *os.File, n int) ownReq
 	if all := evs["block.rq"]; uint64(len(all)) != got.rq || dropped != 0 {
 		t.Fatalf("block.rq counted %d, evidence kept %d (%d dropped): want every one", got.rq, len(all), dropped)
 	}
-	sym := tracing.NewSymbolizer()
+	sym := symbols.NewSymbolizer()
 	tid := uint32(unix.Gettid())
 	var metaStack string
 	for _, e := range evs["block.rq"] {
@@ -491,7 +492,7 @@ func TestEvidence(t *testing.T) {
 			if len(got) != 3 {
 				t.Fatalf("%d block.rq events kept, want the 3 asked for", len(got))
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			for _, e := range got {
 				if e.TID != uint32(unix.Gettid()) || e.PID != uint32(os.Getpid()) {
 					t.Errorf("event of %d/%d (%s), want this thread %d", e.PID, e.TID, e.Comm, unix.Gettid())

@@ -6,8 +6,8 @@ import (
 	"os"
 	"slices"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the block I/O tracer's registry entry.

@@ -37,7 +37,7 @@ struct evidence_contrib {
 	struct interfere_ctx ctx;
 };
 
-/* Must match internal/tracing.evidenceRecord. */
+/* Must match bpf/tracing.evidenceRecord. */
 struct evidence_event {
 	__u64 latency; /* ns */
 	__u64 end;     /* bpf_ktime_get_ns() at the event's end */

@@ -15,8 +15,8 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/threadtest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // slack is what an event's interference may exceed its latency by: the

@@ -1,6 +1,6 @@
 package interfere
 
-import "github.com/tailgate-ci/tailgate/internal/tracing"
+import "github.com/tailgate-ci/tailgate/bpf/tracing"
 
 // Tracer is the interference log's registry entry (tracers.Interference):
 // no tracer a scenario names, but the log that the evidence of every

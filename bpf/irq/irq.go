@@ -29,7 +29,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 const (

@@ -14,7 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -284,7 +285,7 @@ func TestEvidenceOfInterrupts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			seen := 0
 			for _, name := range irqs {
 				metric := Metric(name)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the hardirq tracer's registry entry.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // ErrUnknownFunction is what an *UnknownFunctionError is: a function the

@@ -3,7 +3,7 @@ package kfunc
 import (
 	"os"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // probeFunction is what Probe attaches to: a function every kernel has,

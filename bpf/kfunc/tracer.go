@@ -5,8 +5,8 @@ import (
 
 	"slices"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the kernel function tracer's registry entry.

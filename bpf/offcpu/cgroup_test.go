@@ -9,8 +9,8 @@ import (
 
 	"github.com/cilium/ebpf/rlimit"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // With a cgroup the tracer counts the off-CPU time of the group's tasks,

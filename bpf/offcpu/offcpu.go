@@ -26,7 +26,7 @@ package offcpu
 import (
 	"fmt"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of

@@ -16,7 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -308,7 +309,7 @@ func TestEvidenceStackIsWhereItSlept(t *testing.T) {
 			if len(got) != k {
 				t.Fatalf("%d offcpu.blocked events, want %d (dropped %d)", len(got), k, dropped)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			for i, e := range got {
 				frames := sym.Frames(e.KernelStack, false, 0)
 				if i == 0 {

@@ -3,7 +3,7 @@ package offcpu
 import (
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Tracer is the off-CPU tracer's registry entry.

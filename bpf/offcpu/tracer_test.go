@@ -10,8 +10,8 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 )
 
 func TestParseConfig(t *testing.T) {

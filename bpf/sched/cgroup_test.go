@@ -7,8 +7,8 @@ import (
 
 	"github.com/cilium/ebpf/rlimit"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // With a cgroup the tracer counts the wakeups of the group's tasks, seen

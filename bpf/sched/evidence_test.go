@@ -10,8 +10,9 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/threadtest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // TestEvidenceNamesTheTaskThatRanInstead: a ping-pong pinned to one CPU
@@ -76,7 +77,7 @@ func TestEvidenceNamesTheTaskThatRanInstead(t *testing.T) {
 			}
 			hog, pipe := 0, 0
 			var prio int32
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			for _, e := range got {
 				if e.TID != uint32(unix.Gettid()) {
 					t.Errorf("event of tid %d (%s), want the registered thread %d", e.TID, e.Comm, unix.Gettid())

@@ -7,7 +7,7 @@ package sched
 import (
 	"fmt"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of

@@ -3,7 +3,7 @@ package sched
 import (
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Tracer is the scheduler tracer's registry entry.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 const (

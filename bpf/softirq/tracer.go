@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the softirq tracer's registry entry.

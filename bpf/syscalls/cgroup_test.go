@@ -11,8 +11,8 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // With a cgroup the tracer counts the group's tasks, its own and those of

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // BenchmarkTracerCost measures what tracing costs a traced syscall: getppid

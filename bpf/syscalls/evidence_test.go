@@ -10,7 +10,8 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 // slowReads makes n reads of a pipe, each of which waits delay for its byte.
@@ -80,7 +81,7 @@ func TestEvidenceCatchesSlowestSyscalls(t *testing.T) {
 						t.Errorf("events not slowest first: %d then %d ns", got[i-1].Latency, e.Latency)
 					}
 				}
-				sym := tracing.NewSymbolizer()
+				sym := symbols.NewSymbolizer()
 				for i, e := range got[:slow] {
 					if e.Latency < uint64(15*time.Millisecond) {
 						t.Errorf("trial %d: event %d of %d ns, want the %d reads that waited ≥15 ms", trial, i, e.Latency, slow)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cilium/ebpf/rlimit"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // A process followed from user space counts, and so do the processes it

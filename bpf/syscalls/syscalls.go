@@ -9,8 +9,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // nrMax must match SYSCALL_NR_MAX in syscall.h.

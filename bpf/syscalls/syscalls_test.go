@@ -9,7 +9,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 func TestTracerCountsWorkloadSyscalls(t *testing.T) {

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the syscall tracer's registry entry.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // TestVerifierRejectionShowsTheLog breaks one program of the tracer (it

@@ -9,7 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 )
 
 // TestEvidenceCatchesLateReads: among many round trips, a few requests the
@@ -62,7 +63,7 @@ func TestEvidenceCatchesLateReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sym := tracing.NewSymbolizer()
+			sym := symbols.NewSymbolizer()
 			got := evs[MetricRcvq]
 			if len(got) != k {
 				t.Fatalf("%d events of %s, want %d (dropped %d)", len(got), MetricRcvq, k, dropped)

@@ -16,7 +16,7 @@ package tcp
 import (
 	"fmt"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Metric names.

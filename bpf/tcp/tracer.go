@@ -3,7 +3,7 @@ package tcp
 import (
 	"github.com/cilium/ebpf"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 // Tracer is the net tracer's registry entry.

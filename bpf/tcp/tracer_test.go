@@ -9,8 +9,8 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 )
 
 // TestKindMetricsAreRead: the metrics the registry entry's config declares

@@ -19,8 +19,8 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/softirq"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
 	"github.com/tailgate-ci/tailgate/bpf/tcp"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/bpf/ufunc"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // All are the tracers, in the order scenarios list their metrics and the

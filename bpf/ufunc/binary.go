@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Errors a caller tests for; each is bad input (tailgate exits 2), not a

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // Tracer is the user function tracer's registry entry.

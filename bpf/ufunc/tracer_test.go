@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
-	"github.com/tailgate-ci/tailgate/internal/tracing/tracingtest"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 )
 
 // parseEntry parses "ufunc: ..." as the scenario parser hands it over.

@@ -36,5 +36,5 @@ func (a *attachFlags) apply(ss []*scenarios.Scenario, named bool, tf *targetFlag
 	if a.pid == 0 && a.cgroup == "" {
 		return ss, nil
 	}
-	return engine.Attach(ss, a.pid, a.cgroup, named, &tf.Targets)
+	return engine.Attach(ss, a.pid, a.cgroup, named, &tf.TargetChoice)
 }

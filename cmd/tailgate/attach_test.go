@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // readSyscalls returns how many read syscalls process pid has made, as the

@@ -23,7 +23,7 @@ func baselineSubs() []cmdline.Sub {
 }
 
 func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "baseline", baselineSubs(), "\nshow lists stored baselines; save stores a Result's scenarios as baselines.\n", args, stdout, stderr)
+	return cmdline.Subcommands{Command: "baseline", Subs: baselineSubs(), About: "\nshow lists stored baselines; save stores a Result's scenarios as baselines.\n"}.Dispatch(ctx, args, stdout, stderr)
 }
 
 func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ io.Writer) error {

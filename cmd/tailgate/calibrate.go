@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report"
@@ -33,12 +34,10 @@ calibration. More runs give a tighter bound.
 
 func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("calibrate")
-	var rf runFlags
-	rf.register(fs)
-	var tf targetFlags
-	tf.register(fs)
-	var f reportFlags
-	f.registerThresholds(fs)
+	var fl commandFlags
+	fl.run.register(fs)
+	fl.targets.register(fs)
+	fl.report.registerThresholds(fs)
 	runs := fs.Int("runs", 3, "separate runs to measure the spread between (at least 2)")
 	var basePath string
 	fs.StringVar(&basePath, "baseline", "", "store the calibration beside the baselines in `DIR` (or beside a baseline FILE)")
@@ -54,22 +53,22 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := f.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
+	if err := fl.report.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	store := engine.Store{Path: basePath, Log: stderr}
 	if err := engine.CheckOutput(store.CalibrationWritable()); err != nil {
 		return err
 	}
-	targets, err := tf.targets()
+	targets, err := fl.targets.resolve()
 	if err != nil {
 		return err
 	}
 	if len(targets) != 1 {
 		return usagef("calibrate measures one target at a time, got %d", len(targets))
 	}
-	spec := rf.spec(ss)
-	if err := rf.checkTime(time.Duration(*runs)*spec.TrialsTime(ss), fmt.Sprintf("%d runs of the trials and warmups of %s", *runs, plural(len(ss), "scenario"))); err != nil {
+	spec := fl.run.spec(ss)
+	if err := fl.run.checkTime(time.Duration(*runs)*spec.TrialsTime(ss), fmt.Sprintf("%d runs of the trials and warmups of %s", *runs, english.Count(len(ss), "scenario"))); err != nil {
 		return err
 	}
 	engine.RecoverSysctls(sysctl.Root, stderr)
@@ -77,7 +76,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := report.WriteCalibrationText(stdout, cal, all[0], f.thresholds, report.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
+	if err := report.WriteCalibrationText(stdout, cal, all[0], fl.report.thresholds, report.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
 		return err
 	}
 	if basePath == "" {

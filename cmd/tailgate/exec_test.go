@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // The examples of the README's "Your own workload", as shipped in

@@ -9,20 +9,15 @@ import (
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
-	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-// runScenarios, when set, runs the host's requests in place of runner.Run
-// (and its rounds' trials run whole): tests set it to gate without
-// tracers.
-var runScenarios func(context.Context, runner.Request) (*result.Result, error)
-
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runGate(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
+	return runGate(ctx, args, stdout, stderr, roundsEnv{sysctlRoot: sysctl.Root})
 }
 
 const gateUsage = `usage: tailgate gate [SCENARIO...] --kernel BASE --kernel HEAD [--budget D] [--trials N] [report flags]
@@ -63,76 +58,135 @@ exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input,
 
 `
 
-func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) (err error) {
+// gateFlags are gate's: the shared groups, a stored baseline's, and how a
+// gate in one job runs its rounds.
+type gateFlags struct {
+	commandFlags
+	baseline  string
+	save      bool
+	candidate string
+	pair      engine.PairGate
+}
+
+func (fl *gateFlags) register(fs *flag.FlagSet) {
+	fl.run.register(fs)
+	fl.targets.register(fs)
+	fl.report.register(fs)
+	fl.history.register(fs)
+	fs.StringVar(&fl.baseline, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
+	fs.BoolVar(&fl.save, "save-baseline", false, "store this run as the baseline where none exists, and refresh existing ones when the gate passes")
+	fs.StringVar(&fl.run.output, "o", "", "also write the run's Result to `FILE`")
+	fs.StringVar(&fl.candidate, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
+	fl.targets.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
+	fs.DurationVar(&fl.pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
+	fs.IntVar(&fl.pair.Retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
+	fs.DurationVar(&fl.pair.Slice, "slice", engine.DefaultSlice, "with two host targets and a built-in loop: the round's two trials take turns in slices of at most this long, so that a burst of other work falls on both; 0 runs each trial whole")
+	fs.BoolVar(&fl.pair.SliceSysctls, "slice-sysctls", false, "with --slice: a --variant's sysctls are written as each of its runs of slices starts and put back as it ends, so that a variant with sysctls takes turns too; for settings that act at once and leave no state behind for the other side's next slice")
+}
+
+func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env roundsEnv) error {
 	fs := cmdline.NewFlagSet("gate")
 	cmdline.SetUsage(fs, stdout, gateUsage)
-	var rf runFlags
-	rf.register(fs)
-	var tf targetFlags
-	tf.register(fs)
-	var f reportFlags
-	f.register(fs)
-	var h historyLine
-	h.register(fs)
-	var basePath string
-	var save bool
-	fs.StringVar(&basePath, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
-	fs.BoolVar(&save, "save-baseline", false, "store this run as the baseline where none exists, and refresh existing ones when the gate passes")
-	fs.StringVar(&rf.output, "o", "", "also write the run's Result to `FILE`")
-	var candPath string
-	fs.StringVar(&candPath, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
-	tf.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
-	var pair engine.PairGate
-	fs.DurationVar(&pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")
-	fs.IntVar(&pair.Retries, "retries", 1, "with two targets: run a round again this many times when it breaks (a guest oops)")
-	fs.DurationVar(&pair.Slice, "slice", engine.DefaultSlice, "with two host targets and a built-in loop: the round's two trials take turns in slices of at most this long, so that a burst of other work falls on both; 0 runs each trial whole")
-	fs.BoolVar(&pair.SliceSysctls, "slice-sysctls", false, "with --slice: a --variant's sysctls are written as each of its runs of slices starts and put back as it ends, so that a variant with sysctls takes turns too; for settings that act at once and leave no state behind for the other side's next slice")
+	var fl gateFlags
+	fl.register(fs)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if n := len(tf.Order); n >= 2 || (n == 1 && basePath == "") {
-		if basePath != "" || candPath != "" || save {
+	if n := len(fl.targets.Order); n >= 2 || (n == 1 && fl.baseline == "") {
+		if fl.baseline != "" || fl.candidate != "" || fl.save {
 			return usagef("two targets gate the head against the base in this job; --baseline, --candidate and --save-baseline are for stored baselines: give one or the other")
 		}
-		if n == 1 {
-			return usagef("one target given: a gate in one job needs two, base then head (e.g. --variant base --variant tuned:KEY=VALUE), or --baseline DIR")
-		}
-		return gatePair(ctx, pos, &rf, &tf, &f, &h, &pair, env, stdout, stderr)
+		return gateInRounds(ctx, pos, &fl, env, stdout, stderr)
 	}
-	if pairOnly := given(fs, "variant", "budget", "retries", "slice", "slice-sysctls"); basePath != "" && len(pairOnly) > 0 {
+	if pairOnly := given(fs, "variant", "budget", "retries", "slice", "slice-sysctls"); fl.baseline != "" && len(pairOnly) > 0 {
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
 	}
-	if basePath == "" {
+	if fl.baseline == "" {
 		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
 	}
-	outs, err := f.resolveOutputs()
+	return gateStored(ctx, fs, pos, &fl, stdout, stderr)
+}
+
+// gateInRounds gates the head against the base in one job: both run in
+// paired rounds (engine.PairGate) once everything that could fail later
+// was checked (engine.CheckRounds) and the rounds fit --max-time.
+func gateInRounds(ctx context.Context, names []string, fl *gateFlags, env roundsEnv, stdout, stderr io.Writer) (err error) {
+	ss, err := fl.report.lookup(names)
+	if err != nil {
+		return err
+	}
+	outs, err := fl.report.resolveOutputs()
 	if err != nil {
 		return err
 	}
 	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
-	g := engine.StoredGate{Store: engine.Store{Path: basePath, Log: stderr}, Save: save, Options: f.options(), Strict: f.strict}
+	targets, _, err := fl.targets.inOrder(env)
+	if err != nil {
+		return err
+	}
+	if err := engine.CheckPair(len(targets)); err != nil {
+		return err
+	}
+	g := fl.pair
+	g.Rounds, g.Seed = fl.run.trials, env.orderSeed
+	g.Output, g.Compare, g.Log = fl.run.output, fl.report.options(), stderr
+	if engine.AtOnce(targets) == "" {
+		g.Jobs = engine.Jobs(fl.targets.Jobs)
+	}
+	spec := fl.run.spec(ss)
+	// The budget bounds the rounds; --trials fixes them, perhaps fewer.
+	if err := fl.run.checkTime(g.PlannedTime(spec, len(targets))); err != nil {
+		return err
+	}
+	if err := engine.CheckRounds(targets, spec, g.Output, env.sysctlRoot, stderr); err != nil {
+		return err
+	}
+	m, err := g.Gate(ctx, targets, spec)
+	fl.history.attach(ctx, m, stderr)
+	if err != nil {
+		return err
+	}
+	return fl.report.verdict(m, outs, "gate", stdout, stderr)
+}
+
+// gateStored gates one run, or the Result --candidate names, against the
+// stored baselines (engine.StoredGate), and saves it as --save-baseline
+// says once the report is written.
+func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFlags, stdout, stderr io.Writer) (err error) {
+	outs, err := fl.report.resolveOutputs()
+	if err != nil {
+		return err
+	}
+	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
+	g := engine.StoredGate{Store: engine.Store{Path: fl.baseline, Log: stderr}, Save: fl.save, Options: fl.report.options(), Strict: fl.report.strict}
 	var res *result.Result
-	if candPath != "" {
-		res, err = gateCandidate(fs, pos, candPath)
+	if fl.candidate != "" {
+		res, err = gateCandidate(fs, pos, fl.candidate)
 	} else {
-		res, err = gateRun(ctx, g, &rf, &tf, &f, pos)
+		res, err = gateRun(ctx, g, fl, pos)
 	}
 	if err != nil {
 		return err
 	}
-	m, err := g.Judge(ctx, res, func(m *report.Matrix) error {
-		h.attach(ctx, m, stderr)
-		return report.WriteOutputs(m, outs, stdout, stderr)
-	})
+	j, err := g.Judge(ctx, res)
 	if err != nil {
 		return err
 	}
-	if m == nil {
+	if j.Matrix != nil {
+		fl.history.attach(ctx, j.Matrix, stderr)
+		if err := report.WriteOutputs(j.Matrix, outs, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if err := j.Keep(); err != nil {
+		return err
+	}
+	if j.Matrix == nil {
 		fmt.Fprintf(stdout, "No baselines to compare with yet: this run is now the baseline. Pass.\n")
 		return nil
 	}
-	return f.verdict(m, nil, "gate", stdout, stderr) // written before the save
+	return fl.report.verdict(j.Matrix, nil, "gate", stdout, stderr) // written before the save
 }
 
 // gateCandidate loads the Result that --candidate names. The run's own
@@ -152,27 +206,27 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 // gateRun runs the scenarios pos names on the one target the flags give,
 // once g found their baselines (engine.StoredGate.Run), and writes the
 // Result where -o says.
-func gateRun(ctx context.Context, g engine.StoredGate, rf *runFlags, tf *targetFlags, f *reportFlags, pos []string) (*result.Result, error) {
-	ss, err := f.lookup(pos)
+func gateRun(ctx context.Context, g engine.StoredGate, fl *gateFlags, pos []string) (*result.Result, error) {
+	ss, err := fl.report.lookup(pos)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckOutput(rf.output); err != nil {
+	if err := engine.CheckOutput(fl.run.output); err != nil {
 		return nil, err
 	}
-	targets, err := tf.targets()
+	targets, err := fl.targets.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if len(targets) > 1 {
 		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
 	}
-	spec := rf.spec(ss)
-	if err := rf.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+plural(len(ss), "scenario")); err != nil {
+	spec := fl.run.spec(ss)
+	if err := fl.run.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+english.Count(len(ss), "scenario")); err != nil {
 		return nil, err
 	}
 	engine.RecoverSysctls(sysctl.Root, g.Store.Log)
-	res, err := g.Run(ctx, targets[0], spec, rf.output)
+	res, err := g.Run(ctx, targets[0], spec, fl.run.output)
 	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
 		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
 	}

@@ -117,7 +117,7 @@ func BenchmarkGateRuns(b *testing.B) {
 			}
 			for i := range runs {
 				var args []string
-				env := matrixEnv{sysctlRoot: sysctl.Root}
+				env := roundsEnv{sysctlRoot: sysctl.Root}
 				switch mode {
 				case "pair":
 					args = append([]string{sc, "--variant", baseVariant, "--variant", headVariant}, extra...)

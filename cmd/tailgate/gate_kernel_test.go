@@ -130,7 +130,7 @@ func TestGatePairCatchesRealSlowdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sd.Close()
-	env := matrixEnv{wrap: switched{headName: "head", head: sd}.wrap, sysctlRoot: "/proc/sys"}
+	env := roundsEnv{wrap: switched{headName: "head", head: sd}.wrap, sysctlRoot: "/proc/sys"}
 	for _, tc := range []struct{ slice, says string }{
 		{"25ms", "taking turns in 25ms slices"},
 		{"0", ""},

@@ -15,7 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 )
 
-func runGateWith(env matrixEnv, args ...string) (code int, stdout, stderr string) {
+func runGateWith(env roundsEnv, args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = exitCode(runGate(context.Background(), args, &o, &e, env))
 	return code, o.String(), e.String()

@@ -18,7 +18,7 @@ func githubSubs() []cmdline.Sub {
 
 // cmdGitHub holds what the GitHub Action needs beyond the gate itself.
 func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "github", githubSubs(), "\ncomment posts the report as the pull request's tailgate comment, or updates it in place.\n", args, stdout, stderr)
+	return cmdline.Subcommands{Command: "github", Subs: githubSubs(), About: "\ncomment posts the report as the pull request's tailgate comment, or updates it in place.\n"}.Dispatch(ctx, args, stdout, stderr)
 }
 
 func cmdGitHubComment(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {

@@ -54,7 +54,7 @@ exit 0 ok (and confirm: no regression), 1 confirm found the regression, 2 bad us
 var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "history", historySubs(), historyAbout, args, stdout, stderr)
+	return cmdline.Subcommands{Command: "history", Subs: historySubs(), About: historyAbout}.Dispatch(ctx, args, stdout, stderr)
 }
 
 // historyError classifies a store's error: what the input or the store
@@ -109,7 +109,7 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	if err != nil {
 		return err
 	}
-	e, err := s.AddResult(ctx, pos[1], *commit, when, *ref, history.CIProvenance(version.Get(), os.Getenv), history.AddOptions{Replace: *replace})
+	e, err := s.AddResult(ctx, pos[1], history.Origin{Commit: *commit, At: when, Ref: *ref, Provenance: history.CIProvenance(version.Get(), os.Getenv)}, history.AddOptions{Replace: *replace})
 	if err != nil {
 		return historyError(err)
 	}

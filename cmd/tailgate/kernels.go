@@ -30,7 +30,7 @@ func kernelsSubs() []cmdline.Sub {
 }
 
 func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "kernels", kernelsSubs(), "\nlist shows the kernels in the cache and the Debian kernels apt offers;\nfetch downloads and unpacks one into the cache.\n\n"+kernelSpecs+"\n", args, stdout, stderr)
+	return cmdline.Subcommands{Command: "kernels", Subs: kernelsSubs(), About: "\nlist shows the kernels in the cache and the Debian kernels apt offers;\nfetch downloads and unpacks one into the cache.\n\n" + kernelSpecs + "\n"}.Dispatch(ctx, args, stdout, stderr)
 }
 
 // cacheFlag is the --cache flag both subcommands take.

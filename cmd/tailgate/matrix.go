@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
-	"github.com/tailgate-ci/tailgate/report"
 )
 
 const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
@@ -48,108 +45,58 @@ const targetKinds = `  --kernel 'SPEC [CMDLINE]'   a VM booting SPEC (see 'tailg
                               workload's environment
 `
 
-// matrixEnv is what a matrix or a same-job gate touches outside itself;
-// tests replace it.
-type matrixEnv struct {
-	// wrap, when set, stands in for each target of a host or a VM (inside
-	// a variant's sysctls).
-	wrap func(engine.Target) engine.Target
-	// sysctlRoot is /proc/sys.
-	sysctlRoot string
-	// orderSeed, when non-zero, seeds a same-job gate's random order
-	// within rounds (tests); otherwise the system's random source does.
-	orderSeed uint64
-}
-
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runMatrix(ctx, args, stdout, stderr, matrixEnv{sysctlRoot: sysctl.Root})
+	return runMatrix(ctx, args, stdout, stderr, roundsEnv{sysctlRoot: sysctl.Root})
 }
 
-func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env matrixEnv) error {
+func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env roundsEnv) (err error) {
 	fs := cmdline.NewFlagSet("matrix")
-	var f runFlags
-	f.register(fs)
-	var tf targetFlags
-	tf.register(fs)
-	var rf reportFlags
-	rf.register(fs)
-	tf.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
-	fs.StringVar(&f.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
-	retries := fs.Int("retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
+	var fl commandFlags
+	fl.run.register(fs)
+	fl.targets.register(fs)
+	fl.report.register(fs)
+	fl.targets.registerVariant(fs, "a host variant `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
+	fs.StringVar(&fl.run.output, "o", "", "write each target's merged Result to `FILE`-TARGET.json")
+	o := engine.RoundsOptions{Log: stderr}
+	fs.IntVar(&o.Retries, "retries", 1, "run a round again this many times when it breaks (a guest oops, a garbled result); its broken try is discarded")
 	cmdline.SetUsage(fs, stdout, matrixUsage)
 	names, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if *retries < 0 {
-		return usagef("--retries must not be negative, got %d", *retries)
+	if o.Retries < 0 {
+		return usagef("--retries must not be negative, got %d", o.Retries)
 	}
-	atLeastTwo := func(n int) error {
-		if n < 2 {
-			return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", n)
-		}
-		return nil
-	}
-	planned := func(n int, spec engine.Spec) (time.Duration, string) {
-		return spec.RoundsTime(n), fmt.Sprintf("%s of a trial and its warmup of each of %s on %s", plural(engine.PlannedRounds(spec), "round"), plural(len(spec.Scenarios), "scenario"), plural(n, "target"))
-	}
-	return inRounds(ctx, "matrix", names, &f, &tf, &rf, env, stdout, stderr, atLeastTwo, planned,
-		func(targets []engine.Target, descr []string, spec engine.Spec) (*report.Matrix, error) {
-			plan := engine.Plan{Rounds: engine.PlannedRounds(spec), Retries: *retries}
-			if engine.AtOnce(targets) == "" {
-				plan.Jobs = engine.Jobs(tf.Jobs)
-			}
-			return engine.Matrix(ctx, targets, descr, spec, plan, f.output, rf.options(), stderr)
-		})
-}
-
-// inRounds is what a matrix and a same-job gate share around their
-// rounds: the scenarios names, every output checked first (the formats
-// render a matrix as they render a comparison), the targets in their
-// order (count refuses how many there are), the checks before any round
-// (engine.CheckRounds), the rounds' wall time within --max-time (planned
-// says how long the rounds on n targets take, and what of); then run's
-// rounds, and their verdict written. command names the JUnit document of
-// an infrastructure failure.
-func inRounds(ctx context.Context, command string, names []string, rf *runFlags, tf *targetFlags, f *reportFlags, env matrixEnv, stdout, stderr io.Writer,
-	count func(int) error, planned func(n int, spec engine.Spec) (time.Duration, string), run func([]engine.Target, []string, engine.Spec) (*report.Matrix, error)) (err error) {
-	ss, err := f.lookup(names)
+	ss, err := fl.report.lookup(names)
 	if err != nil {
 		return err
 	}
-	outs, err := f.resolveOutputs()
+	outs, err := fl.report.resolveOutputs()
 	if err != nil {
 		return err
 	}
-	defer func() { writeJUnitErrors(outs, command, err, stderr) }()
-	targets, descr, err := matrixTargets(tf, env)
+	defer func() { writeJUnitErrors(outs, "matrix", err, stderr) }()
+	targets, descr, err := fl.targets.inOrder(env)
 	if err != nil {
 		return err
 	}
-	if err := count(len(targets)); err != nil {
+	if len(targets) < 2 {
+		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
+	}
+	o.Output, o.Compare = fl.run.output, fl.report.options()
+	if engine.AtOnce(targets) == "" {
+		o.Jobs = engine.Jobs(fl.targets.Jobs)
+	}
+	spec := fl.run.spec(ss)
+	if err := fl.run.checkTime(spec.RoundsTime(len(targets))); err != nil {
 		return err
 	}
-	spec := rf.spec(ss)
-	if err := rf.checkTime(planned(len(targets), spec)); err != nil {
+	if err := engine.CheckRounds(targets, spec, o.Output, env.sysctlRoot, stderr); err != nil {
 		return err
 	}
-	if err := engine.CheckRounds(targets, spec, rf.output, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
-	m, err := run(targets, descr, spec)
+	m, err := engine.Matrix(ctx, targets, descr, spec, o)
 	if err != nil {
 		return err
 	}
-	return f.verdict(m, outs, command, stdout, stderr)
-}
-
-// matrixTargets builds the targets in the order their flags were given
-// (the first is the reference), and describes each. The VM settings must
-// serve every target: --target takes its from the targets file.
-func matrixTargets(tf *targetFlags, env matrixEnv) ([]engine.Target, []string, error) {
-	if err := tf.check(true); err != nil {
-		return nil, nil, err
-	}
-	tf.HostRunner = runScenarios
-	return tf.InOrder(env.sysctlRoot, env.wrap)
+	return fl.report.verdict(m, outs, "matrix", stdout, stderr)
 }

@@ -85,11 +85,11 @@ func (f *fakeExec) exec(ctx context.Context, t engine.Target, req runner.Request
 	return res, nil
 }
 
-func (f *fakeExec) env(root string) matrixEnv {
-	return matrixEnv{wrap: hook(f.exec), sysctlRoot: root}
+func (f *fakeExec) env(root string) roundsEnv {
+	return roundsEnv{wrap: hook(f.exec), sysctlRoot: root}
 }
 
-func runMatrixWith(env matrixEnv, args ...string) (code int, stdout, stderr string) {
+func runMatrixWith(env roundsEnv, args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = exitCode(runMatrix(context.Background(), args, &o, &e, env))
 	return code, o.String(), e.String()

@@ -16,8 +16,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // buildTailgate builds the binary once per test binary run.

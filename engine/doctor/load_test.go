@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 )
 
 func TestTracerLoaded(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/proc"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -63,8 +63,8 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp, ok := parentOf(p); ok {
-			children[pp] = append(children[pp], p)
+		if st, err := proc.ReadStat(p); err == nil {
+			children[st.PPID] = append(children[st.PPID], p)
 		}
 	}
 	var out []int
@@ -78,25 +78,6 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
-}
-
-// parentOf returns the parent pid of process p (field 4 of /proc/p/stat).
-func parentOf(p int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
 }
 
 // startWorkload starts what the next run of wl measures (an exec

@@ -6,8 +6,9 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -52,7 +53,7 @@ func interference(in *tracing.Interference) *result.Interference {
 // slowest converts a tracer's evidence to the Result's events, naming the
 // stacks' addresses here, where they are valid (in a guest, with the
 // guest's kernel symbols).
-func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
+func slowest(sym *symbols.Symbolizer, evs []tracing.Event) []result.Event {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -65,7 +66,7 @@ func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
 			Comm:         e.Comm,
 			PID:          int(e.PID),
 			TID:          int(e.TID),
-			KernelStack:  tracing.TrimTracing(sym.KernelStack(e.KernelStack)),
+			KernelStack:  symbols.TrimTracing(sym.KernelStack(e.KernelStack)),
 			UserStack:    sym.Frames(e.UserStack, true, e.PID),
 			Interference: interference(e.Interference),
 		}
@@ -79,7 +80,7 @@ func slowest(sym *tracing.Symbolizer, evs []tracing.Event) []result.Event {
 
 // addEvidence attaches a tracer's trial evidence and loss counts to the
 // last trial of each of its metrics in sr.
-func addEvidence(sr *result.Scenario, sym *tracing.Symbolizer, t *tracing.Tracer) error {
+func addEvidence(sr *result.Scenario, sym *symbols.Symbolizer, t *tracing.Tracer) error {
 	evs, dropped, err := t.Evidence()
 	if err != nil {
 		return err

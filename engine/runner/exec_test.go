@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/proc"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -265,6 +266,6 @@ func TestExecWorkerKilled(t *testing.T) {
 }
 
 func parentPID(pid int) int {
-	pp, _ := parentOf(pid)
-	return pp
+	st, _ := proc.ReadStat(pid)
+	return st.PPID
 }

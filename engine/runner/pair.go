@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -72,7 +72,11 @@ func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duratio
 		for side, req := range reqs {
 			ss[side] = req.Resolve(req.Scenarios[i])
 		}
-		srs, err := pairTrial(ctx, reqs, exes, ss, i+1, first, slice)
+		p := pairScenario{reqs: reqs, exes: exes, ss: ss, first: first, slice: slice}
+		for side, req := range reqs {
+			p.emit[side] = emitter(ss[side], i+1, len(req.Scenarios), req.Progress)
+		}
+		srs, err := pairTrial(ctx, p)
 		for side, sr := range srs {
 			if sr != nil {
 				sr.Executables = scenarios.Executables(ss[side])
@@ -86,27 +90,22 @@ func RunPair(ctx context.Context, reqs [2]Request, first int, slice time.Duratio
 	return finish(nil)
 }
 
-// pairTrial runs one sliced trial of ss[0] and of ss[1], the idx'th
-// scenario of reqs; both sides' results, or none and the error.
-func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scenarios.Scenario, idx, first int, slice time.Duration) (out [2]*result.Scenario, err error) {
-	switch {
-	case ss[0].Name != ss[1].Name:
-		return out, fmt.Errorf("a pair runs the same scenario on both sides, got %s and %s", ss[0].Name, ss[1].Name)
-	case ss[0].Duration != ss[1].Duration:
-		return out, fmt.Errorf("the sides' trials differ in length (%s and %s)", ss[0].Duration, ss[1].Duration)
-	}
-	for _, s := range ss {
-		if why := s.Whole(); why != "" {
-			return out, fmt.Errorf("its trials cannot run in slices (%s)", why)
-		}
-	}
-	offset := cpuOffset()
-	if reqs[0].CPUOffset != nil {
-		offset = *reqs[0].CPUOffset
-	}
-	var emit [2]func(Event)
-	for side := range reqs {
-		emit[side] = emitter(ss[side], idx, len(reqs[side].Scenarios), reqs[side].Progress)
+// pairScenario is one scenario of a pair: each side's request, worker
+// program, scenario (resolved) and progress, and how the turns go.
+type pairScenario struct {
+	reqs  [2]Request
+	exes  [2]string
+	ss    [2]*scenarios.Scenario
+	emit  [2]func(Event)
+	first int
+	slice time.Duration
+}
+
+// pairTrial runs one sliced trial of p.ss[0] and of p.ss[1]; both sides'
+// results, or none and the error.
+func pairTrial(ctx context.Context, p pairScenario) (out [2]*result.Scenario, err error) {
+	if err := p.check(); err != nil {
+		return out, err
 	}
 	var ws [2]*slicedWorker
 	defer func() {
@@ -116,69 +115,111 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 			}
 		}
 	}()
+	if err := p.start(ctx, &ws); err != nil {
+		return out, err
+	}
+	if err := p.takeTurns(ctx, ws); err != nil {
+		return out, err
+	}
+	return p.finish(ctx, ws)
+}
+
+// check refuses two sides that cannot take turns at one trial.
+func (p *pairScenario) check() error {
+	ss := p.ss
+	switch {
+	case ss[0].Name != ss[1].Name:
+		return fmt.Errorf("a pair runs the same scenario on both sides, got %s and %s", ss[0].Name, ss[1].Name)
+	case ss[0].Duration != ss[1].Duration:
+		return fmt.Errorf("the sides' trials differ in length (%s and %s)", ss[0].Duration, ss[1].Duration)
+	}
+	for _, s := range ss {
+		if why := s.Whole(); why != "" {
+			return fmt.Errorf("its trials cannot run in slices (%s)", why)
+		}
+	}
+	return nil
+}
+
+// start starts each side's sliced worker into ws, pinned from one CPU
+// offset, and waits until both have attached.
+func (p *pairScenario) start(ctx context.Context, ws *[2]*slicedWorker) error {
+	offset := cpuOffset()
+	if p.reqs[0].CPUOffset != nil {
+		offset = *p.reqs[0].CPUOffset
+	}
 	// The sides' tracers, on a round that has to load them, load at once:
 	// the verifier's time is CPU time of each load's own.
 	var loaded [2]*tracing.Loaded
 	var wg sync.WaitGroup
 	for side := range ws {
-		emit[side](Event{Phase: PhaseAttach})
-		wg.Go(func() { loaded[side] = reqs[side].Loads.forScenario(ss[side]) })
+		p.emit[side](Event{Phase: PhaseAttach})
+		wg.Go(func() { loaded[side] = p.reqs[side].Loads.forScenario(p.ss[side]) })
 	}
 	wg.Wait()
 	for side := range ws {
-		w, err := startSliced(ctx, exes[side], ss[side], offset, loaded[side])
+		w, err := startSliced(ctx, p.exes[side], p.ss[side], offset, loaded[side])
 		if err != nil {
-			return out, err
+			return err
 		}
 		ws[side] = w
 	}
 	for _, w := range ws {
 		if err := w.await(ctx, "ready"); err != nil {
-			return out, err
+			return err
 		}
 	}
-	h := &holder{reqs: reqs, cur: -1}
+	return nil
+}
+
+// takeTurns has each side warm up in turn, first's first, then run its
+// trial in slices of at most p.slice, the turns in pairs (A B B A A B
+// ...), each side's SliceHook told as it starts and stops.
+func (p *pairScenario) takeTurns(ctx context.Context, ws [2]*slicedWorker) (err error) {
+	h := &holder{reqs: p.reqs, cur: -1}
 	defer func() {
 		if rerr := h.release(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 	}()
-	turns := [2]int{first, 1 - first}
+	turns := [2]int{p.first, 1 - p.first}
 	for _, side := range turns {
-		emit[side](Event{Phase: PhaseWarmup})
+		p.emit[side](Event{Phase: PhaseWarmup})
 		if err := h.to(side); err != nil {
-			return out, err
+			return err
 		}
 		if err := ws[side].turn(ctx, "warm"); err != nil {
-			return out, err
+			return err
 		}
 	}
 	for side := range ws {
-		emit[side](Event{Phase: PhaseTrial, Trial: 1})
+		p.emit[side](Event{Phase: PhaseTrial, Trial: 1})
 	}
-	left := [2]time.Duration{ss[0].Duration, ss[1].Duration}
+	left := [2]time.Duration{p.ss[0].Duration, p.ss[1].Duration}
 	for k := 0; left[0] > 0 || left[1] > 0; k++ {
 		order := turns
 		if k%2 == 1 {
 			order[0], order[1] = order[1], order[0]
 		}
 		for _, side := range order {
-			d := min(slice, left[side])
+			d := min(p.slice, left[side])
 			if d <= 0 {
 				continue
 			}
 			if err := h.to(side); err != nil {
-				return out, err
+				return err
 			}
 			if err := ws[side].turn(ctx, fmt.Sprintf("slice %d", d.Nanoseconds())); err != nil {
-				return out, err
+				return err
 			}
 			left[side] -= d
 		}
 	}
-	if err := h.release(); err != nil {
-		return out, err
-	}
+	return h.release()
+}
+
+// finish ends both workers' trial and collects each side's result.
+func (p *pairScenario) finish(ctx context.Context, ws [2]*slicedWorker) (out [2]*result.Scenario, err error) {
 	for _, w := range ws {
 		if err := w.say(ctx, "end"); err != nil {
 			return out, err
@@ -197,8 +238,8 @@ func pairTrial(ctx context.Context, reqs [2]Request, exes [2]string, ss [2]*scen
 		if err != nil {
 			return out, err
 		}
-		emit[side](Event{Phase: PhaseTrial, Trial: 1, Detail: detail(sr, ops, elapsed)})
-		emit[side](Event{Phase: PhaseDone, Trial: 1})
+		p.emit[side](Event{Phase: PhaseTrial, Trial: 1, Detail: detail(sr, ops, elapsed)})
+		p.emit[side](Event{Phase: PhaseDone, Trial: 1})
 	}
 	return got, nil
 }

@@ -20,9 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -41,8 +42,8 @@ type Request struct {
 	InProcess bool
 	// KernelText, when set, is the kernel's own text, whose stack frames
 	// are left as hex for the host to name from its System.map (a guest's
-	// run: see tracing.Symbolizer.LeaveCore and NameGuestFrames).
-	KernelText tracing.TextRange
+	// run: see symbols.Symbolizer.LeaveCore and NameGuestFrames).
+	KernelText symbols.TextRange
 	// KernelTypes, when set, are the part of the kernel's BTF the tracers
 	// relocate against instead of the whole (a guest's, cut on the host:
 	// internal/kerneltypes). Only for in-process runs.
@@ -204,10 +205,11 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		s = req.Resolve(s)
 		var sr *result.Scenario
 		var err error
+		emit := emitter(s, i+1, len(req.Scenarios), req.Progress)
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, kb, req.KernelText, i+1, len(req.Scenarios), req.Progress, nil)
+			sr, err = runScenario(ctx, s, kb, req.KernelText, emit, nil)
 		} else {
-			sr, err = runScenarioWorkers(ctx, s, exe, loads, i+1, len(req.Scenarios), req.CPUOffset, req.Progress)
+			sr, err = runScenarioWorkers(ctx, s, exe, loads, req.CPUOffset, emit)
 		}
 		if why := unsupported(err); req.SkipUnsupported && why != "" && (sr == nil || sr.Trials == 0) {
 			res.Skipped = append(res.Skipped, result.Skipped{Scenario: s.Name, Reason: why})
@@ -305,10 +307,10 @@ type kernelBTF struct {
 	loaded *tracing.Loaded
 }
 
-// With ctl (a sliced worker's), the parent says when to warm up and when
-// to run each slice of the one trial (see sliceControl).
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text tracing.TextRange, idx, count int, progress func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
-	emit := emitter(s, idx, count, progress)
+// runScenario runs every trial of s in this process, its progress told to
+// emit. With ctl (a sliced worker's), the parent says when to warm up and
+// when to run each slice of the one trial (see sliceControl).
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text symbols.TextRange, emit func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
 	sr, err = newScenarioResult(s)
 	if err != nil {
 		return nil, err
@@ -327,120 +329,176 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 	}()
 
 	emit(Event{Phase: PhaseAttach})
+	at, err := attachScenario(s, wl, kb)
+	if err != nil {
+		return sr, err
+	}
+	defer at.close()
+	if at.hook != nil {
+		ctx = scenarios.WithThreadHook(ctx, at.hook)
+	}
+	for _, t := range at.tracers {
+		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant()), Probes: t.Probes()})
+	}
+	if err := followTree(wl, at.tracers); err != nil {
+		return sr, err
+	}
+	if err := warmUp(ctx, s, wl, ctl, emit); err != nil {
+		return sr, err
+	}
+	sym := symbols.NewSymbolizer()
+	sym.LeaveCore(text)
+	for trial := 1; trial <= s.Trials; trial++ {
+		emit(Event{Phase: PhaseTrial, Trial: trial})
+		m, err := at.trial(ctx, s, wl, ctl)
+		if err != nil {
+			return sr, err // the cut trial is not kept
+		}
+		if err := at.addTrial(sr, m, sym); err != nil {
+			return sr, err
+		}
+		sr.Trials = trial
+		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, m.stats.Ops, m.elapsed)})
+	}
+	emit(Event{Phase: PhaseDone, Trial: s.Trials})
+	return sr, nil
+}
+
+// attached is what runScenario attached for a scenario: its tracers, the
+// interference log they share, and, when they count the workload's own
+// threads, the hook the workload tells them through and the first error
+// the hook met.
+type attached struct {
+	tracers []*tracing.Tracer
+	ilog    tracing.InterferenceLog
+	hook    scenarios.ThreadHook
+	hookErr func() error
+}
+
+// attachScenario attaches the tracers of s, counting the tasks of wl
+// (traceOptions), with the interference log when they keep evidence.
+func attachScenario(s *scenarios.Scenario, wl scenarios.Runner, kb kernelBTF) (*attached, error) {
 	opts := traceOptions(wl, s.Workload, kb)
 	opts.Evidence = s.Evidence
 	ilog, err := loadInterference(s, kb)
 	if err != nil {
-		return sr, err
+		return nil, err
 	}
+	at := &attached{ilog: ilog, hookErr: func() error { return nil }}
 	if ilog != nil {
-		defer ilog.Close()
 		opts.Interference = ilog.Map()
 	}
-	threads := opts.Threads
-	tracers, err := attachTracers(s, opts)
-	if err != nil {
-		return sr, err
+	if at.tracers, err = attachTracers(s, opts); err != nil {
+		at.close()
+		return nil, err
 	}
-	hookErr := func() error { return nil }
-	if threads && len(tracers) > 0 {
-		var hook scenarios.ThreadHook
-		hook, hookErr = threadHook(tracers)
-		ctx = scenarios.WithThreadHook(ctx, hook)
+	if opts.Threads && len(at.tracers) > 0 {
+		at.hook, at.hookErr = threadHook(at.tracers)
 	}
-	defer func() {
-		for _, t := range tracers {
-			t.Close()
-		}
-	}()
-	for _, t := range tracers {
-		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant()), Probes: t.Probes()})
-	}
-	if err := followTree(wl, tracers); err != nil {
-		return sr, err
-	}
+	return at, nil
+}
 
+// close detaches the tracers, then closes the interference log.
+func (at *attached) close() {
+	for _, t := range at.tracers {
+		t.Close()
+	}
+	if at.ilog != nil {
+		at.ilog.Close()
+	}
+}
+
+// warmUp runs the warmup of s, when it has one, after the parent's word
+// with ctl (a sliced worker's).
+func warmUp(ctx context.Context, s *scenarios.Scenario, wl scenarios.Runner, ctl *sliceControl, emit func(Event)) error {
 	if ctl != nil {
 		if err := ctl.say("ready"); err != nil {
-			return sr, err
+			return err
 		}
 		if err := ctl.await(ctx, "warm"); err != nil {
-			return sr, err
+			return err
 		}
 	}
 	if s.Warmup > 0 {
 		emit(Event{Phase: PhaseWarmup})
 		if err := startWorkload(ctx, wl); err != nil {
-			return sr, err
+			return err
 		}
 		if _, err := runFor(ctx, wl, s.Warmup); err != nil {
-			return sr, err
+			return err
 		}
 	}
 	if ctl != nil {
-		if err := ctl.say("ok"); err != nil {
-			return sr, err
-		}
+		return ctl.say("ok")
 	}
-	sym := tracing.NewSymbolizer()
-	sym.LeaveCore(text)
-	for trial := 1; trial <= s.Trials; trial++ {
-		emit(Event{Phase: PhaseTrial, Trial: trial})
-		if err := startWorkload(ctx, wl); err != nil {
-			return sr, err
+	return nil
+}
+
+// trialMeasures is what a trial measured beside its histograms: the
+// workload's stats, how long it ran, the CPU time outside the workload
+// (nil when unread), and its slices (0 for a trial run whole).
+type trialMeasures struct {
+	stats   scenarios.Stats
+	elapsed time.Duration
+	cpu     *result.CPUTime
+	slices  int
+	// before is each tracer's run statistics at the trial's start.
+	before []tracing.RunStats
+}
+
+// trial runs one trial of s: whole for s.Duration, or with ctl in the
+// slices the parent asks for; the tracers reset at its start.
+func (at *attached) trial(ctx context.Context, s *scenarios.Scenario, wl scenarios.Runner, ctl *sliceControl) (trialMeasures, error) {
+	var m trialMeasures
+	if err := startWorkload(ctx, wl); err != nil {
+		return m, err
+	}
+	before := make([]tracing.RunStats, len(at.tracers))
+	for i, t := range at.tracers {
+		if err := t.Reset(); err != nil {
+			return m, err
 		}
-		before := make([]tracing.RunStats, len(tracers))
-		for i, t := range tracers {
-			if err := t.Reset(); err != nil {
-				return sr, err
-			}
-			before[i], _ = t.RunStats()
+		before[i], _ = t.RunStats()
+	}
+	var err error
+	if ctl == nil {
+		var cpu cpuSums
+		var cpuOK bool
+		m.stats, m.elapsed, cpu, cpuOK, err = timedRun(ctx, wl, s.Duration)
+		if cpuOK {
+			m.cpu = cpu.time()
 		}
-		var st scenarios.Stats
-		var elapsed time.Duration
-		var ct *result.CPUTime
-		slices := 0
-		if ctl == nil {
-			var cpu cpuSums
-			var cpuOK bool
-			st, elapsed, cpu, cpuOK, err = timedRun(ctx, wl, s.Duration)
-			if cpuOK {
-				ct = cpu.time()
-			}
-		} else {
-			st, elapsed, ct, slices, err = ctl.runSlices(ctx, wl)
-		}
-		if err == nil {
-			err = hookErr()
-		}
+	} else {
+		m, err = ctl.runSlices(ctx, wl)
+	}
+	m.before = before
+	if err == nil {
+		err = at.hookErr()
+	}
+	return m, err
+}
+
+// addTrial adds the trial the tracers and the workload measured (m) to
+// sr: a trial of each metric, and the tracers' evidence named by sym.
+func (at *attached) addTrial(sr *result.Scenario, m trialMeasures, sym *symbols.Symbolizer) error {
+	for i, t := range at.tracers {
+		hs, err := t.Read()
 		if err != nil {
-			return sr, err // the cut trial is not kept
+			return err
 		}
-		added := 0
-		for i, t := range tracers {
-			hs, err := t.Read()
-			if err != nil {
-				return sr, err
-			}
-			after, _ := t.RunStats()
-			cost := after.Sub(before[i]).PerRun()
-			for _, m := range t.Metrics() {
-				addTrial(sr, m, hs[m], cost, st, elapsed, ct, slices)
-				added++
-			}
-			if err := addEvidence(sr, sym, t); err != nil {
-				return sr, err
-			}
+		after, _ := t.RunStats()
+		cost := after.Sub(m.before[i]).PerRun()
+		for _, name := range t.Metrics() {
+			addTrial(sr, name, hs[name], cost, m)
 		}
-		for m, h := range st.Metrics {
-			addTrial(sr, m, h, 0, st, elapsed, ct, slices)
-			added++
+		if err := addEvidence(sr, sym, t); err != nil {
+			return err
 		}
-		sr.Trials = trial
-		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, st.Ops, elapsed)})
 	}
-	emit(Event{Phase: PhaseDone, Trial: s.Trials})
-	return sr, nil
+	for name, h := range m.stats.Metrics {
+		addTrial(sr, name, h, 0, m)
+	}
+	return nil
 }
 
 // emitter returns what reports progress events of scenario s (idx of
@@ -470,8 +528,7 @@ func newScenarioResult(s *scenarios.Scenario) (*result.Scenario, error) {
 
 // runScenarioWorkers runs each trial of s in a fresh worker process and
 // collects the trials into one scenario result.
-func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, loads *Loads, idx, count int, offset *int, progress func(Event)) (*result.Scenario, error) {
-	emit := emitter(s, idx, count, progress)
+func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, loads *Loads, offset *int, emit func(Event)) (*result.Scenario, error) {
 	sr, err := newScenarioResult(s)
 	if err != nil {
 		return nil, err
@@ -581,27 +638,29 @@ func threadHook(tracers []*tracing.Tracer) (scenarios.ThreadHook, func() error) 
 	}
 }
 
-func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, st scenarios.Stats, d time.Duration, ct *result.CPUTime, slices int) {
+// addTrial adds to sr's metric a trial of histogram h (nil: empty), the
+// tracer's cost per program run beside it.
+func addTrial(sr *result.Scenario, metric string, h *hist.Histogram, cost float64, m trialMeasures) {
 	if h == nil {
 		h = hist.New()
 	}
-	m := sr.Metrics[metric]
-	if m == nil {
-		m = &result.Metric{Unit: "ns"}
-		sr.Metrics[metric] = m
+	sm := sr.Metrics[metric]
+	if sm == nil {
+		sm = &result.Metric{Unit: "ns"}
+		sr.Metrics[metric] = sm
 	}
-	m.Trials = append(m.Trials, result.Trial{
+	sm.Trials = append(sm.Trials, result.Trial{
 		Histogram:    h,
 		Summary:      result.Summarize(h),
 		TracerCostNs: cost,
-		Ops:          st.Ops,
-		Duration:     d.Seconds(),
+		Ops:          m.stats.Ops,
+		Duration:     m.elapsed.Seconds(),
 		PID:          os.Getpid(),
 		BootID:       bootID(),
-		CPUs:         st.CPUs,
-		Device:       st.Device,
-		CPUTime:      ct,
-		Slices:       slices,
+		CPUs:         m.stats.CPUs,
+		Device:       m.stats.Device,
+		CPUTime:      m.cpu,
+		Slices:       m.slices,
 	})
 }
 

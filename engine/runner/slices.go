@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -96,38 +95,38 @@ func (c *sliceControl) await(ctx context.Context, want string) error {
 // returns their sum: the stats, the time run, the CPU time outside the
 // workload in them (nil when a slice could not read it; summed signed,
 // see cpuSums), and how many there were.
-func (c *sliceControl) runSlices(ctx context.Context, wl scenarios.Runner) (st scenarios.Stats, elapsed time.Duration, ct *result.CPUTime, n int, err error) {
+func (c *sliceControl) runSlices(ctx context.Context, wl scenarios.Runner) (m trialMeasures, err error) {
 	var cpu cpuSums
 	unread := false // a slice read no CPU time: the trial has none
 	for {
 		word, d, err := c.next(ctx)
 		if err != nil {
-			return st, elapsed, ct, n, err
+			return m, err
 		}
 		switch word {
 		case "end":
-			if n == 0 {
-				return st, elapsed, ct, n, errors.New("slice line from the parent: end before any slice")
+			if m.slices == 0 {
+				return m, errors.New("slice line from the parent: end before any slice")
 			}
 			if !unread {
-				ct = cpu.time()
+				m.cpu = cpu.time()
 			}
-			return st, elapsed, ct, n, nil
+			return m, nil
 		case "slice":
 		default:
-			return st, elapsed, ct, n, fmt.Errorf("slice line from the parent: got %q, want slice or end", word)
+			return m, fmt.Errorf("slice line from the parent: got %q, want slice or end", word)
 		}
 		one, took, sc, ok, err := timedRun(ctx, wl, d)
 		if err != nil {
-			return st, elapsed, ct, n, err
+			return m, err
 		}
-		addStats(&st, one)
-		elapsed += took
+		addStats(&m.stats, one)
+		m.elapsed += took
 		unread = unread || !ok
 		cpu.add(sc)
-		n++
+		m.slices++
 		if err := c.say("ok"); err != nil {
-			return st, elapsed, ct, n, err
+			return m, err
 		}
 	}
 }

@@ -20,8 +20,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -48,7 +49,7 @@ type workerRequest struct {
 	// KernelText, when set, is the kernel's own text: the worker leaves
 	// its frames as hex for the parent to name (hostKernel), which reads
 	// kallsyms once for every trial instead of each worker once for its own.
-	KernelText tracing.TextRange `json:"kernel_text,omitzero"`
+	KernelText symbols.TextRange `json:"kernel_text,omitzero"`
 	// Sliced makes the worker run its trial in the slices its parent
 	// asks for on its fds 3 and 4 (sliceControl).
 	Sliced bool `json:"sliced,omitempty"`
@@ -128,7 +129,7 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		defer objs.Close()
 		kb.loaded = objs
 	}
-	sr, err := runScenario(ctx, s, kb, req.KernelText, 1, 1, nil, ctl)
+	sr, err := runScenario(ctx, s, kb, req.KernelText, emitter(s, 1, 1, nil), ctl)
 	if err != nil {
 		return replyError(err)
 	}
@@ -191,7 +192,7 @@ func runWorkerTrial(ctx context.Context, exe string, s *scenarios.Scenario, cpuO
 type worker struct {
 	cmd       *exec.Cmd
 	out, errb bytes.Buffer
-	kmap      *tracing.SystemMap
+	kmap      *symbols.SystemMap
 	// loaded are the descriptors of the tracers loaded for it, the last
 	// of cmd.ExtraFiles, closed here once it has started.
 	loaded []*os.File
@@ -293,8 +294,8 @@ func (w *worker) result(ctx context.Context, runErr error) (*result.Scenario, er
 // process (about 70 ms here, which each trial's worker paid for itself), or
 // nil where kallsyms hides its addresses: the workers then name their
 // frames themselves.
-var hostKernel = sync.OnceValue(func() *tracing.SystemMap {
-	m, err := tracing.ReadSystemMap("/proc/kallsyms")
+var hostKernel = sync.OnceValue(func() *symbols.SystemMap {
+	m, err := symbols.ReadSystemMap("/proc/kallsyms")
 	if err != nil {
 		return nil
 	}

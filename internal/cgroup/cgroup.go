@@ -9,7 +9,6 @@ package cgroup
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/proc"
 )
 
 // ErrNoCgroup2 reports that no cgroup v2 hierarchy is mounted.
@@ -265,23 +266,10 @@ func selfOwner() (owner, error) {
 	return owner{pid, start}, nil
 }
 
-// startTime returns field 22 of /proc/PID/stat.
+// startTime returns when process pid started (proc.Stat.StartTime).
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name, field 2, is in parentheses and may hold anything.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); field 22 is f[19].
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	st, err := proc.ReadStat(pid)
+	return st.StartTime, err
 }
 
 // parseOwner reads the owner from a group name "PID.START-SEQ".

@@ -40,28 +40,36 @@ func SubUsage(command string, subs []Sub, about string) string {
 	return b.String() + about
 }
 
-// Dispatch runs the subcommand of command that args[0] names, with a flag
-// set whose -h prints the subcommand's own usage. -h, --help or help
-// prints the command's (SubUsage) on stdout. No subcommand, or one it does
-// not have, is an Error of one line.
-func Dispatch(ctx context.Context, command string, subs []Sub, about string, args []string, stdout, stderr io.Writer) error {
-	names := SubNames(subs)
+// Subcommands are a command's subcommands: the command's name, its Subs,
+// and what the command itself says after their synopses (SubUsage).
+type Subcommands struct {
+	Command string
+	Subs    []Sub
+	About   string
+}
+
+// Dispatch runs the subcommand that args[0] names, with a flag set whose
+// -h prints the subcommand's own usage. -h, --help or help prints the
+// command's (SubUsage) on stdout. No subcommand, or one it does not have,
+// is an Error of one line.
+func (c Subcommands) Dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	names := SubNames(c.Subs)
 	if len(args) == 0 {
-		return &Error{Err: fmt.Errorf("name a subcommand: %s (tailgate %s -h)", strings.Join(names, ", "), command)}
+		return &Error{Err: fmt.Errorf("name a subcommand: %s (tailgate %s -h)", strings.Join(names, ", "), c.Command)}
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		PrintHelp(stdout, SubUsage(command, subs, about))
+		PrintHelp(stdout, SubUsage(c.Command, c.Subs, c.About))
 		return nil
 	}
-	for _, s := range subs {
+	for _, s := range c.Subs {
 		if args[0] == s.Name || (s.Alias != "" && args[0] == s.Alias) {
-			fs := NewFlagSet(command + " " + s.Name)
-			SetUsage(fs, stdout, fmt.Sprintf("usage: tailgate %s %s\n\n%s\n\n", command, strings.TrimRight(s.Name+" "+s.Synopsis, " "), s.About))
+			fs := NewFlagSet(c.Command + " " + s.Name)
+			SetUsage(fs, stdout, fmt.Sprintf("usage: tailgate %s %s\n\n%s\n\n", c.Command, strings.TrimRight(s.Name+" "+s.Synopsis, " "), s.About))
 			return s.Run(ctx, fs, args[1:], stdout, stderr)
 		}
 	}
-	return UnknownSub(command, args[0], names)
+	return UnknownSub(c.Command, args[0], names)
 }
 
 // UnknownSub is the one line a mistyped subcommand of command gets: the

@@ -27,7 +27,7 @@ func TestDispatch(t *testing.T) {
 	}
 	run := func(args ...string) (string, error) {
 		var out strings.Builder
-		err := Dispatch(context.Background(), "history", subs, "\nabout the command\n", args, &out, io.Discard)
+		err := Subcommands{Command: "history", Subs: subs, About: "\nabout the command\n"}.Dispatch(context.Background(), args, &out, io.Discard)
 		return out.String(), err
 	}
 

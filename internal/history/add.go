@@ -9,16 +9,25 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
-// AddResult records the Result file path under commit (any case), made
-// at (zero: the Result's start) and pushed to ref, with prov: NewRecord,
-// then Add. A Result that does not read or cannot be recorded is the
-// input's (IsInput).
-func (s *Store) AddResult(ctx context.Context, path, commit string, at time.Time, ref string, prov Provenance, opt AddOptions) (Entry, error) {
+// Origin is where a Result came from, as its record says: the commit (any
+// case), when it was made (zero: the Result's start), the ref it was
+// pushed to, and who recorded it.
+type Origin struct {
+	Commit     string
+	At         time.Time
+	Ref        string
+	Provenance Provenance
+}
+
+// AddResult records the Result file path under its origin: NewRecord, then
+// Add. A Result that does not read or cannot be recorded is the input's
+// (IsInput).
+func (s *Store) AddResult(ctx context.Context, path string, o Origin, opt AddOptions) (Entry, error) {
 	r, err := result.Load(path)
 	if err != nil {
 		return Entry{}, err
 	}
-	rec, err := NewRecord(r, strings.ToLower(commit), at, ref, prov)
+	rec, err := NewRecord(r, strings.ToLower(o.Commit), o.At, o.Ref, o.Provenance)
 	if err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", path, err)
 	}

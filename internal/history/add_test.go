@@ -25,7 +25,7 @@ func TestAddResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	e, err := s.AddResult(ctx, path, strings.ToUpper(commitID(1)), at, "main", Provenance{}, AddOptions{})
+	e, err := s.AddResult(ctx, path, Origin{Commit: strings.ToUpper(commitID(1)), At: at, Ref: "main"}, AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestAddResult(t *testing.T) {
 		{path, commitID(1), "already recorded"},
 		{filepath.Join(t.TempDir(), "none.json"), commitID(2), "none.json"},
 	} {
-		_, err := s.AddResult(ctx, c.path, c.commit, time.Time{}, "", Provenance{}, AddOptions{})
+		_, err := s.AddResult(ctx, c.path, Origin{Commit: c.commit}, AddOptions{})
 		if !IsInput(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("AddResult(%s, %s) = %v, want an input error with %q", filepath.Base(c.path), c.commit, err, c.want)
 		}

@@ -125,9 +125,9 @@ func (s *dirSnapshot) read(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%q: %w: a path outside the store", name, ErrCorrupt)
 	}
 	path := filepath.Join(s.dir, filepath.FromSlash(name))
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("%s %w; a store's files are never links", path, safefile.ErrSymlink)
+	f, err := safefile.OpenNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, safefile.ErrSymlink) {
+		return nil, fmt.Errorf("%w; a store's files are never links", err)
 	}
 	if err != nil {
 		return nil, err

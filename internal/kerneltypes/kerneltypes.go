@@ -17,7 +17,7 @@
 // it points to. Type IDs are not the kernel's, so the cut serves CO-RE
 // alone: what needs the kernel's own type IDs (a tp_btf or fentry
 // program's attach point, bpf_core_type_id_kernel) cannot use it, and
-// internal/tracing attaches raw_tp programs with it.
+// bpf/tracing attaches raw_tp programs with it.
 package kerneltypes
 
 import (

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // cutOfThisKernel cuts this kernel's BTF for every object tailgate has.

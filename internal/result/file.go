@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,9 +38,9 @@ func WriteFileAtomic(path string, b []byte) error {
 // regular file, and the file is opened with O_NOFOLLOW so that a link
 // swapped in after a check is not read either.
 func LoadNoFollow(path string) (*Result, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s %w; a stored Result must be a file: remove the link", path, safefile.ErrSymlink)
+	f, err := safefile.OpenNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, safefile.ErrSymlink) {
+		return nil, fmt.Errorf("%w; a stored Result must be a file: remove the link", err)
 	}
 	if err != nil {
 		return nil, err

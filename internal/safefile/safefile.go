@@ -283,6 +283,21 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
+// OpenNoFollow opens path as os.OpenFile does, with flag, but not
+// through a symlink at its last element (O_NOFOLLOW: ErrSymlink, which
+// open(2) also gives for a loop of links on the way) and without waiting
+// on a FIFO (O_NONBLOCK, which a regular file ignores). Unlike OpenFile it
+// trusts the directories on the way: for files in a directory tailgate
+// checked or made itself, as a journal or a lock, and for stored files
+// read back.
+func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s %w", path, ErrSymlink)
+	}
+	return f, err
+}
+
 func openat(dirfd int, name string, flag int, perm uint32) (int, error) {
 	for {
 		fd, err := unix.Openat(dirfd, name, flag, perm)

@@ -289,6 +289,55 @@ func TestWriteNoFollowRefusesSymlink(t *testing.T) {
 	checkIntact(t, v)
 }
 
+// TestOpenNoFollow: a link at the last element is not opened, a dangling
+// one not created through, and a FIFO opens without a writer.
+func TestOpenNoFollow(t *testing.T) {
+	v := victim(t)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	os.Symlink(v, link)
+	if f, err := OpenNoFollow(link, os.O_RDWR|os.O_TRUNC, 0); !errors.Is(err, ErrSymlink) {
+		f.Close()
+		t.Errorf("OpenNoFollow(link) = %v, want ErrSymlink", err)
+	}
+	checkIntact(t, v)
+	made := filepath.Join(t.TempDir(), "made")
+	dangling := filepath.Join(dir, "dangling")
+	os.Symlink(made, dangling)
+	if f, err := OpenNoFollow(dangling, os.O_RDWR|os.O_CREATE, 0o600); !errors.Is(err, ErrSymlink) {
+		f.Close()
+		t.Errorf("OpenNoFollow(dangling link) = %v, want ErrSymlink", err)
+	}
+	if _, err := os.Lstat(made); err == nil {
+		t.Errorf("%s was created through the link", made)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		f, err := OpenNoFollow(fifo, os.O_RDONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("OpenNoFollow(FIFO) = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OpenNoFollow waits for a writer of a FIFO")
+	}
+	f, err := OpenNoFollow(v, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("OpenNoFollow(file) = %v", err)
+	}
+	f.Close()
+}
+
 // TestOpenFileRefusesSymlink: a lock file that is a link is not opened,
 // so not created or truncated where it points.
 func TestOpenFileRefusesSymlink(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
 
 // A journal keeps the values Apply replaced on disk for as long as they are
@@ -93,7 +95,7 @@ func openJournalDir(dir string) (*os.File, error) {
 	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sysctl journal: %s is not a directory of this user's that only it can write; remove it", dir)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := safefile.OpenNoFollow(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sysctl journal: %w", err)
 	}
@@ -212,7 +214,7 @@ func journals(dir string) []string {
 
 // liveJournal reads the journal at path when a live run holds its lock.
 func liveJournal(path string) (journalDoc, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := safefile.OpenNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return journalDoc{}, false
 	}
@@ -310,7 +312,7 @@ func SetAsideJournals(root string) []string {
 // recoverJournal restores the journal at path if its run is dead, adding
 // to rec what it restored or the journal it set aside.
 func recoverJournal(path, root string, rec *Recovery) {
-	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := safefile.OpenNoFollow(path, os.O_RDWR, 0)
 	if err != nil {
 		return // gone meanwhile
 	}

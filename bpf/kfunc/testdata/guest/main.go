@@ -27,8 +27,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
+	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -221,7 +222,7 @@ func checkEvidence(tr *tracing.Tracer) error {
 	if err != nil {
 		return err
 	}
-	sym := tracing.NewSymbolizer()
+	sym := symbols.NewSymbolizer()
 	for m, caller := range map[string]string{"kfunc.vfs_read": "ksys_read", "kfunc.kernel_clone": "sys_clone"} {
 		got := evs[m]
 		if len(got) != evidence {

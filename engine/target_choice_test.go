@@ -14,8 +14,8 @@ import (
 )
 
 // vmSettings are the flags' defaults: what Check passes.
-func vmSettings() Targets {
-	return Targets{VCPUs: 2, MemMiB: 1024, Accel: "auto"}
+func vmSettings() TargetChoice {
+	return TargetChoice{VCPUs: 2, MemMiB: 1024, Accel: "auto"}
 }
 
 func names(ts []Target) []string {
@@ -28,20 +28,20 @@ func names(ts []Target) []string {
 
 // Resolve gives VMs for kernels first, then named targets; the host
 // alone when none is given, with the host runner it was handed.
-func TestTargetsResolve(t *testing.T) {
+func TestTargetChoiceResolve(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*Targets)
+		edit func(*TargetChoice)
 		want []string
 	}{
-		{"none is the host", func(*Targets) {}, []string{HostName}},
-		{"kernels named after their spec and command line", func(ts *Targets) {
+		{"none is the host", func(*TargetChoice) {}, []string{HostName}},
+		{"kernels named after their spec and command line", func(ts *TargetChoice) {
 			ts.Kernels = []string{"debian:6.1-cloud", "/boot/bzImage"}
 			ts.Cmdline = "nohz_full=1 quiet"
 		}, []string{"6.1-cloud+nohz_full-1", "bzImage+nohz_full-1"}},
-		{"vm is the default kernel", func(ts *Targets) { ts.VM = true }, []string{kernelName(vmtest.DefaultKernelSpec)}},
-		{"vm beside a kernel adds none", func(ts *Targets) { ts.VM, ts.Kernels = true, []string{"debian:6.12-rt"} }, []string{"6.12-rt"}},
-		{"kernels then named targets", func(ts *Targets) {
+		{"vm is the default kernel", func(ts *TargetChoice) { ts.VM = true }, []string{kernelName(vmtest.DefaultKernelSpec)}},
+		{"vm beside a kernel adds none", func(ts *TargetChoice) { ts.VM, ts.Kernels = true, []string{"debian:6.12-rt"} }, []string{"6.12-rt"}},
+		{"kernels then named targets", func(ts *TargetChoice) {
 			ts.Use("target", "debian-6.1-rt")
 			ts.Use("kernel", "debian:6.12-cloud")
 		}, []string{"6.12-cloud", "debian-6.1-rt"}},
@@ -71,15 +71,15 @@ func TestTargetsResolve(t *testing.T) {
 // What Resolve refuses is the input's: two targets of one name (their
 // Results would overwrite each other), a targets file nothing picks from,
 // a name the file lacks.
-func TestTargetsResolveRefuses(t *testing.T) {
+func TestTargetChoiceResolveRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*Targets)
+		edit func(*TargetChoice)
 		want string
 	}{
-		{"twice", func(ts *Targets) { ts.Kernels = []string{"debian:6.1-cloud", "debian:6.1-cloud"} }, "given twice"},
-		{"file without names", func(ts *Targets) { ts.File = "targets.yaml" }, "no --target NAME picks from it"},
-		{"unknown name", func(ts *Targets) { ts.Names = []string{"no-such-target"} }, "no-such-target"},
+		{"twice", func(ts *TargetChoice) { ts.Kernels = []string{"debian:6.1-cloud", "debian:6.1-cloud"} }, "given twice"},
+		{"file without names", func(ts *TargetChoice) { ts.File = "targets.yaml" }, "no --target NAME picks from it"},
+		{"unknown name", func(ts *TargetChoice) { ts.Names = []string{"no-such-target"} }, "no-such-target"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts := vmSettings()
@@ -94,7 +94,7 @@ func TestTargetsResolveRefuses(t *testing.T) {
 
 // InOrder keeps the order the targets were given, describes each, wraps
 // each host or VM (inside a variant), and refuses two of one name.
-func TestTargetsInOrder(t *testing.T) {
+func TestTargetChoiceInOrder(t *testing.T) {
 	ts := vmSettings()
 	for _, u := range []TargetUse{{"variant", "base"}, {"kernel", "debian:6.1-cloud nohz_full=1"}, {"vm", "true"}, {"variant", "tuned:vm.swappiness=10"}} {
 		if err := ts.Use(u.Kind, u.Value); err != nil {
@@ -141,15 +141,15 @@ func TestTargetsInOrder(t *testing.T) {
 func TestTargetsCheckClock(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*Targets)
+		edit func(*TargetChoice)
 		want string
 	}{
-		{"auto", func(ts *Targets) { ts.Clock = vmtest.ClockAuto }, ""},
-		{"virtual", func(ts *Targets) { ts.Clock, ts.VCPUs = vmtest.ClockVirtual, 0 }, ""},
-		{"real with 4 vCPUs", func(ts *Targets) { ts.Clock, ts.VCPUs = vmtest.ClockReal, 4 }, ""},
-		{"unknown", func(ts *Targets) { ts.Clock = "wall" }, `--clock "wall": want auto, virtual, real`},
-		{"virtual under kvm", func(ts *Targets) { ts.Clock, ts.VCPUs, ts.Accel = vmtest.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
-		{"virtual, 2 vCPUs", func(ts *Targets) { ts.Clock = vmtest.ClockVirtual }, "--clock virtual with --vcpus 2"},
+		{"auto", func(ts *TargetChoice) { ts.Clock = vmtest.ClockAuto }, ""},
+		{"virtual", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vmtest.ClockVirtual, 0 }, ""},
+		{"real with 4 vCPUs", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vmtest.ClockReal, 4 }, ""},
+		{"unknown", func(ts *TargetChoice) { ts.Clock = "wall" }, `--clock "wall": want auto, virtual, real`},
+		{"virtual under kvm", func(ts *TargetChoice) { ts.Clock, ts.VCPUs, ts.Accel = vmtest.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
+		{"virtual, 2 vCPUs", func(ts *TargetChoice) { ts.Clock = vmtest.ClockVirtual }, "--clock virtual with --vcpus 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts := vmSettings()
@@ -198,8 +198,8 @@ func TestCheckClocks(t *testing.T) {
 
 // Use records each target in Order; --vm once however often given, and
 // false takes it back.
-func TestTargetsUse(t *testing.T) {
-	var ts Targets
+func TestTargetChoiceUse(t *testing.T) {
+	var ts TargetChoice
 	for _, u := range [][2]string{{"vm", "true"}, {"kernel", "K"}, {"vm", "true"}, {"target", "T"}, {"variant", "v"}} {
 		if err := ts.Use(u[0], u[1]); err != nil {
 			t.Fatal(err)
@@ -222,25 +222,25 @@ func slicesEqual(got []string, want ...string) bool { return cmp.Equal(got, want
 // CheckSet refuses VM settings no target would use: any on the host,
 // those a named target takes from its file; a matrix's named targets
 // refuse them beside a kernel too.
-func TestTargetsCheckSet(t *testing.T) {
+func TestTargetChoiceCheckSet(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		ts      Targets
+		ts      TargetChoice
 		set     []string
 		each    bool
 		refused string
 	}{
-		{"host", Targets{}, []string{"--vcpus", "--kernel-cache"}, false, "--vcpus, --kernel-cache: VM settings, and this run is on the host"},
-		{"kernel uses them", Targets{Kernels: []string{"K"}}, []string{"--vcpus", "--cmdline"}, false, ""},
-		{"named target", Targets{Names: []string{"T"}}, []string{"--memory", "--deadline"}, false, "--memory: --target takes its VM settings from the targets file"},
-		{"named target's deadline", Targets{Names: []string{"T"}}, []string{"--deadline", "--kernel-cache"}, false, ""},
-		{"beside a kernel", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, false, ""},
-		{"beside a kernel, each", Targets{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
-		{"each without names", Targets{VM: true}, []string{"--accel"}, true, ""},
+		{"host", TargetChoice{}, []string{"--vcpus", "--kernel-cache"}, false, "--vcpus, --kernel-cache: VM settings, and this run is on the host"},
+		{"kernel uses them", TargetChoice{Kernels: []string{"K"}}, []string{"--vcpus", "--cmdline"}, false, ""},
+		{"named target", TargetChoice{Names: []string{"T"}}, []string{"--memory", "--deadline"}, false, "--memory: --target takes its VM settings from the targets file"},
+		{"named target's deadline", TargetChoice{Names: []string{"T"}}, []string{"--deadline", "--kernel-cache"}, false, ""},
+		{"beside a kernel", TargetChoice{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, false, ""},
+		{"beside a kernel, each", TargetChoice{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
+		{"each without names", TargetChoice{VM: true}, []string{"--accel"}, true, ""},
 		// The host's clock is real: --clock real asks for what it has.
-		{"host, clock real", Targets{Clock: vmtest.ClockReal}, []string{"--clock"}, false, ""},
-		{"host, clock virtual", Targets{Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
-		{"named target's clock", Targets{Names: []string{"T"}, Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, ""},
+		{"host, clock real", TargetChoice{Clock: vmtest.ClockReal}, []string{"--clock"}, false, ""},
+		{"host, clock virtual", TargetChoice{Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
+		{"named target's clock", TargetChoice{Names: []string{"T"}, Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.ts.CheckSet(c.set, c.each)
@@ -259,10 +259,10 @@ func TestTargetsCheckSet(t *testing.T) {
 // at.
 func TestAttachRefuses(t *testing.T) {
 	ss := spec(1).Scenarios
-	if _, err := Attach(ss, 1, "/sys/fs/cgroup/x", true, &Targets{}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "--pid and --cgroup both given") {
+	if _, err := Attach(ss, 1, "/sys/fs/cgroup/x", true, &TargetChoice{}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "--pid and --cgroup both given") {
 		t.Errorf("both: %v", err)
 	}
-	for flag, ts := range map[string]*Targets{"--pid": {VM: true}, "--cgroup": {Names: []string{"T"}}} {
+	for flag, ts := range map[string]*TargetChoice{"--pid": {VM: true}, "--cgroup": {Names: []string{"T"}}} {
 		pid, cg := 1, ""
 		if flag == "--cgroup" {
 			pid, cg = 0, "/sys/fs/cgroup/x"

@@ -14,10 +14,10 @@ import (
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
-// Targets are the targets a command was given: VMs booting kernels, named
-// targets of a targets file, the default VM, host variants, each in the
-// order given. None is the host alone.
-type Targets struct {
+// TargetChoice is the targets a command was given: VMs booting kernels,
+// named targets of a targets file, the default VM, host variants, each in
+// the order given. None is the host alone.
+type TargetChoice struct {
 	Kernels []string // --kernel SPEC, each a VM booting SPEC
 	Names   []string // --target NAME, from File (default vmtest.DefaultTargets)
 	File    string
@@ -52,7 +52,7 @@ type TargetUse struct{ Kind, Value string }
 // Names too), "variant" (a host variant, ParseVariant's value) or "vm"
 // (value a boolean: the default VM, once however often given, and taken
 // back by false).
-func (ts *Targets) Use(kind, value string) error {
+func (ts *TargetChoice) Use(kind, value string) error {
 	switch kind {
 	case "kernel":
 		ts.Kernels = append(ts.Kernels, value)
@@ -74,7 +74,7 @@ func (ts *Targets) Use(kind, value string) error {
 	return nil
 }
 
-// Settings are the VM settings of Targets as their flags name them.
+// Settings are the VM settings of a TargetChoice as their flags name them.
 var Settings = []string{"cmdline", "vcpus", "memory", "accel", "clock", "jobs", "deadline", "kernel-cache"}
 
 // CheckSet refuses VM settings that were set (Settings, spelled as flags:
@@ -84,7 +84,7 @@ var Settings = []string{"cmdline", "vcpus", "memory", "accel", "clock", "jobs", 
 // asked. A real clock on the host is what the host has, and passes. each
 // says every target must use them (a matrix, whose named targets stand
 // beside VMs booting kernels), not only one.
-func (ts *Targets) CheckSet(set []string, each bool) error {
+func (ts *TargetChoice) CheckSet(set []string, each bool) error {
 	if !each && (len(ts.Kernels) > 0 || ts.VM) {
 		return nil
 	}
@@ -127,7 +127,7 @@ const (
 
 // Check refuses VM settings that could only fail later, in QEMU or the
 // guest.
-func (ts *Targets) Check() error {
+func (ts *TargetChoice) Check() error {
 	switch ts.Accel {
 	case "auto", "kvm", "tcg":
 	default:
@@ -160,7 +160,7 @@ func (ts *Targets) Check() error {
 // Resolve returns the VM targets, kernels first, then named targets; the
 // host when there is none. Variants are not among them (InOrder takes
 // them).
-func (ts *Targets) Resolve() ([]Target, error) {
+func (ts *TargetChoice) Resolve() ([]Target, error) {
 	var out []Target
 	for _, k := range ts.Kernels {
 		out = append(out, ts.adhoc(k))
@@ -187,7 +187,7 @@ func (ts *Targets) Resolve() ([]Target, error) {
 }
 
 // named looks Names up in File.
-func (ts *Targets) named() ([]Target, error) {
+func (ts *TargetChoice) named() ([]Target, error) {
 	file := vmtest.DefaultTargets()
 	if ts.File != "" {
 		// Over the limits of YAML input, before a YAML parser gets it.
@@ -219,7 +219,7 @@ func (ts *Targets) named() ([]Target, error) {
 // InOrder returns every target in Order (the first is the reference),
 // each with a description for reports. wrap, when set, stands in for each
 // host or VM (inside a variant's sysctls); root is /proc/sys.
-func (ts *Targets) InOrder(root string, wrap func(Target) Target) ([]Target, []string, error) {
+func (ts *TargetChoice) InOrder(root string, wrap func(Target) Target) ([]Target, []string, error) {
 	if err := ts.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -292,12 +292,12 @@ func distinctNames(ts []Target, hint string) error {
 }
 
 // vm is the target booting t, with the kernel cache.
-func (ts *Targets) vm(t *vmtest.Target) *VM {
+func (ts *TargetChoice) vm(t *vmtest.Target) *VM {
 	return &VM{Target: t, CacheDir: ts.Cache, Jobs: ts.Jobs}
 }
 
 // adhoc is the target of a --kernel SPEC, named after the kernel.
-func (ts *Targets) adhoc(spec string) *VM {
+func (ts *TargetChoice) adhoc(spec string) *VM {
 	name := kernelName(spec)
 	if ts.Cmdline != "" {
 		name += "+" + strings.ReplaceAll(strings.Fields(ts.Cmdline)[0], "=", "-")
@@ -319,7 +319,7 @@ func kernelName(spec string) string {
 // kernel is a matrix's --kernel 'SPEC [CMDLINE]' target: the command line
 // after the spec is appended to Cmdline, and named in the target's name
 // so that one kernel can appear with several.
-func (ts *Targets) kernel(value string) *VM {
+func (ts *TargetChoice) kernel(value string) *VM {
 	fields := strings.Fields(value)
 	spec := ""
 	if len(fields) > 0 {

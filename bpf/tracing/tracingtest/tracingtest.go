@@ -7,8 +7,8 @@ import (
 
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
-	"github.com/tailgate-ci/tailgate/internal/tracing"
 )
 
 // ParseEntry parses src, one entry under tracers: of a scenario named

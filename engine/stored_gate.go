@@ -79,12 +79,21 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 	return res, nil
 }
 
-// Judge compares res with its stored baselines (Store.Compare), has write
-// lay the comparison out, then saves res as Save says. The Matrix is nil
-// when no scenario of res had a baseline. Without Save, a scenario with
-// no baseline is an InputError: stored for another target only, it was
-// found before the run under the name the run did not report.
-func (g StoredGate) Judge(ctx context.Context, res *result.Result, write func(*report.Matrix) error) (*report.Matrix, error) {
+// Judgement is a stored gate's comparison of a run with its baselines,
+// before the run is kept.
+type Judgement struct {
+	// Matrix is the comparison; nil when no scenario of the run had a
+	// baseline.
+	Matrix  *report.Matrix
+	g       StoredGate
+	res     *result.Result
+	missing []string // the run's scenarios without a baseline
+}
+
+// Judge compares res with its stored baselines (Store.Compare). Keep the
+// Judgement once its Matrix is written: a report goes out before the
+// store changes.
+func (g StoredGate) Judge(ctx context.Context, res *result.Result) (*Judgement, error) {
 	if err := CheckCandidate(res); err != nil {
 		return nil, err
 	}
@@ -102,22 +111,27 @@ func (g StoredGate) Judge(ctx context.Context, res *result.Result, write func(*r
 	if err != nil {
 		return nil, err
 	}
-	rep, missing := c.rep, c.missing
-	var m *report.Matrix
-	if rep != nil {
-		m = rep.Matrix()
-		if err := write(m); err != nil {
-			return nil, err
-		}
+	j := &Judgement{g: g, res: res, missing: c.missing}
+	if c.rep != nil {
+		j.Matrix = c.rep.Matrix()
 	}
+	return j, nil
+}
+
+// Keep saves the run as the gate's Save says (Store.Save: a failed gate
+// refreshes no baseline). Without Save, a scenario with no baseline is an
+// InputError: stored for another target only, it was found before the
+// run under the name the run did not report.
+func (j *Judgement) Keep() error {
+	g, res := j.g, j.res
 	if g.Save {
-		return m, g.Store.Save(res, missing, m != nil && m.Failed(g.Strict))
+		return g.Store.Save(res, j.missing, j.Matrix != nil && j.Matrix.Failed(g.Strict))
 	}
-	if len(missing) > 0 {
-		return nil, Inputf("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",
-			strings.Join(missing, ", "), res.Target.Name, res.Environment.KernelRelease, g.Store.Path)
+	if len(j.missing) > 0 {
+		return Inputf("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",
+			strings.Join(j.missing, ", "), res.Target.Name, res.Environment.KernelRelease, g.Store.Path)
 	}
-	return m, nil
+	return nil
 }
 
 // Interruptibly returns what f returns, or context.Canceled as soon as
@@ -194,22 +208,4 @@ func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) 
 		return nil, Inputf("baseline %s: %w", path, err)
 	}
 	return base, nil
-}
-
-// CheckRounds refuses, before anything runs, what would fail rounds of
-// spec on targets later: where output puts each target's Result
-// (CheckTargetOutputs), a variant's sysctl that this kernel under root
-// lacks or will not take (CheckVariants, which first restores what a run
-// that died left changed), overrides no run could take.
-func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer) error {
-	if err := CheckTargetOutputs(output, targets); err != nil {
-		return err
-	}
-	if err := CheckVariants(targets, root, log); err != nil {
-		return err
-	}
-	if err := CheckClocks(targets); err != nil {
-		return err
-	}
-	return spec.Check()
 }

@@ -1,4 +1,7 @@
-package tracing
+// Package symbols names the addresses of evidence stacks: kernel ones from
+// /proc/kallsyms or a kernel's System.map, user ones from the Go runtime's
+// tables and the ELF symbols of a process's mapped files.
+package symbols
 
 import (
 	"bytes"

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/vmtest"
+)
+
+// commandFlags are the groups of flags the commands share, under one name
+// each in every command: fl.run, fl.targets, fl.report, fl.history. A
+// command registers the groups it takes.
+type commandFlags struct {
+	run     runFlags
+	targets targetFlags
+	report  reportFlags
+	history historyLine
+}
+
+// runFlags are what a run asks of every trial: run, gate, calibrate and
+// matrix take them.
+type runFlags struct {
+	trials   int
+	duration time.Duration
+	warmup   time.Duration
+	// warmupSet says --warmup was given: 0 is a valid override.
+	warmupSet bool
+	output    string
+	// maxTime is the most wall time the plan may take (--max-time).
+	maxTime time.Duration
+}
+
+// The flags hold what scenario files hold (scenarios.ParseTrials and the
+// others).
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.Func("trials", fmt.Sprintf("`N` trials per scenario, 1 to %d (default: the scenario's)", scenarios.MaxTrials), func(s string) (err error) {
+		f.trials, err = scenarios.ParseTrials(s)
+		return err
+	})
+	fs.Func("duration", fmt.Sprintf("`duration` of each trial, %s to %s (default: the scenario's)", scenarios.MinDuration, scenarios.ShortDuration(scenarios.MaxDuration)), func(s string) (err error) {
+		f.duration, err = scenarios.ParseDuration(s)
+		return err
+	})
+	fs.Func("warmup", "warmup `duration` before the trials, up to "+scenarios.ShortDuration(scenarios.MaxWarmup)+" (default: the scenario's)", func(s string) (err error) {
+		f.warmup, err = scenarios.ParseWarmup(s)
+		f.warmupSet = err == nil
+		return err
+	})
+	f.maxTime = engine.DefaultMaxTime
+	fs.Func("max-time", "the most wall `duration` the plan may take, its trials and warmups counted (default "+scenarios.ShortDuration(engine.DefaultMaxTime)+"); a longer plan is refused before it starts", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a duration such as 6h or 90m")
+		}
+		f.maxTime = d
+		return nil
+	})
+}
+
+// checkTime refuses a plan of planned wall time over --max-time
+// (engine.CheckTime).
+func (f *runFlags) checkTime(planned time.Duration, what string) error {
+	return engine.CheckTime(planned, f.maxTime, what)
+}
+
+// spec is what the flags ask of every trial of ss.
+func (f *runFlags) spec(ss []*scenarios.Scenario) engine.Spec {
+	return engine.Spec{Scenarios: ss, Trials: f.trials, Duration: f.duration, Warmup: f.warmup, WarmupSet: f.warmupSet}
+}
+
+// runScenarios, when set, runs the host's requests in place of runner.Run
+// (and its rounds' trials run whole): tests set it to run and gate
+// without tracers.
+var runScenarios func(context.Context, runner.Request) (*result.Result, error)
+
+// targetFlags choose where scenarios run (engine.TargetChoice): the host
+// (default), VMs booting the given kernels, named targets from a targets
+// file, host variants. Their Order is recorded by the flags' own Set
+// methods.
+type targetFlags struct {
+	engine.TargetChoice
+	fs *flag.FlagSet // where they were registered: which were set
+}
+
+// variantKeys says what a --variant's KEY=VALUE pairs set, as
+// engine.ParseVariant reads them.
+const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a directory standing in for " +
+	"the scenario file's (a checkout of the same tree), or env.NAME=VALUE a variable added to the exec workload's environment"
+
+func (f *targetFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
+	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", f.use("kernel"))
+	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", f.use("target"))
+	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
+	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")", f.use("vm"))
+	fs.StringVar(&f.Cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
+	fs.IntVar(&f.VCPUs, "vcpus", 0, "guest vCPUs for --kernel/--vm (default 2 in real time, 1 in virtual time)")
+	fs.IntVar(&f.MemMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
+	fs.StringVar(&f.Accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
+	fs.IntVar(&f.Jobs, "jobs", 0, "VMs in virtual time that boot at once: a run's trials, a round's targets (default: the CPUs; real-time VMs boot one at a time)")
+	fs.StringVar(&f.Clock, "clock", vmtest.ClockAuto, "the VMs' clock: virtual (QEMU counts instructions, 1 ns each: deterministic, TCG only), real, or auto (virtual under TCG, real under KVM)")
+	fs.DurationVar(&f.Deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
+	fs.StringVar(&f.Cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
+}
+
+// registerVariant adds --variant to fs, recorded in the targets' order.
+func (f *targetFlags) registerVariant(fs *flag.FlagSet, usage string) {
+	fs.Func("variant", usage, f.use("variant"))
+}
+
+// use records a target flag's value of kind (engine.TargetChoice.Use).
+func (f *targetFlags) use(kind string) func(string) error {
+	return func(s string) error { return f.Use(kind, s) }
+}
+
+// check refuses VM flags that could only fail later, in QEMU or the
+// guest, or that no target would use (engine.TargetChoice.CheckSet);
+// each: every target must use them, as in a matrix.
+func (f *targetFlags) check(each bool) error {
+	// 0 is the default, the clock's own count; given, it is no count.
+	if f.VCPUs < 1 && len(given(f.fs, "vcpus")) > 0 {
+		return engine.Inputf("--vcpus %d: want 1 to %d", f.VCPUs, engine.MaxVCPUs)
+	}
+	if err := f.Check(); err != nil {
+		return err
+	}
+	return f.CheckSet(given(f.fs, engine.Settings...), each)
+}
+
+// resolve resolves the flags (engine.TargetChoice.Resolve); none means
+// the host alone.
+func (f *targetFlags) resolve() ([]engine.Target, error) {
+	if err := f.check(false); err != nil {
+		return nil, err
+	}
+	f.HostRunner = runScenarios
+	return f.Resolve()
+}
+
+// roundsEnv is what a matrix or a same-job gate touches outside itself;
+// tests replace it.
+type roundsEnv struct {
+	// wrap, when set, stands in for each target of a host or a VM (inside
+	// a variant's sysctls).
+	wrap func(engine.Target) engine.Target
+	// sysctlRoot is /proc/sys.
+	sysctlRoot string
+	// orderSeed, when non-zero, seeds a same-job gate's random order
+	// within rounds (tests); otherwise the system's random source does.
+	orderSeed uint64
+}
+
+// inOrder builds the targets of a matrix or a same-job gate in the order
+// their flags were given (the first is the reference, or the base), and
+// describes each. The VM settings must serve every target: --target takes
+// its from the targets file.
+func (f *targetFlags) inOrder(env roundsEnv) ([]engine.Target, []string, error) {
+	if err := f.check(true); err != nil {
+		return nil, nil, err
+	}
+	f.HostRunner = runScenarios
+	return f.InOrder(env.sysctlRoot, env.wrap)
+}
+
+// reportFlags are how a comparison is made and written: thresholds,
+// resamples, outputs, strictness.
+type reportFlags struct {
+	thresholds []report.Threshold
+	outputs    []report.Output
+	output     string
+	strict     bool
+	force      bool
+	resamples  int
+}
+
+func (f *reportFlags) register(fs *flag.FlagSet) {
+	f.registerThresholds(fs)
+	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
+		o, err := report.ParseOutput(s)
+		f.outputs = append(f.outputs, o)
+		return err
+	})
+	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
+	fs.BoolVar(&f.strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
+	fs.BoolVar(&f.force, "force", false, "compare scenarios whose parameters differ")
+}
+
+// registerThresholds registers the flags that shape the statistics alone.
+func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
+	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", func(s string) error {
+		t, err := report.ParseThreshold(s)
+		if err != nil {
+			return err
+		}
+		f.thresholds = append(f.thresholds, t)
+		return nil
+	})
+	f.resamples = report.DefaultResamples
+	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", report.MaxResamples, report.DefaultResamples), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > report.MaxResamples {
+			return fmt.Errorf("want a number from 1 to %d", report.MaxResamples)
+		}
+		f.resamples = n
+		return nil
+	})
+}
+
+// resolveOutputs applies --output and the default, and checks every
+// file before anything runs (report.ResolveOutputs).
+func (f *reportFlags) resolveOutputs() ([]report.Output, error) {
+	outs, err := report.ResolveOutputs(f.outputs, f.output, f.strict)
+	if err != nil {
+		return nil, &usageError{Err: err}
+	}
+	return outs, nil
+}
+
+// checkThresholds refuses a --threshold for a metric none of metrics is
+// (report.CheckThresholdMetrics): a usage error.
+func (f *reportFlags) checkThresholds(metrics []string) error {
+	if err := report.CheckThresholdMetrics(f.thresholds, metrics); err != nil {
+		return &usageError{Err: err}
+	}
+	return nil
+}
+
+// lookup resolves the scenarios names (lookupScenarios) and checks the
+// thresholds against their metrics.
+func (f *reportFlags) lookup(names []string) ([]*scenarios.Scenario, error) {
+	ss, err := lookupScenarios(names)
+	if err != nil {
+		return nil, err
+	}
+	return ss, f.checkThresholds(scenarios.AllMetrics(ss))
+}
+
+func (f *reportFlags) options() report.Options {
+	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
+}
+
+// verdict writes m to outs and turns it into the command's outcome:
+// errRegression (exit 1) when the gate fails, after saying why on stderr
+// when the report might not be on a terminal.
+func (f *reportFlags) verdict(m *report.Matrix, outs []report.Output, name string, stdout, stderr io.Writer) error {
+	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
+		return err
+	}
+	if !m.Failed(f.strict) {
+		return nil
+	}
+	for _, line := range m.Failures(f.strict) {
+		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, line)
+	}
+	return errRegression
+}
+
+// historyLine is gate's and compare's --history: under the verdicts, a
+// line per gated percentile with the candidate against the branch's last
+// commits in a history store (changes.AddTrends).
+type historyLine struct {
+	store string
+	opt   changes.TrendOptions
+}
+
+func (h *historyLine) register(fs *flag.FlagSet) {
+	fs.StringVar(&h.store, "history", "", "history `STORE` (git:REPO[#BRANCH] or a directory): show each gated percentile against --history-ref's last commits in it")
+	fs.StringVar(&h.opt.Ref, "history-ref", changes.DefaultTrendRef, "with --history: the `BRANCH` whose commits to show")
+	h.opt.N = changes.DefaultTrendCommits
+	fs.Func("history-n", fmt.Sprintf("with --history: how many of its last commits (`N`, default %d)", changes.DefaultTrendCommits), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a number of commits, 1 or more, such as 20")
+		}
+		h.opt.N = n
+		return nil
+	})
+}
+
+// attach adds the history lines to m. A store that does not read is said
+// on stderr and the report goes without them: the verdict, and the exit
+// code, are the gate's.
+func (h *historyLine) attach(ctx context.Context, m *report.Matrix, stderr io.Writer) {
+	if h.store == "" || m == nil {
+		return
+	}
+	if err := changes.AddTrends(ctx, m, h.store, h.opt); err != nil {
+		fmt.Fprintf(stderr, "tailgate: --history %s: %v; the report has no history lines (tailgate history check %s)\n", h.store, err, h.store)
+	}
+}
+
+// given lists which of the flags names were set on fs (none when fs is
+// nil), spelled as the usage does (flagName).
+func given(fs *flag.FlagSet, names ...string) []string {
+	var set []string
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) {
+			if slices.Contains(names, fl.Name) {
+				set = append(set, flagName(fl.Name))
+			}
+		})
+	}
+	return set
+}
+
+// flagName spells a flag as the usage does: -o, --trials.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// lookupScenarios resolves names or paths (scenarios.LookupAll); none
+// means every built-in. What does not resolve is a usage error.
+func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
+	ss, err := scenarios.LookupAll(names)
+	if err != nil {
+		return nil, &usageError{Err: err}
+	}
+	return ss, nil
+}
+
+// loadInput reads a Result named on the command line; an unreadable one is
+// bad input (exit 2).
+func loadInput(path, what string) (*result.Result, error) {
+	r, err := result.Load(path)
+	if err != nil {
+		return nil, &usageError{Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return r, nil
+}
+
+// joinArgs writes args as a command line takes them, with a space after
+// (nothing for none), to stand before more.
+func joinArgs(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return strings.Join(args, " ") + " "
+}
