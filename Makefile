@@ -55,7 +55,7 @@ fuzz:
 # Tests that need no root, no BPF and no VM (internal/hist's
 # TestBucketsAgree runs its C side in the kernel).
 unit:
-	$(GO) test -count=1 -skip '^TestBucketsAgree$$' ./internal/hist/ ./internal/result/ ./report/ ./scenarios/
+	$(GO) test -count=1 -skip '^TestBucketsAgree$$' ./internal/hist/ ./internal/result/ ./report/ ./report/stats/... ./report/render/ ./scenarios/
 
 # Regenerate the bpf2go output (needs clang): the tracers', and the
 # histogram test's (internal/hist/testdata); CI fails on any diff.
@@ -68,7 +68,7 @@ check-generate: generate
 
 bench:
 	$(GO) test ./bpf/syscalls/ -run '^$$' -bench TracerCost -benchtime 20x
-	$(GO) test ./report/ -run '^$$' -bench . -benchtime 20x
+	$(GO) test ./report/ ./report/stats/ -run '^$$' -bench . -benchtime 20x
 
 # Real gate runs on this machine, many times over (long: an hour or more):
 # A/A false alarms of same-job and stored-baseline gates, and how often a

@@ -5,16 +5,16 @@ import (
 	"slices"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // Catalog gathers what tailgate list shows from the registries: the
 // built-in scenarios, the tracers, the workload kinds' own metrics.
-func Catalog() *report.Catalog {
-	var c report.Catalog
+func Catalog() *render.Catalog {
+	var c render.Catalog
 	for _, s := range scenarios.Builtin() {
-		cs := report.CatalogScenario{
+		cs := render.CatalogScenario{
 			Name: s.Name, Workload: s.Workload.Kind, Description: s.Description,
 			Metrics: scenarios.Metrics(s), Gate: scenarios.GatePolicy(s),
 		}
@@ -26,14 +26,14 @@ func Catalog() *report.Catalog {
 		c.Scenarios = append(c.Scenarios, cs)
 	}
 	for _, k := range tracers.All {
-		c.Tracers = append(c.Tracers, report.CatalogTracer{
+		c.Tracers = append(c.Tracers, render.CatalogTracer{
 			Name: k.Name, Description: k.Description, Metrics: k.Metrics,
 			ValueKeys: slices.Sorted(maps.Keys(k.Values)),
 		})
 	}
 	for _, k := range scenarios.WorkloadKinds() {
 		for _, m := range k.Metrics {
-			c.WorkloadMetrics = append(c.WorkloadMetrics, report.CatalogMetric{Kind: k.Name, Name: m.Name, Description: m.Description})
+			c.WorkloadMetrics = append(c.WorkloadMetrics, render.CatalogMetric{Kind: k.Name, Name: m.Name, Description: m.Description})
 		}
 	}
 	return &c

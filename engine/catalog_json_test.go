@@ -7,14 +7,14 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // TestCatalogJSONValidates: the registries' catalog, as tailgate list
 // --format json writes it, validates against docs/catalog.schema.json.
 func TestCatalogJSONValidates(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.WriteCatalogJSON(&b, Catalog()); err != nil {
+	if err := render.WriteCatalogJSON(&b, Catalog()); err != nil {
 		t.Fatal(err)
 	}
 	s, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "docs", "catalog.schema.json"))

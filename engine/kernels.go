@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -13,7 +13,7 @@ import (
 // could not be asked; the cache is worth showing without them).
 type Kernels struct {
 	Dir      string
-	Cached   []report.CachedKernel
+	Cached   []render.CachedKernel
 	Avail    []string
 	AvailErr error
 }
@@ -26,7 +26,7 @@ func ListKernels(ctx context.Context, cache *vmtest.KernelCache) (*Kernels, erro
 	}
 	l := &Kernels{Dir: cache.Dir}
 	for _, k := range cached {
-		l.Cached = append(l.Cached, report.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
+		l.Cached = append(l.Cached, render.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
 	}
 	l.Avail, l.AvailErr = vmtest.AvailableDebianKernels(ctx)
 	return l, nil
@@ -34,12 +34,12 @@ func ListKernels(ctx context.Context, cache *vmtest.KernelCache) (*Kernels, erro
 
 // Write writes the list as text (within o's width), or as JSON
 // (docs/kernels.schema.json) when json is set.
-func (l *Kernels) Write(w io.Writer, json bool, o report.TextOptions) error {
+func (l *Kernels) Write(w io.Writer, json bool, o render.TextOptions) error {
 	if json {
-		return report.WriteKernelsJSON(w, l.Dir, l.Cached, l.Avail, l.AvailErr)
+		return render.WriteKernelsJSON(w, l.Dir, l.Cached, l.Avail, l.AvailErr)
 	}
-	if err := report.WriteCachedKernels(w, l.Dir, l.Cached, o); err != nil || l.AvailErr != nil {
+	if err := render.WriteCachedKernels(w, l.Dir, l.Cached, o); err != nil || l.AvailErr != nil {
 		return err
 	}
-	return report.WriteAvailableKernels(w, l.Avail, l.Cached, o)
+	return render.WriteAvailableKernels(w, l.Avail, l.Cached, o)
 }

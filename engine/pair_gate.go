@@ -13,6 +13,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // The same-job gate: base and head run in rounds on this machine, one
@@ -20,7 +21,7 @@ import (
 // pairs them by round (report/paired.go): the random order makes its
 // signed-rank test exact under "nothing changed", whatever the noise.
 // After the first rounds the gate knows what a round costs and plans its
-// looks within the budget (report.PlanLooks); each look spends an even
+// looks within the budget (stats.PlanLooks); each look spends an even
 // share of the false-alarm rate. It stops as soon as every gated test is
 // decided (a regression, or no change: the interval inside ±threshold),
 // or a regression is confirmed, or the planned looks or the budget are
@@ -179,7 +180,7 @@ func (g PairGate) run(ctx context.Context, targets []Target, spec Spec) (*pairRu
 	pr := &pairRun{g: g, rounds: MaxGateRounds}
 	if g.Rounds > 0 {
 		pr.rounds = g.Rounds
-		pr.plan = &lookPlan{rounds: report.PlanLooks(pr.rounds)}
+		pr.plan = &lookPlan{rounds: stats.PlanLooks(pr.rounds)}
 	}
 	// The order's seed is logged, not chosen: a reader can see which
 	// order ran (each trial's slot is in the Results too).
@@ -221,7 +222,7 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 		if r > 1 {
 			per = time.Since(pr.firstDone) / time.Duration(r-1)
 		}
-		pr.plan = &lookPlan{rounds: report.PlanLooks(min(planRounds(r, time.Since(pr.start), per, pr.g.Budget), pr.rounds))}
+		pr.plan = &lookPlan{rounds: stats.PlanLooks(min(planRounds(r, time.Since(pr.start), per, pr.g.Budget), pr.rounds))}
 		fmt.Fprintf(pr.g.Log, "gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate\n",
 			per.Round(10*time.Millisecond), joinInts(pr.plan.rounds), len(pr.plan.rounds))
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
-	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/show"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -99,7 +98,7 @@ func RunEach(ctx context.Context, targets []Target, work [][]*scenarios.Scenario
 		res, runErr := Run(ctx, t, spec, p)
 		p.Done()
 		if res != nil && len(res.Scenarios) > 0 {
-			if err := report.RenderRun(o.table, res); err != nil {
+			if err := show.RenderRun(o.table, res); err != nil {
 				return err
 			}
 			path := func(f string) string { return OutputPath(f, t, len(targets)) }

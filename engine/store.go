@@ -16,6 +16,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -239,9 +240,9 @@ func (s Store) CalibrationWritable() string {
 // LoadCalibration reads the calibration stored for target on kernel, or
 // nil when none is stored. A file that is there but cannot be read is an
 // InputError, never ignored.
-func (s Store) LoadCalibration(target, kernel string) (*report.Calibration, error) {
+func (s Store) LoadCalibration(target, kernel string) (*stats.Calibration, error) {
 	path := s.CalibrationPath(target, kernel)
-	c, err := report.LoadCalibration(path)
+	c, err := stats.LoadCalibration(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -253,12 +254,12 @@ func (s Store) LoadCalibration(target, kernel string) (*report.Calibration, erro
 
 // SaveCalibration stores cal where LoadCalibration finds it, and says so
 // on Log.
-func (s Store) SaveCalibration(cal *report.Calibration) error {
+func (s Store) SaveCalibration(cal *stats.Calibration) error {
 	path := s.CalibrationPath(cal.Target, cal.KernelRelease)
 	if err := safefile.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return Infra(fmt.Errorf("store calibration: %w", err))
 	}
-	b, err := report.MarshalCalibration(cal)
+	b, err := stats.MarshalCalibration(cal)
 	if err != nil {
 		return err
 	}
@@ -270,9 +271,9 @@ func (s Store) SaveCalibration(cal *report.Calibration) error {
 }
 
 // Calibrate runs spec runs times on t, each run of its own independent
-// trials, and measures the spread between runs (report.Calibrate); log
+// trials, and measures the spread between runs (stats.Calibrate); log
 // gets a line per run and the progress.
-func Calibrate(ctx context.Context, t Target, spec Spec, runs int, log io.Writer) (*report.Calibration, []*result.Result, error) {
+func Calibrate(ctx context.Context, t Target, spec Spec, runs int, log io.Writer) (*stats.Calibration, []*result.Result, error) {
 	var all []*result.Result
 	for i := range runs {
 		fmt.Fprintf(log, "calibrate: run %d of %d on %s\n", i+1, runs, t.Name())
@@ -287,7 +288,7 @@ func Calibrate(ctx context.Context, t Target, spec Spec, runs int, log io.Writer
 		}
 		all = append(all, res)
 	}
-	cal, err := report.Calibrate(all)
+	cal, err := stats.Calibrate(all)
 	if err != nil {
 		return nil, nil, Infra(err)
 	}

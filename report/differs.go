@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -143,20 +142,13 @@ func commitText(x result.Executable) string {
 	return h
 }
 
-// differenceLine is the "what differs" line of a comparison of two runs:
-// each difference, or the words that say there is none; "" for a report
-// built without its Results.
-func differenceLine(r *Report) string {
-	if r.BaseResult == nil || r.CandResult == nil {
-		return ""
+// short is a digest cut to its first 12 characters, "(none)" for none.
+func short(digest string) string {
+	if digest == "" {
+		return "(none)"
 	}
-	ds := Differences(r.BaseResult, r.CandResult)
-	if len(ds) == 0 {
-		return "nothing recorded (kernel, sysctls, programs): an A/A comparison"
+	if len(digest) > 12 {
+		return digest[:12]
 	}
-	var parts []string
-	for _, d := range ds {
-		parts = append(parts, fmt.Sprintf("%s %s → %s", d.What, d.Base, d.Cand))
-	}
-	return strings.Join(parts, "; ")
+	return digest
 }

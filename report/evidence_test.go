@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -49,60 +48,5 @@ func TestSlowestEventsAcrossTrials(t *testing.T) {
 	}
 	if n := len(SlowestEvents(res, "other", "sched.wakeup", 3)); n != 0 {
 		t.Errorf("%d events of a scenario not in the Result", n)
-	}
-}
-
-// TestRegressionEvidenceGolden: the regression's Markdown (the PR comment)
-// and text carry the candidate's slowest events beside the baseline's.
-// evidenceReport is sampleReport with Results whose events explain its
-// regression.
-func evidenceReport() *Report {
-	r := sampleReport()
-	r.BaseResult = evidenceResult([]result.Event{ev(61_000, "tailgate", 4102, "kworker/0:1")})
-	slow, slower := ev(2_400_000, "tailgate", 4102, "stress-ng-cpu"), ev(1_900_000, "tailgate", 4102, "stress-ng-cpu")
-	slow.Interference = &result.Interference{HardirqNs: 4_200, SoftirqNs: 12_000, TasksNs: 2_350_000, Top: []result.Contributor{
-		{Kind: "task", Name: "stress-ng-cpu", TID: 999, Ns: 2_350_000},
-		{Kind: "softirq", Name: "net_rx", Ns: 12_000},
-		{Kind: "hardirq", Name: "local_timer", Ns: 4_200},
-	}}
-	slower.Interference = &result.Interference{TasksNs: 1_200_000, Partial: true, Top: []result.Contributor{
-		{Kind: "task", Name: "stress-ng-cpu", TID: 999, Ns: 1_200_000},
-	}}
-	r.CandResult = evidenceResult(
-		[]result.Event{slow, ev(1_100_000, "tailgate", 4103, "stress-ng-cpu")},
-		[]result.Event{slower},
-	)
-	// The Results of the two sides sampleReport names.
-	r.BaseResult.Target = result.Target{Name: "host", Kind: "host"}
-	r.BaseResult.Environment.KernelRelease = "6.1.0-28-amd64"
-	r.CandResult.Target = result.Target{Name: "debian-6.12", Kind: "vm", Accel: "kvm"}
-	r.CandResult.Environment.KernelRelease = "6.12.9-amd64"
-	return r
-}
-
-func TestRegressionEvidenceGolden(t *testing.T) {
-	r := evidenceReport()
-	for _, f := range []Format{Markdown, Text, HTML} {
-		var b bytes.Buffer
-		if err := Write(&b, r, f); err != nil {
-			t.Fatal(err)
-		}
-		if f != HTML { // the page's plots are checked elsewhere
-			checkGolden(t, "evidence-"+string(f), b.Bytes())
-		}
-		if !bytes.Contains(b.Bytes(), []byte("stress-ng-cpu 999 (prio 120)")) {
-			t.Errorf("%s: the task that ran instead is not shown", f)
-		}
-		if !bytes.Contains(b.Bytes(), []byte("task stress-ng-cpu 2.35ms, softirq net")) {
-			t.Errorf("%s: the interference on the event's CPU is not shown", f)
-		}
-	}
-	// A report without evidence shows no evidence section.
-	var b bytes.Buffer
-	if err := Write(&b, sampleReport(), Markdown); err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(b.Bytes(), []byte("Slowest events")) {
-		t.Error("evidence section without evidence")
 	}
 }

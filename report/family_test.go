@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"math"
@@ -6,69 +6,24 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
-
-func TestSequentialSpending(t *testing.T) {
-	s := Sequential{Alpha: 0.01, Beta: 0.05}
-	if s.AlphaAt(0) != 0.01 || s.BetaAt(0) != 0.05 {
-		t.Errorf("look 0 spends %g and %g, want all of 0.01 and 0.05", s.AlphaAt(0), s.BetaAt(0))
-	}
-	var a, b float64
-	for k := 1; k <= 1_000_000; k++ {
-		a += s.AlphaAt(k)
-		b += s.BetaAt(k)
-		if k > 1 && s.AlphaAt(k) >= s.AlphaAt(k-1) {
-			t.Fatalf("look %d spends %g, not less than look %d", k, s.AlphaAt(k), k-1)
-		}
-	}
-	if a > 0.01 || a < 0.01*(1-1e-5) || b > 0.05 || b < 0.05*(1-1e-5) {
-		t.Errorf("a million looks spend %.8g and %.8g, want just under 0.01 and 0.05", a, b)
-	}
-	if got := (Sequential{}).AlphaAt(1); math.Abs(got-DefaultAlpha*6/(math.Pi*math.Pi)) > 1e-15 {
-		t.Errorf("default alpha at look 1 = %g", got)
-	}
-	planned := Sequential{Alpha: 0.01, Looks: 8}
-	a = 0
-	for k := 1; k <= 8; k++ {
-		a += planned.AlphaAt(k)
-		if k > 1 && planned.AlphaAt(k) <= planned.AlphaAt(k-1) {
-			t.Errorf("planned: look %d spends %g, not more than look %d", k, planned.AlphaAt(k), k-1)
-		}
-	}
-	if math.Abs(a-0.01) > 1e-15 || planned.AlphaAt(9) != 0 || planned.BetaAt(9) != 0 {
-		t.Errorf("8 planned looks spend %g, a 9th %g", a, planned.AlphaAt(9))
-	}
-	var looks []int
-	for round := 1; round <= 20; round++ {
-		if k := s.LookAt(round); k > 0 {
-			looks = append(looks, round, k)
-		}
-	}
-	want := []int{6, 1, 8, 2, 10, 3, 12, 4, 14, 5, 16, 6, 18, 7, 20, 8}
-	if len(looks) != len(want) {
-		t.Fatalf("looks (round, look) %v, want %v", looks, want)
-	}
-	for i := range want {
-		if looks[i] != want[i] {
-			t.Fatalf("looks (round, look) %v, want %v", looks, want)
-		}
-	}
-}
 
 // A report judged at a later look spends less alpha: the same data that
 // make a regression at a single look may not at look 5.
 func TestCompareLook(t *testing.T) {
 	base := synthResult(t, 1, "abc", "", 0, 5)
 	cand := synthResult(t, 2, "abc", "", 0.3, 5)
-	single, err := Compare(base, cand, Options{})
+	single, err := report.Compare(base, cand, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	later, err := Compare(base, cand, Options{Look: 5})
+	later, err := report.Compare(base, cand, report.Options{Look: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if single.Alpha != DefaultAlpha || later.Alpha != (Sequential{}).AlphaAt(5) || later.Look != 5 {
+	if single.Alpha != stats.DefaultAlpha || later.Alpha != (stats.Sequential{}).AlphaAt(5) || later.Look != 5 {
 		t.Errorf("alpha %g at a single look, %g at look %d", single.Alpha, later.Alpha, later.Look)
 	}
 	for si, s := range single.Scenarios {
@@ -85,28 +40,30 @@ func TestCompareLook(t *testing.T) {
 }
 
 func TestStopping(t *testing.T) {
-	v := func(k Kind) Verdict { return Verdict{Kind: k, Gated: k != NotGated, BaseTrials: 8, CandTrials: 9} }
-	rep := func(look int, kinds ...Kind) *Report {
-		var s ScenarioReport
+	v := func(k stats.Kind) stats.Verdict {
+		return stats.Verdict{Kind: k, Gated: k != stats.NotGated, BaseTrials: 8, CandTrials: 9}
+	}
+	rep := func(look int, kinds ...stats.Kind) *report.Report {
+		var s report.ScenarioReport
 		for _, k := range kinds {
 			s.Verdicts = append(s.Verdicts, v(k))
 		}
-		return &Report{Look: look, Scenarios: []ScenarioReport{s}}
+		return &report.Report{Look: look, Scenarios: []report.ScenarioReport{s}}
 	}
 	for _, c := range []struct {
 		name    string
-		r       *Report
+		r       *report.Report
 		budget  bool
 		stop    bool
-		reason  StopReason
+		reason  report.StopReason
 		decided bool
 	}{
-		{"all decided", rep(2, NoChange, Improvement, NotGated, NotGated), false, true, StopDecided, true},
-		{"a regression settles the exit code", rep(2, Regression, Inconclusive), false, true, StopRegression, false},
-		{"undecided goes on", rep(2, NoChange, Inconclusive), false, false, "", false},
-		{"budget spent", rep(8, NoChange, Inconclusive), true, true, StopBudget, false},
-		{"a single look stops", rep(0, Inconclusive), false, true, StopSingleLook, false},
-		{"nothing gated is decided", rep(1, NotGated), false, true, StopDecided, true},
+		{"all decided", rep(2, stats.NoChange, stats.Improvement, stats.NotGated, stats.NotGated), false, true, report.StopDecided, true},
+		{"a regression settles the exit code", rep(2, stats.Regression, stats.Inconclusive), false, true, report.StopRegression, false},
+		{"undecided goes on", rep(2, stats.NoChange, stats.Inconclusive), false, false, "", false},
+		{"budget spent", rep(8, stats.NoChange, stats.Inconclusive), true, true, report.StopBudget, false},
+		{"a single look stops", rep(0, stats.Inconclusive), false, true, report.StopSingleLook, false},
+		{"nothing gated is decided", rep(1, stats.NotGated), false, true, report.StopDecided, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := c.r.Stopping(c.budget)
@@ -135,7 +92,7 @@ func TestCompareFamilySpansScenarios(t *testing.T) {
 		r.Scenarios[0].Definition = nil
 		return r
 	}
-	rep, err := Compare(two(1, 0), two(2, 0.5), Options{})
+	rep, err := report.Compare(two(1, 0), two(2, 0.5), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,47 +104,47 @@ func TestCompareFamilySpansScenarios(t *testing.T) {
 		for _, v := range s.Verdicts {
 			if v.Gated {
 				levels = append(levels, v.Level)
-				if v.Kind != Regression {
+				if v.Kind != stats.Regression {
 					t.Errorf("%s %s: %s, want regression", s.Name, v.Quantile, v.Kind)
 				}
 			}
 		}
 	}
-	if math.Min(levels[0], levels[1]) != DefaultAlpha/2 || math.Max(levels[0], levels[1]) != DefaultAlpha {
-		t.Errorf("Holm levels %v, want %g and %g", levels, DefaultAlpha/2, DefaultAlpha)
+	if math.Min(levels[0], levels[1]) != stats.DefaultAlpha/2 || math.Max(levels[0], levels[1]) != stats.DefaultAlpha {
+		t.Errorf("Holm levels %v, want %g and %g", levels, stats.DefaultAlpha/2, stats.DefaultAlpha)
 	}
 }
 
 func TestStoredWarnings(t *testing.T) {
 	base := synthResult(t, 1, "abc", "", 0, 5)
 	cand := synthResult(t, 2, "abc", "", 0, 5)
-	rep, err := Compare(base, cand, Options{Stored: true})
+	rep, err := report.Compare(base, cand, report.Options{Stored: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasWarning(rep.Warnings, WarnWithinRunOnly) {
-		t.Errorf("stored, uncalibrated: warnings %v lack %q", rep.Warnings, WarnWithinRunOnly)
+	if !hasWarning(rep.Warnings, stats.WarnWithinRunOnly) {
+		t.Errorf("stored, uncalibrated: warnings %v lack %q", rep.Warnings, stats.WarnWithinRunOnly)
 	}
 	if got := strings.Join(warningStrings(rep.Warnings), "\n"); !strings.Contains(got, "`tailgate calibrate SCENARIO --baseline DIR` on host (kernel 6.1.0)") {
 		t.Errorf("worded:\n%s", got)
 	}
-	cal := &Calibration{Schema: 1, Target: "other", KernelRelease: "6.1.0", Runs: 5, Scenarios: map[string]map[string]map[string]Spread{
+	cal := &stats.Calibration{Schema: 1, Target: "other", KernelRelease: "6.1.0", Runs: 5, Scenarios: map[string]map[string]map[string]stats.Spread{
 		"getppid": {"syscall.getppid": {"p50": {UpperSD: 0.05}, "p90": {UpperSD: 0.05}}},
 	}}
 	// The gate block gates p50 and p90; the command line adds p99, which the
 	// calibration lacks.
-	opt := Options{Stored: true, Calibration: cal, Thresholds: []Threshold{{Percentile: "p99", Value: 0.1}}}
-	rep, err = Compare(base, cand, opt)
+	opt := report.Options{Stored: true, Calibration: cal, Thresholds: []stats.Threshold{{Percentile: "p99", Value: 0.1}}}
+	rep, err = report.Compare(base, cand, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hasWarning(rep.Warnings, WarnWithinRunOnly) || !hasWarning(rep.Warnings, WarnCalibrationMismatch) {
+	if hasWarning(rep.Warnings, stats.WarnWithinRunOnly) || !hasWarning(rep.Warnings, stats.WarnCalibrationMismatch) {
 		t.Errorf("calibrated for another target: warnings %v", rep.Warnings)
 	}
-	if sw := rep.Scenarios[0].Warnings; len(sw) != 1 || sw[0].Kind != WarnNotCalibrated || sw[0].Percentile != "p99" {
+	if sw := rep.Scenarios[0].Warnings; len(sw) != 1 || sw[0].Kind != stats.WarnNotCalibrated || sw[0].Percentile != "p99" {
 		t.Errorf("scenario warnings %+v, want one: p99 not calibrated", sw)
 	}
-	plain, _ := Compare(base, cand, Options{Thresholds: opt.Thresholds})
+	plain, _ := report.Compare(base, cand, report.Options{Thresholds: opt.Thresholds})
 	for i, v := range rep.Scenarios[0].Verdicts {
 		p := plain.Scenarios[0].Verdicts[i]
 		switch v.Quantile {
@@ -207,7 +164,7 @@ func TestStoredWarnings(t *testing.T) {
 	}
 }
 
-func hasWarning(ws []Warning, k WarningKind) bool {
+func hasWarning(ws []stats.Warning, k stats.WarningKind) bool {
 	for _, w := range ws {
 		if w.Kind == k {
 			return true
@@ -222,13 +179,13 @@ func TestCompareWarnsOfTracerVariants(t *testing.T) {
 	base, cand := synthResult(t, 1, "abc", "", 0, 8), synthResult(t, 2, "abc", "", 0, 8)
 	base.Scenarios[0].Tracers = []result.TracerInfo{{Name: "syscall", Variant: "tp_btf"}, {Name: "sched", Variant: "tp_btf"}}
 	cand.Scenarios[0].Tracers = []result.TracerInfo{{Name: "syscall", Variant: "tp_btf"}, {Name: "sched", Variant: "raw_tp"}}
-	rep, err := Compare(base, cand, Options{})
+	rep, err := report.Compare(base, cand, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Warning
+	var got []stats.Warning
 	for _, w := range rep.Scenarios[0].Warnings {
-		if w.Kind == WarnTracerVariant {
+		if w.Kind == stats.WarnTracerVariant {
 			got = append(got, w)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // DisturbedShare is the share of a trial's CPU time in other tasks, hardirqs,
@@ -59,13 +60,13 @@ func disturbed(s *result.Scenario) (n, of int, most float64) {
 // interferenceWarning warns when one trial in ten or more of either side
 // ran on CPUs that other work took more than DisturbedShare of: the
 // explanation of wide intervals on a shared runner.
-func interferenceWarning(base, cand *result.Scenario) *Warning {
+func interferenceWarning(base, cand *result.Scenario) *stats.Warning {
 	bn, bof, bmost := disturbed(base)
 	cn, cof, cmost := disturbed(cand)
 	hit := func(n, of int) bool { return of > 0 && float64(n) >= disturbedFraction*float64(of) }
 	if !hit(bn, bof) && !hit(cn, cof) {
 		return nil
 	}
-	return &Warning{Kind: WarnInterference, Scenario: cand.Name, BaseCount: bn, CandCount: cn,
+	return &stats.Warning{Kind: stats.WarnInterference, Scenario: cand.Name, BaseCount: bn, CandCount: cn,
 		Base: strconv.Itoa(bof), Cand: strconv.Itoa(cof), Detail: fmt.Sprintf("%.0f%%", 100*max(bmost, cmost))}
 }

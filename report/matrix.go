@@ -1,14 +1,13 @@
 package report
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // MatrixTarget is one column of a matrix: a target's Result, its trials
@@ -34,9 +33,9 @@ type Matrix struct {
 	// candidate beside it (changes.Trends fills them); none without a
 	// history store.
 	Trends []Trend
-	// twoSided says the matrix is one Report's (see Report.Matrix): its
+	// TwoSided says the matrix is one Report's (see Report.Matrix): its
 	// targets are named by role, baseline and candidate.
-	twoSided bool
+	TwoSided bool
 }
 
 // MatrixScenario is one scenario of the reference. Its warnings are the
@@ -49,7 +48,10 @@ type MatrixScenario struct {
 // MatrixMetric is one metric: a row per percentile.
 type MatrixMetric struct {
 	Name string
-	Rows []MatrixRow // in Percentiles order
+	Rows []MatrixRow // in stats.Percentiles order
+	// Plot is what its plots show; nil when a target's Result is not at
+	// hand (a Report built by hand).
+	Plot *Plot
 }
 
 // MatrixRow is one percentile of one metric across the targets.
@@ -70,7 +72,7 @@ type MatrixCell struct {
 	Trials []float64
 	// Verdict is the comparison with the reference; nil for the reference
 	// itself and where the pair was not compared.
-	Verdict *Verdict
+	Verdict *stats.Verdict
 }
 
 // CompareMatrix compares every target with the first. opt applies to every
@@ -92,12 +94,12 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	judgeReports(m.Pairs, opt)
 	resamples := opt.Resamples
 	if resamples <= 0 {
-		resamples = DefaultResamples
+		resamples = stats.DefaultResamples
 	}
 	for _, rs := range ref.Result.Scenarios {
 		ms := MatrixScenario{Name: rs.Name}
-		gate, _ := GatePolicy(&rs)
-		pcts := percentilesFor(gate, opt.Thresholds)
+		gate, _ := stats.GatePolicy(&rs)
+		pcts := stats.PercentilesFor(gate, opt.Thresholds)
 		var names []string
 		for _, t := range targets {
 			if s := t.Result.Find(rs.Name); s != nil {
@@ -120,7 +122,7 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 				for ti, t := range targets {
 					c := MatrixCell{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 					if s := t.Result.Find(rs.Name); s != nil && s.Metrics[name] != nil {
-						c = cellOf(trialsOf(s.Metrics[name]), p, resamples, name)
+						c = cellOf(s.Metrics[name], name, p, resamples)
 					}
 					if ti > 0 {
 						c.Verdict = m.Pairs[ti-1].find(rs.Name, name, p.Name)
@@ -129,6 +131,7 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 				}
 				mm.Rows = append(mm.Rows, row)
 			}
+			mm.Plot = m.plot(rs.Name, mm)
 			ms.Metrics = append(ms.Metrics, mm)
 		}
 		ms.Metrics = gatedFirst(ms.Metrics)
@@ -144,7 +147,7 @@ func (r *Report) Matrix() *Matrix {
 	m := &Matrix{
 		Targets:  []MatrixTarget{{Name: r.Base.Target, Result: r.BaseResult}, {Name: r.Cand.Target, Result: r.CandResult}},
 		Pairs:    []*Report{r},
-		twoSided: true,
+		TwoSided: true,
 	}
 	for _, s := range r.Scenarios {
 		ms := MatrixScenario{Name: s.Name}
@@ -160,10 +163,53 @@ func (r *Report) Matrix() *Matrix {
 				{Present: true, Value: v.Cand, Lo: math.NaN(), Hi: math.NaN(), Verdict: v},
 			}})
 		}
+		for k := range ms.Metrics {
+			ms.Metrics[k].Plot = m.plot(s.Name, ms.Metrics[k])
+		}
 		ms.Metrics = gatedFirst(ms.Metrics)
 		m.Scenarios = append(m.Scenarios, ms)
 	}
 	return m
+}
+
+// plot is the Plot of metric mm of a scenario, at the percentile
+// plottedPercentile chooses; nil unless every target's Result is at hand.
+func (m *Matrix) plot(scenario string, mm MatrixMetric) *Plot {
+	var results []*result.Result
+	for _, t := range m.Targets {
+		if t.Result == nil {
+			return nil
+		}
+		results = append(results, t.Result)
+	}
+	p := plottedPercentile(mm)
+	verdicts := make([]*stats.Verdict, len(m.Targets))
+	for _, row := range mm.Rows {
+		if row.Quantile == p.Name {
+			for i, c := range row.Cells {
+				verdicts[i] = c.Verdict
+			}
+		}
+	}
+	return plotOf(results, scenario, mm.Name, p, verdicts)
+}
+
+// plottedPercentile is the percentile a metric's per-trial plot shows:
+// the highest the gate policy gates (the verdicts say which; the rows are
+// in quantile order), else p99.
+func plottedPercentile(mm MatrixMetric) stats.Percentile {
+	p := stats.Percentile{Name: "p99", Q: 0.99}
+	for _, row := range mm.Rows {
+		for _, c := range row.Cells {
+			if c.Verdict != nil && c.Verdict.Gated {
+				if q, ok := hist.ParsePercentile(row.Quantile); ok {
+					p = stats.Percentile{Name: row.Quantile, Q: q}
+				}
+				break
+			}
+		}
+	}
+	return p
 }
 
 // gatedFirst puts the metrics that have a gated verdict first, the order
@@ -191,7 +237,8 @@ func gatedFirst(ms []MatrixMetric) []MatrixMetric {
 	return ms
 }
 
-func (r *Report) find(scenario, metric, quantile string) *Verdict {
+// find returns r's verdict of a scenario's metric at a percentile, or nil.
+func (r *Report) find(scenario, metric, quantile string) *stats.Verdict {
 	for _, s := range r.Scenarios {
 		if s.Name != scenario {
 			continue
@@ -205,30 +252,14 @@ func (r *Report) find(scenario, metric, quantile string) *Verdict {
 	return nil
 }
 
-// cellOf is one target's percentile with its own 95% interval, from the
-// estimate a comparison makes of each side: the bootstrap variance of the
-// log quantile (logVariance, as Estimate's BaseVar and CandVar), at least
-// the bucket's own resolution, as exp(log Value ± t·SE) with the trials
-// less one degrees of freedom.
-func cellOf(trials []*hist.Histogram, p Percentile, resamples int, metric string) MatrixCell {
-	c := MatrixCell{Present: true, Lo: math.NaN(), Hi: math.NaN()}
-	s := newSide(trials)
-	for _, h := range trials {
-		c.Trials = append(c.Trials, quantileOf(h, p))
+// cellOf is one target's percentile with its own 95% interval
+// (stats.PercentileOf) and each trial's value.
+func cellOf(m *result.Metric, metric string, p stats.Percentile, resamples int) MatrixCell {
+	c := MatrixCell{Present: true}
+	for _, h := range stats.TrialHistograms(m) {
+		c.Trials = append(c.Trials, p.Of(h))
 	}
-	c.Value = quantileOf(s.merged, p)
-	if p.Q >= 1 || !(c.Value > 0) {
-		return c
-	}
-	seed := seedFor(contentHash(trials, nil), metric, p.Name)
-	r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:16])))
-	v := s.logVariance(r, p.Q, resamples)
-	if math.IsNaN(v) {
-		return c
-	}
-	se := math.Sqrt(math.Max(v, bucketVariance(c.Value)))
-	half := tQuantile(0.025, float64(max(len(trials)-1, 1))) * se
-	c.Lo, c.Hi = c.Value*math.Exp(-half), c.Value*math.Exp(half)
+	c.Value, c.Lo, c.Hi = stats.PercentileOf(m, metric, p, resamples)
 	return c
 }
 
@@ -240,16 +271,6 @@ func noEvents(targets []MatrixTarget, scenario, metric string) bool {
 		}
 	}
 	return true
-}
-
-func quantileOf(h *hist.Histogram, p Percentile) float64 {
-	if h.Count() == 0 {
-		return math.NaN()
-	}
-	if p.Q >= 1 {
-		return float64(h.Max())
-	}
-	return h.Quantile(p.Q)
 }
 
 // Tally counts the gated verdicts of every pair.
@@ -293,11 +314,38 @@ func (m *Matrix) Stopping(budgetSpent bool) Stopping {
 	return stopping(m.Pairs, budgetSpent)
 }
 
-// Headlines is one line per target: its comparison's headline.
-func (m *Matrix) Headlines() []string {
-	var out []string
-	for _, p := range m.pairings() {
-		out = append(out, p.headline())
+// Scenario returns r's report of the named scenario, or nil.
+func (r *Report) Scenario(name string) *ScenarioReport {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i]
+		}
+	}
+	return nil
+}
+
+// Differing is one recorded respect in which the targets of a matrix
+// differ, with each target's value ("-" where one lacks it).
+type Differing struct {
+	What   string
+	Values []string // in Matrix.Targets order
+}
+
+// Differing lists what the targets' Results record differently about what
+// was measured (respects), in the order first recorded; nothing when a
+// Result is not at hand.
+func (m *Matrix) Differing() []Differing {
+	var rs []*result.Result
+	for _, t := range m.Targets {
+		if t.Result == nil {
+			return nil
+		}
+		rs = append(rs, t.Result)
+	}
+	whats, values := differing(rs)
+	out := make([]Differing, len(whats))
+	for i, w := range whats {
+		out[i] = Differing{What: w, Values: values[i]}
 	}
 	return out
 }

@@ -8,99 +8,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
+	"github.com/tailgate-ci/tailgate/report/stats/statstest"
 )
 
 // The simulations check the gate per gate run, not per percentile: a run
 // is two scenarios, three metrics, each gated at p99 (the default gate),
 // and it fails when any of the three is called a regression.
-
-// trialNoise is how a trial's latencies vary, as a factor on every
-// latency of the trial: each trial is a fresh process, which lands in one
-// of two clusters (measured on this machine: syscall.read p50 ~200 ns or
-// ~286 ns, a ratio of 1.43, 15% CV between processes), and varies a little
-// more within its cluster (2.3% between trials inside one process). Run
-// is the sd of an offset every trial of one run shares: what separates a
-// stored baseline from today's run beyond the trials' own spread.
-type trialNoise struct {
-	SlowShare float64 // chance a process lands in the slow cluster
-	SlowRatio float64 // slow cluster / fast cluster
-	Within    float64 // sd of the log scale inside a cluster
-	Run       float64 // sd of the log offset of a whole run
-}
-
-// measured is the noise measured here; its between-process CV at p50 is
-// 15%.
-var measured = trialNoise{SlowShare: 0.175, SlowRatio: 1.43, Within: 0.023}
-
-// cv is the coefficient of variation of a trial's scale.
-func (n trialNoise) cv() float64 {
-	mean := 1 + n.SlowShare*(n.SlowRatio-1)
-	sd := (n.SlowRatio - 1) * math.Sqrt(n.SlowShare*(1-n.SlowShare))
-	return math.Hypot(sd/mean, n.Within)
-}
-
-// simMetric is one metric of the simulated gate.
-type simMetric struct {
-	Scenario, Name string
-	Shape          synthetic
-}
-
-// simMetrics are the gate's three tests over two scenarios. A process's
-// cluster moves every metric of its scenario together.
-var simMetrics = []simMetric{
-	{"syscall-read", "syscall.read", synthetic{Median: 250, Sigma: 0.3, Scale: 1}},
-	{"syscall-read", "sched.wakeup", synthetic{Median: 4000, Sigma: 0.5, Scale: 1}},
-	{"timer-1ms", "timer.lateness", synthetic{Median: 50000, Sigma: 0.4, Scale: 1}},
-}
-
-// simRun is one side's run: per metric, its trials in round order.
-type simRun map[string][]*hist.Histogram
-
-// drawRun draws rounds trials of every metric, every latency multiplied
-// by exp(offset) and those of the metrics shift names by 1 + their shift.
-func drawRun(r *rand.Rand, n trialNoise, rounds int, events float64, shift map[string]float64, offset float64) simRun {
-	run := simRun{}
-	for range rounds {
-		cluster := map[string]float64{}
-		for _, m := range simMetrics {
-			c, ok := cluster[m.Scenario]
-			if !ok {
-				if r.Float64() < n.SlowShare {
-					c = math.Log(n.SlowRatio)
-				}
-				cluster[m.Scenario] = c
-			}
-			s := m.Shape
-			s.Scale *= (1 + shift[m.Name]) * math.Exp(offset+c+n.Within*r.NormFloat64())
-			run[m.Name] = append(run[m.Name], s.trial(r, events))
-		}
-	}
-	return run
-}
-
-// result is the run's first rounds trials as a Result.
-func (run simRun) result(target string, rounds int) *result.Result {
-	res := &result.Result{
-		Schema:      result.SchemaVersion,
-		Target:      result.Target{Name: target, Kind: "host"},
-		Environment: result.Environment{KernelRelease: "6.1.0", CPUModel: "sim", CPUs: 2},
-	}
-	for _, m := range simMetrics {
-		s := res.Find(m.Scenario)
-		if s == nil {
-			res.Scenarios = append(res.Scenarios, result.Scenario{Name: m.Scenario, Params: "p", Trials: rounds, Metrics: map[string]*result.Metric{}})
-			s = &res.Scenarios[len(res.Scenarios)-1]
-		}
-		met := &result.Metric{Unit: "ns"}
-		for _, h := range run[m.Name][:rounds] {
-			met.Trials = append(met.Trials, result.Trial{Histogram: h})
-		}
-		s.Metrics[m.Name] = met
-	}
-	return res
-}
 
 // gateSim runs Runs simulated gate runs of base and candidate measured in
 // the same job, Rounds rounds each (one trial per side per round).
@@ -108,7 +23,7 @@ type gateSim struct {
 	Runs       int
 	Rounds     int
 	Events     float64
-	Noise      trialNoise
+	Noise      statstest.Noise
 	Shift      map[string]float64
 	Seed       uint64
 	Sequential bool // look after rounds 6, 8, …, Rounds; else once at Rounds
@@ -117,7 +32,7 @@ type gateSim struct {
 	// Stored compares with a baseline from a separate run; Calibration
 	// is then the spread passed (nil: none).
 	Stored      bool
-	Calibration *Calibration
+	Calibration *stats.Calibration
 }
 
 // gateOutcome is what one gate run ended with.
@@ -125,7 +40,7 @@ type gateOutcome struct {
 	Failed     bool // a regression in the final report: exit 1
 	EverFailed bool // a regression at any look, stopped or not
 	Stop       Stopping
-	Kinds      map[string]Kind // metric → its p99 verdict at the stop
+	Kinds      map[string]stats.Kind // metric → its p99 verdict at the stop
 }
 
 // gateTally sums the outcomes of a simulation.
@@ -133,7 +48,7 @@ type gateTally struct {
 	Runs, Failed, EverFailed int
 	Decided                  int         // runs that stopped with every test decided
 	StopLooks                map[int]int // look → runs that stopped there
-	Kinds                    map[string]map[Kind]int
+	Kinds                    map[string]map[stats.Kind]int
 }
 
 func (t gateTally) rate(n int) float64 { return float64(n) / float64(t.Runs) }
@@ -161,16 +76,16 @@ func (g gateSim) one(i int) gateOutcome {
 	if g.Stored {
 		candOffset = g.Noise.Run * r.NormFloat64()
 	}
-	base := drawRun(r, g.Noise, g.Rounds, events, nil, baseOffset)
-	cand := drawRun(r, g.Noise, g.Rounds, events, g.Shift, candOffset)
+	base := statstest.DrawRun(r, g.Noise, g.Rounds, events, nil, baseOffset)
+	cand := statstest.DrawRun(r, g.Noise, g.Rounds, events, g.Shift, candOffset)
 	opt := Options{gatedOnly: true, Stored: g.Stored, Calibration: g.Calibration}
 	if g.Planned {
-		opt.Looks = (Sequential{}).LookAt(g.Rounds)
+		opt.Looks = (stats.Sequential{}).LookAt(g.Rounds)
 	}
 	var out gateOutcome
 	judge := func(rounds, look int) *Report {
 		opt.Look = look
-		rep, err := Compare(base.result("base", rounds), cand.result("cand", rounds), opt)
+		rep, err := Compare(base.Result("base", rounds), cand.Result("cand", rounds), opt)
 		if err != nil {
 			panic(err)
 		}
@@ -184,7 +99,7 @@ func (g gateSim) one(i int) gateOutcome {
 		rep = judge(g.Rounds, 0)
 		out.Stop = rep.Stopping(true)
 	} else {
-		var seq Sequential
+		var seq stats.Sequential
 		for round := 1; round <= g.Rounds; round++ {
 			look := seq.LookAt(round)
 			if look == 0 {
@@ -192,13 +107,13 @@ func (g gateSim) one(i int) gateOutcome {
 			}
 			rep = judge(round, look)
 			// The budget is spent when the next look would pass Rounds.
-			if out.Stop = rep.Stopping(round+DefaultLookEvery > g.Rounds); out.Stop.Stop {
+			if out.Stop = rep.Stopping(round+stats.DefaultLookEvery > g.Rounds); out.Stop.Stop {
 				break
 			}
 		}
 	}
 	out.Failed = rep.Failed(false)
-	out.Kinds = map[string]Kind{}
+	out.Kinds = map[string]stats.Kind{}
 	for _, s := range rep.Scenarios {
 		for _, v := range s.Verdicts {
 			if v.Gated {
@@ -210,9 +125,9 @@ func (g gateSim) one(i int) gateOutcome {
 }
 
 func (g gateSim) run() gateTally {
-	t := gateTally{Runs: g.Runs, StopLooks: map[int]int{}, Kinds: map[string]map[Kind]int{}}
-	for _, m := range simMetrics {
-		t.Kinds[m.Name] = map[Kind]int{}
+	t := gateTally{Runs: g.Runs, StopLooks: map[int]int{}, Kinds: map[string]map[stats.Kind]int{}}
+	for _, m := range statstest.SimMetrics {
+		t.Kinds[m.Name] = map[stats.Kind]int{}
 	}
 	var mu sync.Mutex
 	parallel(g.Runs, func(i int) {
@@ -244,7 +159,7 @@ func simRuns(t testing.TB, n int) int {
 }
 
 func TestSimulationNoiseIsMeasured(t *testing.T) {
-	if cv := measured.cv(); math.Abs(cv-0.15) > 0.01 {
+	if cv := statstest.Measured.CV(); math.Abs(cv-0.15) > 0.01 {
 		t.Errorf("between-process CV %.3f, want the measured 0.15", cv)
 	}
 }
@@ -252,7 +167,7 @@ func TestSimulationNoiseIsMeasured(t *testing.T) {
 // A/A, same job, one look at 20 trials per side: at most 1% of gate runs
 // may exit 1.
 func TestSimulationFalseAlarms(t *testing.T) {
-	o := gateSim{Runs: simRuns(t, 600), Rounds: 20, Noise: measured, Seed: 1}.run()
+	o := gateSim{Runs: simRuns(t, 600), Rounds: 20, Noise: statstest.Measured, Seed: 1}.run()
 	t.Logf("A/A, 20 trials/side, one look: %d of %d gate runs had a regression (%.2f%%); %d decided", o.Failed, o.Runs, 100*o.rate(o.Failed), o.Decided)
 	if o.rate(o.Failed) > 0.01 {
 		t.Errorf("false alarms in %.2f%% of gate runs, want ≤ 1%%", 100*o.rate(o.Failed))
@@ -270,16 +185,16 @@ func TestSimulationSequentialFalseAlarms(t *testing.T) {
 	var open, planned int
 	parallel(runs, func(i int) {
 		r := rand.New(rand.NewPCG(2, uint64(i)))
-		base := drawRun(r, measured, 20, 5e4, nil, 0)
-		cand := drawRun(r, measured, 20, 5e4, nil, 0)
-		var seq Sequential
+		base := statstest.DrawRun(r, statstest.Measured, 20, 5e4, nil, 0)
+		cand := statstest.DrawRun(r, statstest.Measured, 20, 5e4, nil, 0)
+		var seq stats.Sequential
 		var o, p bool
 		for round := 1; round <= 20; round++ {
 			look := seq.LookAt(round)
 			if look == 0 {
 				continue
 			}
-			rep, err := Compare(base.result("base", round), cand.result("cand", round), Options{gatedOnly: true, Look: look})
+			rep, err := Compare(base.Result("base", round), cand.Result("cand", round), Options{gatedOnly: true, Look: look})
 			if err != nil {
 				panic(err)
 			}
@@ -325,8 +240,8 @@ func parallel(n int, f func(int)) {
 // the trials are: under the measured noise +50% of one metric is caught
 // far more often than by the open-ended spending (about 60%).
 func TestSimulationPlannedLooksKeepPower(t *testing.T) {
-	o := gateSim{Runs: simRuns(t, 100), Rounds: 20, Noise: measured, Seed: 10, Sequential: true, Planned: true, Shift: map[string]float64{"syscall.read": 0.5}}.run()
-	power := o.rate(o.Kinds["syscall.read"][Regression])
+	o := gateSim{Runs: simRuns(t, 100), Rounds: 20, Noise: statstest.Measured, Seed: 10, Sequential: true, Planned: true, Shift: map[string]float64{"syscall.read": 0.5}}.run()
+	power := o.rate(o.Kinds["syscall.read"][stats.Regression])
 	t.Logf("+50%% syscall.read, 8 looks planned: regression in %.1f%% of gate runs, stops per look %v", 100*power, o.StopLooks)
 	if power < 0.80 {
 		t.Errorf("power %.1f%%, want ≥ 80%%", 100*power)
@@ -342,20 +257,20 @@ func TestSimulationPlannedLooksKeepPower(t *testing.T) {
 func TestSimulationLargeShiftStopsEarly(t *testing.T) {
 	for _, c := range []struct {
 		name                string
-		noise               trialNoise
+		noise               statstest.Noise
 		shift               float64
 		byLook              int
 		minCaught, minEarly float64
 	}{
-		{"within-run noise, +50%", trialNoise{Within: 0.023}, 0.5, 1, 0.99, 0.95},
-		{"measured noise, +100%", measured, 1.0, 2, 0.95, 0.50},
+		{"within-run noise, +50%", statstest.Noise{Within: 0.023}, 0.5, 1, 0.99, 0.95},
+		{"measured noise, +100%", statstest.Measured, 1.0, 2, 0.95, 0.50},
 	} {
 		o := gateSim{Runs: simRuns(t, 100), Rounds: 20, Noise: c.noise, Seed: 3, Sequential: true, Shift: map[string]float64{"syscall.read": c.shift}}.run()
 		early := 0
 		for k := 1; k <= c.byLook; k++ {
 			early += o.StopLooks[k]
 		}
-		caught := o.Kinds["syscall.read"][Regression]
+		caught := o.Kinds["syscall.read"][stats.Regression]
 		t.Logf("%s: regression in %d of %d gate runs, stopped by look %d in %d; stops per look %v", c.name, caught, o.Runs, c.byLook, early, o.StopLooks)
 		if o.rate(caught) < c.minCaught {
 			t.Errorf("%s: regression in %.1f%% of gate runs, want ≥ %.0f%%", c.name, 100*o.rate(caught), 100*c.minCaught)
@@ -377,8 +292,8 @@ func TestSimulationPower(t *testing.T) {
 		shift float64
 		min   float64
 	}{{0.2, 0.10}, {0.3, 0.45}} {
-		o := gateSim{Runs: simRuns(t, 200), Rounds: 20, Noise: measured, Seed: 4, Shift: map[string]float64{"syscall.read": c.shift}}.run()
-		power := o.rate(o.Kinds["syscall.read"][Regression])
+		o := gateSim{Runs: simRuns(t, 200), Rounds: 20, Noise: statstest.Measured, Seed: 4, Shift: map[string]float64{"syscall.read": c.shift}}.run()
+		power := o.rate(o.Kinds["syscall.read"][stats.Regression])
 		t.Logf("+%.0f%% syscall.read, 20 trials/side, one look: regression in %.1f%% of gate runs", 100*c.shift, 100*power)
 		if power < c.min || power <= last {
 			t.Errorf("+%.0f%%: power %.1f%%, want ≥ %.0f%% and above the smaller shift's %.1f%%", 100*c.shift, 100*power, 100*c.min, 100*last)
@@ -395,11 +310,11 @@ func TestSimulationPower(t *testing.T) {
 func BenchmarkSimulationGrid(b *testing.B) {
 	noises := []struct {
 		name string
-		n    trialNoise
+		n    statstest.Noise
 	}{
-		{"measured (15% CV, 17.5% slow)", measured},
-		{"clusters even (18% CV)", trialNoise{SlowShare: 0.5, SlowRatio: 1.43, Within: 0.023}},
-		{"within-run only (2.3%)", trialNoise{Within: 0.023}},
+		{"measured (15% CV, 17.5% slow)", statstest.Measured},
+		{"clusters even (18% CV)", statstest.Noise{SlowShare: 0.5, SlowRatio: 1.43, Within: 0.023}},
+		{"within-run only (2.3%)", statstest.Noise{Within: 0.023}},
 	}
 	modes := []struct {
 		name         string
@@ -416,7 +331,7 @@ func BenchmarkSimulationGrid(b *testing.B) {
 				mode := md.name
 				b.Logf("%-30s %s shift %+3.0f%%: exit 1 %5.1f%% (any look %5.1f%%)  syscall.read p99 reg %5.1f%% no-change %5.1f%%  decided %5.1f%%  median stop look %d",
 					nz.name, mode, 100*shift, 100*o.rate(o.Failed), 100*o.rate(o.EverFailed),
-					100*o.rate(o.Kinds["syscall.read"][Regression]), 100*o.rate(o.Kinds["syscall.read"][NoChange]),
+					100*o.rate(o.Kinds["syscall.read"][stats.Regression]), 100*o.rate(o.Kinds["syscall.read"][stats.NoChange]),
 					100*o.rate(o.Decided), o.medianLook())
 			}
 		}
@@ -430,16 +345,16 @@ func TestSimulationStoredBaseline(t *testing.T) {
 
 // storedNoise adds a 5% run-level offset to the measured noise: what a
 // baseline stored from another day carries that same-job trials do not.
-var storedNoise = func() trialNoise { n := measured; n.Run = 0.05; return n }()
+var storedNoise = func() statstest.Noise { n := statstest.Measured; n.Run = 0.05; return n }()
 
 // calibrationFrom draws k separate runs and calibrates from them.
-func calibrationFrom(t testing.TB, n trialNoise, k, rounds int, seed uint64) *Calibration {
+func calibrationFrom(t testing.TB, n statstest.Noise, k, rounds int, seed uint64) *stats.Calibration {
 	r := rand.New(rand.NewPCG(seed, 1<<40))
 	var runs []*result.Result
 	for range k {
-		runs = append(runs, drawRun(r, n, rounds, 5e4, nil, n.Run*r.NormFloat64()).result("host", rounds))
+		runs = append(runs, statstest.DrawRun(r, n, rounds, 5e4, nil, n.Run*r.NormFloat64()).Result("host", rounds))
 	}
-	c, err := Calibrate(runs)
+	c, err := stats.Calibrate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +391,7 @@ func storedGrid(b *testing.B) {
 			}
 			o := gateSim{Runs: runs, Rounds: 20, Noise: storedNoise, Seed: 8, Stored: true, Calibration: cal, Shift: map[string]float64{"syscall.read": shift}}.run()
 			b.Logf("stored baseline, 5%% run offset, calibrated from %2d runs (upper sd %.3f): shift %+3.0f%%: exit 1 %5.1f%%  syscall.read p99 reg %5.1f%%",
-				k, sp.UpperSD, 100*shift, 100*o.rate(o.Failed), 100*o.rate(o.Kinds["syscall.read"][Regression]))
+				k, sp.UpperSD, 100*shift, 100*o.rate(o.Failed), 100*o.rate(o.Kinds["syscall.read"][stats.Regression]))
 		}
 	}
 	o := gateSim{Runs: 1000, Rounds: 20, Noise: storedNoise, Seed: 8, Stored: true}.run()

@@ -1,176 +1,27 @@
-package report
+package report_test
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
+	"github.com/tailgate-ci/tailgate/report/stats/statstest"
 )
-
-func TestJudge(t *testing.T) {
-	p99, _ := LookupPercentile("p99")
-	// 20 trials per side, plenty of events: DF 19.
-	est := func(r, se float64) Estimate {
-		e := Estimate{BaseEvents: 1e6, CandEvents: 1e6, BaseTrials: 20, CandTrials: 20, BaseVar: se * se / 2, CandVar: se * se / 2}
-		e.Base, e.Cand, e.Ratio = 100000, 100000*r, r
-		return e.finish(0)
-	}
-	fewCand := func(e Estimate) Estimate { e.CandEvents = 600; return e }
-	for _, c := range []struct {
-		name    string
-		e       Estimate
-		gated   bool
-		want    Kind
-		settles bool
-	}{
-		{"regression", est(1.3, 0.05), true, Regression, false},
-		{"regression needs significance", est(1.2, 0.1), true, Inconclusive, true},
-		{"significant but maybe past the threshold", est(1.08, 0.02), true, Inconclusive, true},
-		{"tight interval inside the threshold is no change", est(1.03, 0.01), true, NoChange, false},
-		{"at the threshold nothing settles", est(1.1, 0.005), true, Inconclusive, false},
-		{"improvement", est(0.7, 0.05), true, Improvement, false},
-		{"improvement needs significance", est(0.8, 0.15), true, Inconclusive, true},
-		{"no change", est(1.0, 0.02), true, NoChange, false},
-		{"no change needs a narrow interval", est(1.0, 0.1), true, Inconclusive, true},
-		{"not gated", est(2, 0.05), false, NotGated, false},
-		{"few events past p99 cannot make a regression", fewCand(est(1.5, 0.05)), true, Inconclusive, true},
-		{"few events past p99 cannot make no change", fewCand(est(1.0, 0.01)), true, Inconclusive, true},
-		{"no events", Estimate{Base: math.NaN(), Cand: 5, Ratio: math.NaN(), BaseVar: math.NaN(), CandVar: math.NaN(), CandEvents: 10, BaseTrials: 5, CandTrials: 5}.finish(0), true, Inconclusive, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			v := Judge("m", p99, c.e, 0.10, c.gated, 20, 20)
-			if v.Kind != c.want {
-				t.Errorf("kind %q, want %q (P %.3g at level %.3g)", v.Kind, c.want, v.P, v.Level)
-			}
-			if (v.TrialsToSettle > 0) != c.settles {
-				t.Errorf("TrialsToSettle %d, want it set: %v", v.TrialsToSettle, c.settles)
-			}
-			if (v.Kind == Regression || v.Kind == Improvement) && !(v.P <= v.Level) {
-				t.Errorf("%s with P %.3g above its level %.3g", v.Kind, v.P, v.Level)
-			}
-		})
-	}
-}
-
-func TestPValue(t *testing.T) {
-	// log(1.2)/0.05 = 3.646 standard errors; P(T₉ > 3.646) = 0.00267.
-	e := Estimate{Base: 100, Cand: 120, Ratio: 1.2, BaseVar: 0.00125, CandVar: 0.00125, BaseTrials: 10, CandTrials: 10, BaseEvents: 1e6, CandEvents: 1e6}.finish(0)
-	if math.Abs(e.SE-0.05) > 1e-12 || e.DF != 9 {
-		t.Fatalf("SE %g DF %g, want 0.05 and 9", e.SE, e.DF)
-	}
-	if p := e.P(); math.Abs(p-0.00267) > 0.00003 {
-		t.Errorf("P = %.5f, want 0.00267", p)
-	}
-	// The interval is exp(log R ± t₉(0.975)·SE), t₉(0.975) = 2.2622.
-	if lo := 1.2 * math.Exp(-2.2622*0.05); math.Abs(e.Lo-lo) > 1e-4 {
-		t.Errorf("Lo = %.5f, want %.5f", e.Lo, lo)
-	}
-	// A side whose own variance is low does not narrow the interval: the
-	// larger per-trial variance stands for both.
-	lucky := e
-	lucky.BaseVar = 1e-6
-	if l := lucky.finish(0); math.Abs(l.SE-0.05) > 1e-12 {
-		t.Errorf("SE with one quiet side %g, want 0.05", l.SE)
-	}
-	// Calibrated excess widens the interval and raises P.
-	w := e.finish(2 * 0.03 * 0.03)
-	if !(w.SE > e.SE && w.Lo < e.Lo && w.Hi > e.Hi && w.P() > e.P()) {
-		t.Errorf("excess did not widen: SE %g→%g, [%g, %g]→[%g, %g], P %g→%g", e.SE, w.SE, e.Lo, e.Hi, w.Lo, w.Hi, e.P(), w.P())
-	}
-}
-
-func TestHolm(t *testing.T) {
-	// m = 4 at 0.01: levels 0.0025, 0.00333, 0.005, 0.01 by rank.
-	rej, level := holm([]float64{0.004, 0.001, 0.2, 0.0032}, 0.01)
-	if d := cmp.Diff([]bool{true, true, false, true}, rej); d != "" {
-		t.Errorf("rejected (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]float64{0.005, 0.0025, 0.01, 0.01 / 3}, level, cmpApprox); d != "" {
-		t.Errorf("levels (-want +got):\n%s", d)
-	}
-	// A step-down stops at the first acceptance: 0.004 > 0.0033 at rank 2
-	// keeps 0.0049 from being tried at 0.005.
-	rej, level = holm([]float64{0.001, 0.004, 0.0049, 0.5}, 0.01)
-	if d := cmp.Diff([]bool{true, false, false, false}, rej); d != "" {
-		t.Errorf("rejected (-want +got):\n%s", d)
-	}
-	for i := range rej {
-		if rej[i] != ([]float64{0.001, 0.004, 0.0049, 0.5}[i] <= level[i]) {
-			t.Errorf("test %d: rejected %v but P vs level %g says otherwise", i, rej[i], level[i])
-		}
-	}
-}
-
-var cmpApprox = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(a)) })
-
-func TestTrialsToSettle(t *testing.T) {
-	// Within-run variance 0.5 at 4 trials, room (0.5/1)² = 0.25: 8 trials,
-	// with a 10% margin 9.
-	if got := trialsToSettle(0.5, 0.5, 0, 1, 4, 4); got != 9 {
-		t.Errorf("trialsToSettle = %d, want 9", got)
-	}
-	// Always more than we have.
-	if got := trialsToSettle(1, 0.25, 0, 1, 5, 5); got != 6 {
-		t.Errorf("trialsToSettle with a narrow interval = %d, want 6", got)
-	}
-	if got := trialsToSettle(0.001, 1, 0, 2, 5, 5); got != maxTrialsToSettle {
-		t.Errorf("trialsToSettle far = %d, want cap %d", got, maxTrialsToSettle)
-	}
-	// Between-run excess does not shrink with trials: if it alone fills
-	// the room, no count settles it.
-	if got := trialsToSettle(0.1, 0.001, 0.02, 1, 5, 5); got != maxTrialsToSettle {
-		t.Errorf("trialsToSettle past the excess = %d, want cap %d", got, maxTrialsToSettle)
-	}
-	if got := trialsToSettle(0, 0.1, 0, 1, 5, 5); got != 0 {
-		t.Errorf("trialsToSettle at zero distance = %d, want 0", got)
-	}
-}
-
-func TestWarnings(t *testing.T) {
-	p999, _ := LookupPercentile("p99.9")
-	max, _ := LookupPercentile("max")
-	for _, c := range []struct {
-		name     string
-		p        Percentile
-		e        Estimate
-		gated    bool
-		bt, ct   int
-		contains []string
-		none     bool
-	}{
-		{"plenty", p999, Estimate{BaseEvents: 100000, CandEvents: 100000}, true, 5, 5, nil, true},
-		{"few beyond p99.9", p999, Estimate{BaseEvents: 15000, CandEvents: 100000}, true, 5, 5, []string{"few events beyond p99.9", "baseline 15"}, false},
-		{"max not gated is quiet", max, Estimate{BaseEvents: 100000, CandEvents: 100000}, false, 5, 5, nil, true},
-		{"max gated warns", max, Estimate{BaseEvents: 100000, CandEvents: 100000}, true, 5, 5, []string{"few events beyond max"}, false},
-		{"one trial", p999, Estimate{BaseEvents: 100000, CandEvents: 100000}, true, 1, 5, []string{"one baseline trial"}, false},
-		{"no events", p999, Estimate{CandEvents: 100000}, true, 5, 5, []string{"baseline has no events"}, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			w := warningStrings(warnings(c.p, c.e, c.gated, c.bt, c.ct))
-			if c.none && len(w) > 0 {
-				t.Errorf("warnings %q, want none", w)
-			}
-			all := strings.Join(w, "\n")
-			for _, s := range c.contains {
-				if !strings.Contains(all, s) {
-					t.Errorf("warnings %q lack %q", w, s)
-				}
-			}
-		})
-	}
-}
 
 func synthResult(t *testing.T, seed uint64, params, accel string, shift float64, trials int) *result.Result {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 99))
-	d := synthetic{Median: 20000, Sigma: 0.6, Scale: 1 + shift}
+	d := statstest.Synthetic{Median: 20000, Sigma: 0.6, Scale: 1 + shift}
 	m := &result.Metric{Unit: "ns"}
-	for _, h := range d.trials(r, trials, 20000, 0.02) {
+	for _, h := range d.Trials(r, trials, 20000, 0.02) {
 		m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h)})
 	}
 	return &result.Result{
@@ -190,7 +41,7 @@ func synthResult(t *testing.T, seed uint64, params, accel string, shift float64,
 func TestCompare(t *testing.T) {
 	base := synthResult(t, 1, "abc", "", 0, 5)
 	t.Run("gate block and CLI", func(t *testing.T) {
-		rep, err := Compare(base, synthResult(t, 2, "abc", "", 0.3, 5), Options{Thresholds: []Threshold{{Percentile: "p99", Value: 0.4}}})
+		rep, err := report.Compare(base, synthResult(t, 2, "abc", "", 0.3, 5), report.Options{Thresholds: []stats.Threshold{{Percentile: "p99", Value: 0.4}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,11 +55,11 @@ func TestCompare(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("thresholds (-want +got):\n%s", d)
 		}
-		kinds := map[string]Kind{}
+		kinds := map[string]stats.Kind{}
 		for _, v := range rep.Scenarios[0].Verdicts {
 			kinds[v.Quantile] = v.Kind
 		}
-		if kinds["p90"] != Regression || kinds["p50"] != NoChange || kinds["p99"] != NoChange || kinds["p99.9"] != NotGated {
+		if kinds["p90"] != stats.Regression || kinds["p50"] != stats.NoChange || kinds["p99"] != stats.NoChange || kinds["p99.9"] != stats.NotGated {
 			t.Errorf("kinds %v: want p90 regression, p50 and p99 no change, p99.9 not gated", kinds)
 		}
 		if c := rep.Tally(); c.Gated != 3 || rep.Tests != 3 {
@@ -219,16 +70,16 @@ func TestCompare(t *testing.T) {
 		}
 	})
 	t.Run("params differ", func(t *testing.T) {
-		_, err := Compare(base, synthResult(t, 2, "xyz", "", 0, 5), Options{})
-		if !errors.Is(err, ErrParamsDiffer) {
+		_, err := report.Compare(base, synthResult(t, 2, "xyz", "", 0, 5), report.Options{})
+		if !errors.Is(err, report.ErrParamsDiffer) {
 			t.Fatalf("err %v, want ErrParamsDiffer", err)
 		}
-		rep, err := Compare(base, synthResult(t, 2, "xyz", "", 0, 5), Options{Force: true})
+		rep, err := report.Compare(base, synthResult(t, 2, "xyz", "", 0, 5), report.Options{Force: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(strings.Join(warningStrings(rep.Scenarios[0].Warnings), "\n"), "parameters differ") {
-			t.Errorf("forced compare lacks a warning: %q", rep.Scenarios[0].Warnings)
+			t.Errorf("forced compare lacks a warning: %q", warningStrings(rep.Scenarios[0].Warnings))
 		}
 	})
 	t.Run("environment and tcg", func(t *testing.T) {
@@ -236,7 +87,7 @@ func TestCompare(t *testing.T) {
 		c.Environment.CPUs = 4
 		c.Environment.KernelRelease = "6.12.0"
 		c.Partial, c.Error = true, "interrupted"
-		rep, err := Compare(base, c, Options{})
+		rep, err := report.Compare(base, c, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,13 +98,13 @@ func TestCompare(t *testing.T) {
 			}
 		}
 		if !strings.Contains(strings.Join(warningStrings(rep.Scenarios[0].Verdicts[0].Warnings), "\n"), "one candidate trial") {
-			t.Errorf("verdict warnings lack one trial: %q", rep.Scenarios[0].Verdicts[0].Warnings)
+			t.Errorf("verdict warnings lack one trial: %q", warningStrings(rep.Scenarios[0].Verdicts[0].Warnings))
 		}
 	})
 	t.Run("metric on one side", func(t *testing.T) {
 		c := synthResult(t, 2, "abc", "", 0, 5)
 		c.Scenarios[0].Metrics["sched.runq"] = c.Scenarios[0].Metrics["syscall.getppid"]
-		rep, err := Compare(base, c, Options{})
+		rep, err := report.Compare(base, c, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +117,7 @@ func TestCompare(t *testing.T) {
 		empty := func() *result.Metric { return &result.Metric{Trials: []result.Trial{{Histogram: hist.New()}}} }
 		b.Scenarios[0].Metrics["sched.wakeup_new"] = empty()
 		c.Scenarios[0].Metrics["sched.wakeup_new"] = empty()
-		rep, err := Compare(b, c, Options{})
+		rep, err := report.Compare(b, c, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,15 +133,15 @@ func TestCompare(t *testing.T) {
 	t.Run("no scenario in common", func(t *testing.T) {
 		c := synthResult(t, 2, "abc", "", 0, 5)
 		c.Scenarios[0].Name = "other"
-		if _, err := Compare(base, c, Options{}); err == nil {
+		if _, err := report.Compare(base, c, report.Options{}); err == nil {
 			t.Error("no error")
 		}
 	})
 	t.Run("empty histogram", func(t *testing.T) {
 		c := synthResult(t, 2, "abc", "", 0, 5)
 		c.Scenarios[0].Metrics["syscall.getppid"] = &result.Metric{Trials: []result.Trial{{Histogram: hist.New()}}}
-		_, err := Compare(base, c, Options{})
-		if !errors.Is(err, ErrCandidateIncomplete) || !strings.Contains(err.Error(), "no events of syscall.getppid") {
+		_, err := report.Compare(base, c, report.Options{})
+		if !errors.Is(err, report.ErrCandidateIncomplete) || !strings.Contains(err.Error(), "no events of syscall.getppid") {
 			t.Errorf("candidate without events of a gated metric: %v, want ErrCandidateIncomplete naming it", err)
 		}
 	})
@@ -320,8 +171,8 @@ func TestCandidateMissingGatedMetricIsBroken(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cand := synthResult(t, 2, "abc", "", 0, 5)
 			c.strip(cand)
-			_, err := Compare(base, cand, Options{})
-			if !errors.Is(err, ErrCandidateIncomplete) || !strings.Contains(err.Error(), c.want) {
+			_, err := report.Compare(base, cand, report.Options{})
+			if !errors.Is(err, report.ErrCandidateIncomplete) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want ErrCandidateIncomplete with %q", err, c.want)
 			}
 		})
@@ -335,7 +186,7 @@ func TestCandidateCannotLoosenItsJudge(t *testing.T) {
 	base := synthResult(t, 1, "abc", "", 0, 8)
 	cand := synthResult(t, 2, "abc", "", 0.7, 8)
 	cand.Scenarios[0].Gate = map[string]map[string]float64{"*": {"p50": 1000}, "syscall.getppid": {"p90": 1000}}
-	rep, err := Compare(base, cand, Options{})
+	rep, err := report.Compare(base, cand, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +197,7 @@ func TestCandidateCannotLoosenItsJudge(t *testing.T) {
 				t.Errorf("p50 gated at %g, want the baseline's 0.5", v.Threshold)
 			}
 		case "p90":
-			if v.Threshold != 0.07 || v.Kind != Regression {
+			if v.Threshold != 0.07 || v.Kind != stats.Regression {
 				t.Errorf("p90: threshold %g, %s; want the baseline's 0.07 and a regression", v.Threshold, v.Kind)
 			}
 		}
@@ -367,7 +218,7 @@ func TestEnvironmentWarningsNameTheTargetDifference(t *testing.T) {
 	cand := synthResult(t, 2, "p", "tcg", 0, 3)
 	base.Target = result.Target{Name: "a", Kind: "vm", Accel: "tcg", VCPUs: 2, MemMiB: 1024}
 	cand.Target = result.Target{Name: "b", Kind: "vm", Accel: "tcg", VCPUs: 4, MemMiB: 1024, Cmdline: "nohz_full=1"}
-	all := strings.Join(warningStrings(environmentWarnings(base, cand)), "\n")
+	all := strings.Join(warningStrings(report.EnvironmentWarnings(base, cand)), "\n")
 	for _, want := range []string{`target vCPUs is "2" in the baseline, "4" in the candidate`, `target kernel cmdline is "" in the baseline, "nohz_full=1"`, "TCG"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
@@ -401,13 +252,13 @@ func TestCompareClocks(t *testing.T) {
 		{"two shifts", virtual(1, 0), virtual(2, 3), "the candidate in virtual time (shift 3)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Compare(c.base, c.cand, Options{})
-			if !errors.Is(err, ErrClocksDiffer) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			_, err := report.Compare(c.base, c.cand, report.Options{})
+			if !errors.Is(err, report.ErrClocksDiffer) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err %v, want one line of ErrClocksDiffer saying %q", err, c.want)
 			}
 		})
 	}
-	rep, err := Compare(virtual(1, 0), virtual(2, 0), Options{})
+	rep, err := report.Compare(virtual(1, 0), virtual(2, 0), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,4 +266,16 @@ func TestCompareClocks(t *testing.T) {
 	if strings.Count(all, "virtual time: each guest instruction counts 1 ns") != 1 || strings.Contains(all, "TCG") {
 		t.Errorf("warnings of two virtual-time sides:\n%s\nwant the virtual-time line once and no TCG warning", all)
 	}
+}
+
+// warningStrings words ws as a two-sided report does.
+func warningStrings(ws []stats.Warning) []string {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = render.WarningText(w)
+	}
+	return out
 }

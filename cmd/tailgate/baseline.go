@@ -10,7 +10,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 func baselineSubs() []cmdline.Sub {
@@ -33,7 +33,7 @@ func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ 
 		return err
 	}
 	write := func(w io.Writer, entries []baseline.Entry) error {
-		return report.WriteBaselines(w, entries, report.TextOptions{Width: termwidth.Of(w)})
+		return render.WriteBaselines(w, entries, render.TextOptions{Width: termwidth.Of(w)})
 	}
 	switch *format {
 	case "text":

@@ -11,7 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -76,7 +76,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := report.WriteCalibrationText(stdout, cal, all[0], fl.report.thresholds, report.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
+	if err := render.WriteCalibrationText(stdout, cal, all[0], fl.report.thresholds, render.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
 		return err
 	}
 	if basePath == "" {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -260,7 +260,7 @@ func TestRefusedFlags(t *testing.T) {
 		})
 	}
 	// checkThresholds is what run-based commands call.
-	rf := reportFlags{thresholds: []report.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}}
+	rf := reportFlags{thresholds: []stats.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}}
 	if err := rf.checkThresholds([]string{"sched.runq"}); err != nil {
 		t.Errorf("a threshold for a measured metric: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // Exit codes: CI must be able to tell "slower" from "broken".
@@ -53,8 +53,8 @@ func exitCode(err error) int {
 
 // writeJUnitErrors writes, when err is an infrastructure failure (exit 3),
 // the JUnit document that says so to every JUnit output file.
-func writeJUnitErrors(outs []report.Output, command string, err error, stderr io.Writer) {
+func writeJUnitErrors(outs []render.Output, command string, err error, stderr io.Writer) {
 	if err != nil && exitCode(err) == exitInfra {
-		report.WriteJUnitErrors(outs, command, err, stderr)
+		render.WriteJUnitErrors(outs, command, err, stderr)
 	}
 }

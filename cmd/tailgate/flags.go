@@ -15,6 +15,8 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
@@ -177,8 +179,8 @@ func (f *targetFlags) inOrder(env roundsEnv) ([]engine.Target, []string, error) 
 // reportFlags are how a comparison is made and written: thresholds,
 // resamples, outputs, strictness.
 type reportFlags struct {
-	thresholds []report.Threshold
-	outputs    []report.Output
+	thresholds []stats.Threshold
+	outputs    []render.Output
 	output     string
 	strict     bool
 	force      bool
@@ -188,7 +190,7 @@ type reportFlags struct {
 func (f *reportFlags) register(fs *flag.FlagSet) {
 	f.registerThresholds(fs)
 	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
-		o, err := report.ParseOutput(s)
+		o, err := render.ParseOutput(s)
 		f.outputs = append(f.outputs, o)
 		return err
 	})
@@ -200,18 +202,18 @@ func (f *reportFlags) register(fs *flag.FlagSet) {
 // registerThresholds registers the flags that shape the statistics alone.
 func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", func(s string) error {
-		t, err := report.ParseThreshold(s)
+		t, err := stats.ParseThreshold(s)
 		if err != nil {
 			return err
 		}
 		f.thresholds = append(f.thresholds, t)
 		return nil
 	})
-	f.resamples = report.DefaultResamples
-	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", report.MaxResamples, report.DefaultResamples), func(s string) error {
+	f.resamples = stats.DefaultResamples
+	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", stats.MaxResamples, stats.DefaultResamples), func(s string) error {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > report.MaxResamples {
-			return fmt.Errorf("want a number from 1 to %d", report.MaxResamples)
+		if err != nil || n < 1 || n > stats.MaxResamples {
+			return fmt.Errorf("want a number from 1 to %d", stats.MaxResamples)
 		}
 		f.resamples = n
 		return nil
@@ -219,9 +221,9 @@ func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 }
 
 // resolveOutputs applies --output and the default, and checks every
-// file before anything runs (report.ResolveOutputs).
-func (f *reportFlags) resolveOutputs() ([]report.Output, error) {
-	outs, err := report.ResolveOutputs(f.outputs, f.output, f.strict)
+// file before anything runs (render.ResolveOutputs).
+func (f *reportFlags) resolveOutputs() ([]render.Output, error) {
+	outs, err := render.ResolveOutputs(f.outputs, f.output, f.strict)
 	if err != nil {
 		return nil, &usageError{Err: err}
 	}
@@ -229,9 +231,9 @@ func (f *reportFlags) resolveOutputs() ([]report.Output, error) {
 }
 
 // checkThresholds refuses a --threshold for a metric none of metrics is
-// (report.CheckThresholdMetrics): a usage error.
+// (stats.CheckThresholdMetrics): a usage error.
 func (f *reportFlags) checkThresholds(metrics []string) error {
-	if err := report.CheckThresholdMetrics(f.thresholds, metrics); err != nil {
+	if err := stats.CheckThresholdMetrics(f.thresholds, metrics); err != nil {
 		return &usageError{Err: err}
 	}
 	return nil
@@ -254,14 +256,14 @@ func (f *reportFlags) options() report.Options {
 // verdict writes m to outs and turns it into the command's outcome:
 // errRegression (exit 1) when the gate fails, after saying why on stderr
 // when the report might not be on a terminal.
-func (f *reportFlags) verdict(m *report.Matrix, outs []report.Output, name string, stdout, stderr io.Writer) error {
-	if err := report.WriteOutputs(m, outs, stdout, stderr); err != nil {
+func (f *reportFlags) verdict(m *report.Matrix, outs []render.Output, name string, stdout, stderr io.Writer) error {
+	if err := render.WriteOutputs(m, outs, stdout, stderr); err != nil {
 		return err
 	}
 	if !m.Failed(f.strict) {
 		return nil
 	}
-	for _, line := range m.Failures(f.strict) {
+	for _, line := range render.Failures(m, f.strict) {
 		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, line)
 	}
 	return errRegression

@@ -13,7 +13,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -175,7 +175,7 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 	}
 	if j.Matrix != nil {
 		fl.history.attach(ctx, j.Matrix, stderr)
-		if err := report.WriteOutputs(j.Matrix, outs, stdout, stderr); err != nil {
+		if err := render.WriteOutputs(j.Matrix, outs, stdout, stderr); err != nil {
 			return err
 		}
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/slowdown"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // BenchmarkGateRuns runs real gates on this machine, many times over, and
@@ -229,7 +229,7 @@ func gatedRatios(path string) (names, ratios string) {
 	if err != nil {
 		return "", "-"
 	}
-	var doc report.JSONReport
+	var doc render.JSONReport
 	if json.Unmarshal(b, &doc) != nil {
 		return "", "-"
 	}

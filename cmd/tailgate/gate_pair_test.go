@@ -12,7 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 func runGateWith(env roundsEnv, args ...string) (code int, stdout, stderr string) {
@@ -171,7 +171,7 @@ func TestLookRounds(t *testing.T) {
 		{"the cap", engine.MaxGateRounds, []int{12, 15, 19, 24, 30, 37, 46, 58, 72, 90, 112, 140, 175, 200}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if diff := cmp.Diff(c.want, report.PlanLooks(c.rounds)); diff != "" {
+			if diff := cmp.Diff(c.want, stats.PlanLooks(c.rounds)); diff != "" {
 				t.Errorf("looks (-want +got):\n%s", diff)
 			}
 		})

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // compare --history STORE --format json puts each gated verdict's
@@ -31,7 +31,7 @@ func TestCompareJSONHistory(t *testing.T) {
 	if err := validateBytes(t, docsSchema(t, "compare"), b); err != nil {
 		t.Errorf("the document with its history does not validate against docs/compare.schema.json: %v\n%s", err, b)
 	}
-	var doc report.JSONReport
+	var doc render.JSONReport
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -77,7 +77,7 @@ func kernelsList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if l.AvailErr != nil {
 		fmt.Fprintf(stderr, "tailgate kernels: cannot list Debian kernels: %v\n", l.AvailErr)
 	}
-	return l.Write(stdout, *format == "json", report.TextOptions{Width: termwidth.Of(stdout)})
+	return l.Write(stdout, *format == "json", render.TextOptions{Width: termwidth.Of(stdout)})
 }
 
 func kernelsFetch(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {

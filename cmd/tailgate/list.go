@@ -10,11 +10,11 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // listWidth is the width tailgate list keeps to.
-const listWidth = report.CatalogWidth
+const listWidth = render.CatalogWidth
 
 // cmdList is tailgate list: the catalog of built-in scenarios, tracers
 // and metrics (engine.Catalog), or one tracer key's values.
@@ -48,9 +48,9 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch *format {
 	case "text":
-		return report.WriteCatalog(stdout, engine.Catalog())
+		return render.WriteCatalog(stdout, engine.Catalog())
 	case "json":
-		return report.WriteCatalogJSON(stdout, engine.Catalog())
+		return render.WriteCatalogJSON(stdout, engine.Catalog())
 	}
 	return usagef("--format %q: want text or json", *format)
 }

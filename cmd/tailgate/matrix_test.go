@@ -23,7 +23,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // execFunc runs one request on a target in place of the target itself.
@@ -169,7 +169,7 @@ func TestMatrixVerdictIsCompares(t *testing.T) {
 	if !strings.Contains(stdout, "B vs A: ") || !strings.Contains(stdout, "REGRESSION") {
 		t.Errorf("text report:\n%s", stdout)
 	}
-	var doc report.JSONMatrix
+	var doc render.JSONMatrix
 	b, err := os.ReadFile(mjson)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestMatrixVerdictIsCompares(t *testing.T) {
 		if ccode != wantCode {
 			t.Errorf("compare A %s: exit %d, want %d: %s", tg, ccode, wantCode, cerr)
 		}
-		var cmpDoc report.JSONReport
+		var cmpDoc render.JSONReport
 		if err := json.Unmarshal([]byte(cout), &cmpDoc); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestMatrixVerdictIsCompares(t *testing.T) {
 				}
 			}
 		}
-		if diff := cmp.Diff(cmpDoc, doc.Comparisons[i], cmpopts.IgnoreFields(report.JSONVerdict{}, "Level"), cmpopts.IgnoreFields(report.JSONReport{}, "Tests")); diff != "" {
+		if diff := cmp.Diff(cmpDoc, doc.Comparisons[i], cmpopts.IgnoreFields(render.JSONVerdict{}, "Level"), cmpopts.IgnoreFields(render.JSONReport{}, "Tests")); diff != "" {
 			t.Errorf("%s vs A: matrix differs from compare (-compare +matrix):\n%s", tg, diff)
 		}
 	}

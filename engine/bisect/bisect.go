@@ -20,7 +20,8 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/safefile"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // ErrBadInput is an input the bisect cannot start from: not a
@@ -66,9 +67,9 @@ func MarkOf(m *Measure, buildErr error) Mark {
 	switch {
 	case buildErr != nil || m == nil:
 		return Skip
-	case m.Verdict == report.Regression:
+	case m.Verdict == stats.Regression:
 		return Bad
-	case m.Verdict == report.NoChange || m.Verdict == report.Improvement:
+	case m.Verdict == stats.NoChange || m.Verdict == stats.Improvement:
 		return Good
 	}
 	return Skip
@@ -370,7 +371,7 @@ func Describe(m *Measure) string {
 	return fmt.Sprintf("%s, %s %s %s", m.Verdict, w.Metric, w.Percentile, formatRatio(w))
 }
 
-func formatRatio(v *report.JSONVerdict) string {
+func formatRatio(v *render.JSONVerdict) string {
 	s := "×" + ratioString(v.Ratio)
 	if v.Lo != nil && v.Hi != nil {
 		s += " [×" + ratioString(v.Lo) + ", ×" + ratioString(v.Hi) + "]"

@@ -13,7 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 func TestMarkOf(t *testing.T) {
@@ -23,10 +24,10 @@ func TestMarkOf(t *testing.T) {
 		build error
 		want  Mark
 	}{
-		{"regression", &Measure{Verdict: report.Regression}, nil, Bad},
-		{"no change", &Measure{Verdict: report.NoChange}, nil, Good},
-		{"improvement", &Measure{Verdict: report.Improvement}, nil, Good},
-		{"inconclusive", &Measure{Verdict: report.Inconclusive}, nil, Skip},
+		{"regression", &Measure{Verdict: stats.Regression}, nil, Bad},
+		{"no change", &Measure{Verdict: stats.NoChange}, nil, Good},
+		{"improvement", &Measure{Verdict: stats.Improvement}, nil, Good},
+		{"inconclusive", &Measure{Verdict: stats.Inconclusive}, nil, Skip},
 		{"build failed", nil, &BuildError{Err: errors.New("exit status 1")}, Skip},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,22 +39,22 @@ func TestMarkOf(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	v := func(kinds ...report.Kind) []report.JSONVerdict {
-		var out []report.JSONVerdict
+	v := func(kinds ...stats.Kind) []render.JSONVerdict {
+		var out []render.JSONVerdict
 		for _, k := range kinds {
-			out = append(out, report.JSONVerdict{Gated: true, Verdict: k})
+			out = append(out, render.JSONVerdict{Gated: true, Verdict: k})
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name  string
-		gated []report.JSONVerdict
-		want  report.Kind
+		gated []render.JSONVerdict
+		want  stats.Kind
 	}{
-		{"one regression among others", v(report.NoChange, report.Regression, report.Inconclusive), report.Regression},
-		{"one open", v(report.NoChange, report.Inconclusive), report.Inconclusive},
-		{"all decided", v(report.NoChange, report.Improvement), report.NoChange},
-		{"nothing gated", nil, report.Inconclusive},
+		{"one regression among others", v(stats.NoChange, stats.Regression, stats.Inconclusive), stats.Regression},
+		{"one open", v(stats.NoChange, stats.Inconclusive), stats.Inconclusive},
+		{"all decided", v(stats.NoChange, stats.Improvement), stats.NoChange},
+		{"nothing gated", nil, stats.Inconclusive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Verdict(tc.gated); got != tc.want {
@@ -97,11 +98,11 @@ func (f *fakeGate) Gate(ctx context.Context, r Request) (*Measure, error) {
 		return nil, ctx.Err()
 	default:
 		r := 1.0
-		if k == string(report.Regression) {
+		if k == string(stats.Regression) {
 			r = 3
 		}
-		return &Measure{Verdict: report.Kind(k), Headline: k, Gated: []report.JSONVerdict{
-			{Metric: "ufunc.work:tg_op", Percentile: "p99", Gated: true, Verdict: report.Kind(k), Ratio: &r}}}, nil
+		return &Measure{Verdict: stats.Kind(k), Headline: k, Gated: []render.JSONVerdict{
+			{Metric: "ufunc.work:tg_op", Percentile: "p99", Gated: true, Verdict: stats.Kind(k), Ratio: &r}}}, nil
 	}
 }
 
@@ -397,17 +398,17 @@ func TestParseReport(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		doc  string
-		want report.Kind
+		want stats.Kind
 	}{
-		{"inconclusive", string(b), report.Inconclusive},
-		{"regression", reg, report.Regression},
+		{"inconclusive", string(b), stats.Inconclusive},
+		{"regression", reg, stats.Regression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := ParseReport([]byte(tc.doc))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Verdict != tc.want || len(m.Gated) != 1 || MarkOf(m, nil) != map[report.Kind]Mark{report.Inconclusive: Skip, report.Regression: Bad}[tc.want] {
+			if m.Verdict != tc.want || len(m.Gated) != 1 || MarkOf(m, nil) != map[stats.Kind]Mark{stats.Inconclusive: Skip, stats.Regression: Bad}[tc.want] {
 				t.Fatalf("verdict %s, %d gated, want %s and 1", m.Verdict, len(m.Gated), tc.want)
 			}
 			if got, want := Describe(m), string(tc.want)+", ufunc.work:tg_op p99 ×1.01 [×0.95, ×1.10]"; got != want {

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/safefile"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // Gate measures one commit's build against the good commit's build in
@@ -36,21 +37,21 @@ type Request struct {
 // Measure is what a gate said of a commit: the verdict of its gated
 // tests taken together, its headline and the gated verdicts themselves.
 type Measure struct {
-	Verdict  report.Kind
+	Verdict  stats.Kind
 	Headline string
-	Gated    []report.JSONVerdict
+	Gated    []render.JSONVerdict
 }
 
 // Verdict is the gated tests' verdict taken together: a regression if any
 // is one, else inconclusive if any is, else no change (an improvement is
 // no change for a bisect). No gated test at all is inconclusive.
-func Verdict(gated []report.JSONVerdict) report.Kind {
+func Verdict(gated []render.JSONVerdict) stats.Kind {
 	var reg, open, decided bool
 	for _, v := range gated {
 		switch v.Verdict {
-		case report.Regression:
+		case stats.Regression:
 			reg = true
-		case report.NoChange, report.Improvement:
+		case stats.NoChange, stats.Improvement:
 			decided = true
 		default:
 			open = true
@@ -58,20 +59,20 @@ func Verdict(gated []report.JSONVerdict) report.Kind {
 	}
 	switch {
 	case reg:
-		return report.Regression
+		return stats.Regression
 	case open || !decided:
-		return report.Inconclusive
+		return stats.Inconclusive
 	}
-	return report.NoChange
+	return stats.NoChange
 }
 
 // Worst is the gated verdict to show for m: the one with the largest
 // ratio among those of m's verdict.
-func (m *Measure) Worst() *report.JSONVerdict {
-	var w *report.JSONVerdict
+func (m *Measure) Worst() *render.JSONVerdict {
+	var w *render.JSONVerdict
 	for i := range m.Gated {
 		v := &m.Gated[i]
-		if k := v.Verdict; k != m.Verdict && !(m.Verdict == report.NoChange && k == report.Improvement) {
+		if k := v.Verdict; k != m.Verdict && !(m.Verdict == stats.NoChange && k == stats.Improvement) {
 			continue
 		}
 		if w == nil || ratio(v) > ratio(w) {
@@ -81,7 +82,7 @@ func (m *Measure) Worst() *report.JSONVerdict {
 	return w
 }
 
-func ratio(v *report.JSONVerdict) float64 {
+func ratio(v *render.JSONVerdict) float64 {
 	if v.Ratio == nil {
 		return 0
 	}
@@ -147,12 +148,12 @@ func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
 // ParseReport reads a same-job gate's JSON report, the compare document
 // of its two sides (docs/compare.schema.json), into a Measure.
 func ParseReport(b []byte) (*Measure, error) {
-	var doc report.JSONReport
+	var doc render.JSONReport
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("gate report: %w", err)
 	}
-	if doc.Schema != report.JSONSchemaVersion {
-		return nil, fmt.Errorf("gate report: schema %d, want %d", doc.Schema, report.JSONSchemaVersion)
+	if doc.Schema != render.JSONSchemaVersion {
+		return nil, fmt.Errorf("gate report: schema %d, want %d", doc.Schema, render.JSONSchemaVersion)
 	}
 	m := &Measure{Headline: doc.Headline}
 	for _, s := range doc.Scenarios {

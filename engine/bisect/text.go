@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // WriteText writes how the bisect ended: the first bad commit with the
@@ -15,7 +16,7 @@ import (
 func (o *Outcome) WriteText(w io.Writer, keep bool) error {
 	var b strings.Builder
 	switch {
-	case !o.Found() && o.Check.Measure != nil && o.Check.Measure.Verdict == report.Inconclusive:
+	case !o.Found() && o.Check.Measure != nil && o.Check.Measure.Verdict == stats.Inconclusive:
 		fmt.Fprintf(&b, "no regression to bisect: the gate of bad %s against good %s was inconclusive (%s); a longer --budget after -- may decide\n",
 			Short(o.Bad), Short(o.Good), Describe(o.Check.Measure))
 	case !o.Found():
@@ -64,12 +65,12 @@ func (s *Step) describe() string {
 
 // verdictLine is a gated verdict as the report's row reads:
 // "ufunc.work:tg_op p99: 21.3µs → 64.1µs, ×3.02 [×2.95, ×3.10], regression, 12 rounds".
-func verdictLine(v report.JSONVerdict) string {
+func verdictLine(v render.JSONVerdict) string {
 	ns := func(f *float64) string {
 		if f == nil {
 			return "-"
 		}
-		return report.FormatNs(*f)
+		return render.FormatNs(*f)
 	}
 	s := fmt.Sprintf("%s %s: %s → %s, %s, %s", v.Metric, v.Percentile, ns(v.BaseNs), ns(v.CandNs), formatRatio(&v), v.Verdict)
 	if v.Rounds > 0 {

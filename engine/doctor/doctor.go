@@ -17,7 +17,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -206,7 +206,7 @@ func Write(w io.Writer, cs []Check) (failed int, err error) {
 // host runs need failed. Narrower than the table, the detail wraps and
 // then, with what the check is needed for, moves beneath the row.
 func Render(w io.Writer, cs []Check, o Options) (failed int, err error) {
-	t := &report.FitTable{Width: o.Width, Columns: []report.Column{
+	t := &render.FitTable{Width: o.Width, Columns: []render.Column{
 		{Header: "check"},
 		{Header: "status"},
 		{Header: "needed for", Fold: 1},

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
@@ -46,7 +46,7 @@ var vmtestKVMOpensNotRuns = vmtest.KVM{Opens: true, Reason: "KVM_RUN: a test loo
 func TestRenderWidths(t *testing.T) {
 	cs := sampleChecks()
 	var want bytes.Buffer // the table as doctor printed it before widths
-	tab := report.NewTable(&want)
+	tab := render.NewTable(&want)
 	tab.Header([]string{"check", "status", "needed for", "detail"})
 	for _, c := range cs {
 		tab.Append([]string{c.Name, c.Status(), c.Need, c.Detail})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // Key names one series: a percentile of a metric of a scenario on a
@@ -75,7 +75,7 @@ type Builder struct {
 }
 
 // NewBuilder returns a Builder for sel. The percentile names must be
-// report.Percentiles' (CheckSelection).
+// stats.Percentiles' (CheckSelection).
 func NewBuilder(sel Selection) *Builder {
 	return &Builder{sel: sel, series: map[Key]*Series{}}
 }
@@ -83,7 +83,7 @@ func NewBuilder(sel Selection) *Builder {
 // CheckSelection refuses a percentile report does not know.
 func CheckSelection(sel Selection) error {
 	for _, p := range sel.Percentiles {
-		if _, ok := report.LookupPercentile(p); !ok {
+		if _, ok := stats.LookupPercentile(p); !ok {
 			return fmt.Errorf("unknown percentile %q (want p50, p90, p99, p99.9 or max)", p)
 		}
 	}
@@ -108,7 +108,7 @@ func (b *Builder) AddSummary(s *history.Summary, at time.Time, path string) bool
 	var adds []add
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
-		policy, _ := report.GatePolicy(&result.Scenario{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition})
+		policy, _ := stats.GatePolicy(&result.Scenario{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition})
 		for _, mname := range sortedKeys(sc.Metrics) {
 			if len(b.sel.Metrics) > 0 && !slices.Contains(b.sel.Metrics, mname) {
 				continue
@@ -122,7 +122,7 @@ func (b *Builder) AddSummary(s *history.Summary, at time.Time, path string) bool
 				pcts = sortedKeys(gated)
 			}
 			for _, pname := range pcts {
-				if _, ok := report.LookupPercentile(pname); !ok {
+				if _, ok := stats.LookupPercentile(pname); !ok {
 					continue
 				}
 				xs, ok := sc.Metrics[mname][pname]

@@ -14,6 +14,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // trendFixture is a store of 30 commits of main and 5 of a feature
@@ -113,7 +114,7 @@ func TestTrends(t *testing.T) {
 		t.Errorf("commits %v,\nwant main's last %d %v", tr.Commits, DefaultTrendCommits, want)
 	}
 	// The candidate's value is its trials' median, as a commit's is.
-	q, _ := report.LookupPercentile(tr.Quantile)
+	q, _ := stats.LookupPercentile(tr.Quantile)
 	var xs []float64
 	for _, tr := range f.cand.Scenarios[0].Metrics[tr.Metric].Trials {
 		xs = append(xs, tr.Histogram.Quantile(q.Q))

@@ -11,9 +11,9 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // Format is an output format of show (and run).
@@ -57,39 +57,12 @@ type Options struct {
 	Linear *Linear
 }
 
-// Write writes d in format f.
-func (d *Document) Write(w io.Writer, f Format, o Options) error {
-	switch f {
-	case FormatText:
-		// Names and the kernel release come from the Result file; the
-		// text is for a terminal or a CI log (plaintext.Guard).
-		g := plaintext.Guard(w)
-		if err := d.Text(g, o); err != nil {
-			return err
-		}
-		return g.Flush()
-	case FormatJSON:
-		return d.JSON(w)
-	case FormatCSV:
-		return d.CSV(w)
-	case FormatOpenMetrics:
-		return d.OpenMetrics(w)
-	case FormatBenchstat:
-		return d.Benchstat(w)
-	case FormatGitHubActionBenchmark:
-		return d.GitHubActionBenchmark(w)
-	case FormatBencher:
-		return d.Bencher(w)
-	}
-	return fmt.Errorf("format %q: unknown", f)
-}
-
 // Text writes, per scenario and metric, the histogram rows, the
 // percentiles of all trials and a line per trial.
 func (d *Document) Text(w io.Writer, o Options) error {
 	fmt.Fprintf(w, "%s on %s (%s, %d CPUs)\n", d.Target.Name, d.Environment.KernelRelease, d.Environment.CPUModel, d.Environment.CPUs)
 	if d.Target.ClockOf() == result.ClockVirtual {
-		fmt.Fprintln(w, report.VirtualTimeLine(fmt.Sprint(d.Target.Shift())))
+		fmt.Fprintln(w, render.VirtualTimeLine(fmt.Sprint(d.Target.Shift())))
 	}
 	for _, s := range d.Scenarios {
 		var empty []string
@@ -110,13 +83,13 @@ func (d *Document) Text(w io.Writer, o Options) error {
 			}
 			writeRows(w, rows)
 			fmt.Fprintf(w, "  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
-				report.FormatNs(m.All.P50), report.FormatNs(m.All.P90), report.FormatNs(m.All.P99), report.FormatNs(m.All.P999), report.FormatNs(m.All.Max))
-			t := report.NewTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+				render.FormatNs(m.All.P50), render.FormatNs(m.All.P90), render.FormatNs(m.All.P99), render.FormatNs(m.All.P999), render.FormatNs(m.All.Max))
+			t := render.NewTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 			t.Header([]string{"trial", "count", "p50", "p90", "p99", "p99.9", "max"})
 			for _, tr := range m.Trials {
 				sm := tr.Summary
-				if err := t.Append([]string{strconv.Itoa(tr.N), strconv.FormatUint(sm.Count, 10), report.FormatNs(sm.P50), report.FormatNs(sm.P90),
-					report.FormatNs(sm.P99), report.FormatNs(sm.P999), report.FormatNs(sm.Max)}); err != nil {
+				if err := t.Append([]string{strconv.Itoa(tr.N), strconv.FormatUint(sm.Count, 10), render.FormatNs(sm.P50), render.FormatNs(sm.P90),
+					render.FormatNs(sm.P99), render.FormatNs(sm.P999), render.FormatNs(sm.Max)}); err != nil {
 					return err
 				}
 			}
@@ -324,7 +297,7 @@ func (d *Document) Benchstat(w io.Writer) error {
 			if m.All.Count == 0 {
 				continue
 			}
-			for _, p := range report.Percentiles {
+			for _, p := range stats.Percentiles {
 				for _, t := range m.Trials {
 					if t.Summary.Count == 0 {
 						continue

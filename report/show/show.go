@@ -17,7 +17,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // SchemaVersion is the version of the JSON document Document.JSON writes.
@@ -66,7 +66,7 @@ func New(r *result.Result) *Document {
 	d := &Document{Target: r.Target, Environment: r.Environment, Partial: r.Partial}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		gate, _ := report.GatePolicy(s)
+		gate, _ := stats.GatePolicy(s)
 		sc := Scenario{Name: s.Name, Trials: s.Trials}
 		for name, m := range s.Metrics {
 			merged := m.Merged()
@@ -99,8 +99,8 @@ func New(r *result.Result) *Document {
 
 // gated says the gate policy gates metric at some percentile.
 func gated(metric string, gate map[string]map[string]float64) bool {
-	for _, p := range report.Percentiles {
-		if _, ok := report.ResolveThreshold(metric, p.Name, gate, nil); ok {
+	for _, p := range stats.Percentiles {
+		if _, ok := stats.ResolveThreshold(metric, p.Name, gate, nil); ok {
 			return true
 		}
 	}

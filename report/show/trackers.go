@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // The formats of benchmark trackers, which keep a series per benchmark
@@ -26,7 +26,7 @@ type trackerPoint struct {
 }
 
 // trackerPoints lists the points of d in the order of its scenarios, its
-// metrics (gated first) and report.Percentiles; metrics without events
+// metrics (gated first) and stats.Percentiles; metrics without events
 // have none.
 func (d *Document) trackerPoints() []trackerPoint {
 	var out []trackerPoint
@@ -36,8 +36,8 @@ func (d *Document) trackerPoints() []trackerPoint {
 			if m.All.Count == 0 || m.src == nil {
 				continue
 			}
-			for _, p := range report.Percentiles {
-				v, lo, hi := report.PercentileOf(m.src, m.Name, p, 0)
+			for _, p := range stats.Percentiles {
+				v, lo, hi := stats.PercentileOf(m.src, m.Name, p, 0)
 				if math.IsNaN(v) {
 					continue
 				}

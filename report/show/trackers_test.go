@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // validateSchema checks doc against testdata/schema (see
@@ -33,7 +33,7 @@ func validateSchema(t *testing.T, schema string, doc []byte) {
 }
 
 // wantPoints is what each tracker should get from sample: a benchmark per
-// scenario, metric with events and percentile, with report.PercentileOf's
+// scenario, metric with events and percentile, with stats.PercentileOf's
 // value and interval.
 func wantPoints(t *testing.T) map[string][3]float64 {
 	res := sample(t)
@@ -43,8 +43,8 @@ func wantPoints(t *testing.T) map[string][3]float64 {
 			if m.Merged().Count() == 0 {
 				continue
 			}
-			for _, p := range report.Percentiles {
-				v, lo, hi := report.PercentileOf(m, name, p, 0)
+			for _, p := range stats.Percentiles {
+				v, lo, hi := stats.PercentileOf(m, name, p, 0)
 				want[s.Name+"/"+name+"/"+p.Name] = [3]float64{v, lo, hi}
 			}
 		}

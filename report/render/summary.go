@@ -1,0 +1,164 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
+)
+
+// headline is the one-sentence outcome that leads every rendering:
+// "2 regressions in 14 gated percentiles" or "No regressions in 14 gated
+// percentiles", with improvements and inconclusive verdicts in brackets.
+func headline(r *report.Report) string {
+	c := r.Tally()
+	var b strings.Builder
+	switch c.Regressions {
+	case 0:
+		b.WriteString("No regressions")
+	case 1:
+		b.WriteString("1 regression")
+	default:
+		fmt.Fprintf(&b, "%d regressions", c.Regressions)
+	}
+	fmt.Fprintf(&b, " in %d gated %s", c.Gated, plural(c.Gated, "percentile", "percentiles"))
+	var extra []string
+	if c.Inconclusive > 0 {
+		extra = append(extra, fmt.Sprintf("%d inconclusive", c.Inconclusive))
+	}
+	if c.Improvements > 0 {
+		extra = append(extra, fmt.Sprintf("%d %s", c.Improvements, plural(c.Improvements, "improvement", "improvements")))
+	}
+	if len(extra) > 0 {
+		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// verdictLabel is a verdict as the tables show it.
+func verdictLabel(v stats.Verdict) string {
+	switch v.Kind {
+	case stats.Inconclusive:
+		// A direction only where the data lean one way: past the
+		// threshold, or a change confirmed that may be past it. Inside the
+		// threshold it waits for a narrower interval, not for a direction.
+		dir := ""
+		leans := v.Ratio > 1+v.Threshold || v.Ratio < 1-v.Threshold || (v.Level > 0 && v.P <= v.Level)
+		switch {
+		case !leans && v.TrialsToSettle > 0:
+			dir = "no change?"
+		case leans && v.Ratio > 1:
+			dir = "slower?"
+		case leans && v.Ratio < 1:
+			dir = "faster?"
+		}
+		s := "inconclusive"
+		if dir != "" {
+			s += " (" + dir
+			switch {
+			case v.TrialsToSettle >= stats.MaxTrialsToSettle:
+				s += fmt.Sprintf(" >%d trials", stats.MaxTrialsToSettle)
+			case v.TrialsToSettle > 0:
+				s += fmt.Sprintf(" ~%d %s", v.TrialsToSettle, plural(v.TrialsToSettle, "trial", "trials"))
+			}
+			s += ")"
+		}
+		return s
+	case stats.Regression:
+		return "REGRESSION"
+	}
+	return string(v.Kind)
+}
+
+func thresholdLabel(v stats.Verdict) string {
+	if !v.Gated {
+		return "-"
+	}
+	return "±" + FormatPercent(v.Threshold)
+}
+
+// role names target i's part: baseline and candidate in a report,
+// reference and target in a matrix.
+func role(m *report.Matrix, i int) string {
+	switch {
+	case m.TwoSided && i == 0:
+		return "baseline"
+	case m.TwoSided:
+		return "candidate"
+	case i == 0:
+		return "reference"
+	}
+	return "target"
+}
+
+// column heads target i's values in a table: its role in a report, its
+// name in a matrix.
+func column(m *report.Matrix, i int) string {
+	switch {
+	case m.TwoSided:
+		return role(m, i)
+	case i == 0:
+		return m.Targets[0].Name + " (ref)"
+	}
+	return m.Targets[i].Name
+}
+
+// describe is target i's line under the headline: its name, what sets it
+// apart, its kernel and, when its Result says, its trials.
+func describe(m *report.Matrix, i int) string {
+	t := m.Targets[i]
+	side := m.Pairs[max(i-1, 0)].Cand
+	if i == 0 {
+		side = m.Pairs[0].Base
+	}
+	d := t.Name
+	if t.Description != "" {
+		d += " (" + t.Description + ")"
+	}
+	if side.KernelRelease != "" {
+		d += ", kernel " + side.KernelRelease
+	}
+	if side.Accel != "" {
+		d += ", " + side.Accel
+	}
+	if side.Clock == "virtual" {
+		d += " in virtual time"
+	}
+	trials := 0
+	if t.Result != nil {
+		for _, s := range t.Result.Scenarios {
+			trials = max(trials, s.Trials)
+		}
+	}
+	if trials > 0 {
+		d += fmt.Sprintf(", %d %s", trials, plural(trials, "trial", "trials"))
+	}
+	return d
+}
+
+// differenceLine is the "what differs" line of a comparison of two runs:
+// each difference, or the words that say there is none; "" for a report
+// built without its Results.
+func differenceLine(r *report.Report) string {
+	if r.BaseResult == nil || r.CandResult == nil {
+		return ""
+	}
+	ds := report.Differences(r.BaseResult, r.CandResult)
+	if len(ds) == 0 {
+		return "nothing recorded (kernel, sysctls, programs): an A/A comparison"
+	}
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("%s %s → %s", d.What, d.Base, d.Cand))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,156 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
+
+	"github.com/tailgate-ci/tailgate/report"
+)
+
+// TextOptions controls the text rendering of a report: a comparison, a
+// matrix, and the lists of baselines, kernels and a calibration.
+type TextOptions struct {
+	// Width is the columns every line keeps to (the terminal's, from
+	// termwidth); 0 is unlimited, the full rows.
+	Width int
+}
+
+// WriteText writes m as plain-text tables for a terminal or a CI log,
+// each line within o.Width: tables that do not fit are narrowed
+// (FitTable), a matrix's one table becomes one per target, and long lines
+// wrap.
+func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
+	// Names, kernel releases and warnings come from Result files: each
+	// stays one line (plaintext.Line), and no line of the report, which
+	// CI logs show, begins with a workflow command (plaintext.Guard).
+	g := plaintext.Guard(w)
+	ew := &errWriter{w: g}
+	line := func(hang int, format string, args ...any) {
+		for _, l := range wrapHanging(plaintext.Line(fmt.Sprintf(format, args...)), o.Width, hang) {
+			fmt.Fprintln(ew, l)
+		}
+	}
+	const label = 11 // "%-10s " lines continue under their text
+	ps := pairings(m)
+	narrow := tooWide(m, o.Width)
+	for _, p := range ps {
+		line(2, "%s", p.headline())
+	}
+	for _, p := range ps {
+		if p.r.Run != nil {
+			line(label, "%-10s %s%s", "run:", p.prefix(), runText(*p.r.Run))
+		}
+		if l := detectionLine(p.r.Detections()); l != "" {
+			line(label, "%-10s %s%s", "detects:", p.prefix(), l)
+		}
+	}
+	for i := range m.Targets {
+		line(label, "%-10s %s", role(m, i)+":", describe(m, i))
+	}
+	for _, p := range ps {
+		if l := differenceLine(p.r); l != "" {
+			line(label, "%-10s %s%s", "differs:", p.prefix(), l)
+		}
+	}
+	for _, warn := range warnings(m) {
+		line(2, "warning: %s", warn)
+	}
+	if len(m.Trends) > 0 {
+		line(2, "history:  the candidate against %s's last commits, the median of each commit's trials", m.Trends[0].Ref)
+		for _, t := range m.Trends {
+			line(4, "  %s", trendLine(t))
+		}
+	}
+	for _, s := range m.Scenarios {
+		fmt.Fprintln(ew)
+		line(2, "scenario %s", s.Name)
+		if ew.err != nil {
+			return ew.err
+		}
+		if len(s.Metrics) > 0 {
+			for _, t := range textTables(m, s, o.Width, narrow) {
+				if t.title != "" {
+					line(2, "%s", t.title)
+				}
+				if err := t.Render(ew); err != nil {
+					return err
+				}
+			}
+		}
+		// Metrics without events on any target share one line rather
+		// than a warning each.
+		empty, warns := scenarioNotes(m, s.Name)
+		if len(empty) > 0 {
+			line(2, "no events: %s", strings.Join(empty, ", "))
+		}
+		for _, warn := range warns {
+			line(2, "warning: %s", warn)
+		}
+	}
+	for _, p := range ps {
+		if p.target != "" && len(p.r.RegressionEvidence()) > 0 {
+			fmt.Fprintln(ew)
+			line(2, "%s vs %s:", p.target, p.ref)
+		}
+		if err := writeEvidenceText(ew, p.r, o.Width, narrow); err != nil {
+			return err
+		}
+	}
+	if err := g.Flush(); err != nil && ew.err == nil {
+		return err
+	}
+	return ew.err
+}
+
+// writeText is WriteText with the full rows.
+func writeText(w io.Writer, m *report.Matrix) error { return WriteText(w, m, TextOptions{}) }
+
+// titledTable is a table of the text report, with the line that names
+// it, if any.
+type titledTable struct {
+	title string
+	*FitTable
+}
+
+// textTables lays out scenario s of m: the one table, unless narrow;
+// narrowed, in a matrix, one table per target against the reference
+// (each the two-target table), each keeping to width.
+func textTables(m *report.Matrix, s report.MatrixScenario, width int, narrow bool) []titledTable {
+	if !narrow || len(m.Targets) <= 2 {
+		t := fitTable(m, s, width, nil)
+		t.Narrow = narrow
+		return []titledTable{{FitTable: t}}
+	}
+	var out []titledTable
+	for i := 1; i < len(m.Targets); i++ {
+		t := fitTable(m, s, width, []int{i})
+		t.Narrow = true
+		out = append(out, titledTable{title: m.Targets[i].Name + " vs " + m.Targets[0].Name + ":", FitTable: t})
+	}
+	return out
+}
+
+// tooWide says whether any table of m's text report, of a scenario or
+// of evidence, is wider than width: then all are narrowed, so that a
+// report is laid out one way.
+func tooWide(m *report.Matrix, width int) bool {
+	if width <= 0 {
+		return false
+	}
+	for _, s := range m.Scenarios {
+		if len(s.Metrics) > 0 && fitTable(m, s, width, nil).overflows() {
+			return true
+		}
+	}
+	for _, p := range pairings(m) {
+		for _, e := range p.r.RegressionEvidence() {
+			if evidenceTable(e, width).overflows() {
+				return true
+			}
+		}
+	}
+	return false
+}

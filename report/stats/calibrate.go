@@ -1,0 +1,226 @@
+package stats
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+)
+
+// CalibrationSchema is the version of the Calibration document this
+// package writes.
+// Schema 2 added Statistic; a schema 1 document was measured on the
+// quantile of each run's merged trials.
+const CalibrationSchema = 2
+
+// CalibrationConfidence is the confidence of the upper bounds a
+// Calibration stores and comparisons use.
+const CalibrationConfidence = 0.90
+
+// Calibration is the spread between separate runs of one target, beyond
+// what the bootstrap sees inside one run: what a comparison with a stored
+// baseline must add, because the baseline's run and the candidate's each
+// drew their own run-level offset (another boot, another day, another
+// runner). It is measured by Calibrate from K separate runs.
+type Calibration struct {
+	Schema        int       `json:"schema"`
+	Target        string    `json:"target"`
+	KernelRelease string    `json:"kernel_release"`
+	Created       time.Time `json:"created"`
+	Runs          int       `json:"runs"`
+	// Statistic is what the spreads were measured on: StatisticTrialCentre,
+	// or "" (schema 1) for the quantile of each run's merged trials. A
+	// comparison with the stored baseline uses the same statistic.
+	Statistic string `json:"statistic,omitempty"`
+	// Confidence is that of every Spread's UpperSD.
+	Confidence float64 `json:"confidence"`
+	// Scenarios maps scenario → metric → percentile → spread.
+	Scenarios map[string]map[string]map[string]Spread `json:"scenarios"`
+}
+
+// Spread is the between-run spread of one scenario, metric and percentile,
+// as standard deviations of a run's log centre (the Calibration's
+// Statistic).
+type Spread struct {
+	// Trials is the fewest trials of a run it was measured with.
+	Trials int `json:"trials"`
+	// BetweenSD is the sd across the runs; WithinSD the root mean square
+	// of each run's own bootstrap standard error, which BetweenSD includes.
+	BetweenSD float64 `json:"between_sd"`
+	WithinSD  float64 `json:"within_sd"`
+	// ExcessSD is the point estimate of the run-level spread:
+	// √max(0, BetweenSD² − WithinSD²). UpperSD is its upper confidence
+	// bound (at the Calibration's Confidence): the variance across K runs
+	// is known to K−1 degrees of freedom, so its bound is
+	// (K−1)·BetweenSD²/χ²(K−1, 1−Confidence), less WithinSD², floored at
+	// 0. Comparisons add UpperSD. With few runs it is much larger than
+	// ExcessSD (the bound on BetweenSD is 8× BetweenSD at 2 runs, 1.9× at
+	// 5, 1.5× at 10): the honest price of a short calibration.
+	ExcessSD float64 `json:"excess_sd"`
+	UpperSD  float64 `json:"upper_sd"`
+}
+
+// Excess returns the between-run sd to add per side for a scenario,
+// metric and percentile, and whether the calibration has it.
+func (c *Calibration) Excess(scenario, metric, percentile string) (float64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	s, ok := c.Scenarios[scenario][metric][percentile]
+	if !ok || math.IsNaN(s.UpperSD) {
+		return 0, false
+	}
+	return s.UpperSD, true
+}
+
+// Errors a reader of calibrations can test for.
+var (
+	ErrCalibrationSchema = errors.New("calibration schema is newer than this tailgate")
+	ErrTooFewRuns        = errors.New("calibration needs at least 2 separate runs")
+)
+
+// Calibrate measures the between-run spread from K ≥ 2 separate runs of
+// the same target and kernel (each of independent trials): per scenario,
+// metric and percentile present in every run, the variance across runs of
+// each run's trial centre (the Hodges-Lehmann centre of its trials' log
+// quantiles: StatisticTrialCentre), less the mean bootstrap variance of
+// one run's centre. Created is the latest run's end.
+func Calibrate(runs []*result.Result) (*Calibration, error) {
+	if len(runs) < 2 {
+		return nil, fmt.Errorf("%w, got %d", ErrTooFewRuns, len(runs))
+	}
+	first := runs[0]
+	c := &Calibration{
+		Schema: CalibrationSchema, Target: first.Target.Name, KernelRelease: first.Environment.KernelRelease,
+		Runs: len(runs), Confidence: CalibrationConfidence, Statistic: StatisticTrialCentre,
+		Scenarios: map[string]map[string]map[string]Spread{},
+	}
+	for i, r := range runs {
+		if r.Target.Name != first.Target.Name {
+			return nil, fmt.Errorf("calibrate: run %d is of target %s, run 1 of %s: calibrate one target at a time", i+1, r.Target.Name, first.Target.Name)
+		}
+		if r.Environment.KernelRelease != first.Environment.KernelRelease {
+			return nil, fmt.Errorf("calibrate: run %d ran kernel %s, run 1 kernel %s: calibrate one kernel at a time", i+1, r.Environment.KernelRelease, first.Environment.KernelRelease)
+		}
+		if r.Finished.After(c.Created) {
+			c.Created = r.Finished
+		}
+	}
+	k := float64(len(runs))
+	upperFactor := (k - 1) / chi2Quantile(1-CalibrationConfidence, k-1)
+	for _, s := range first.Scenarios {
+		gate, _ := GatePolicy(&s)
+		pcts := PercentilesFor(gate, nil)
+		for name := range s.Metrics {
+			spreads := map[string]Spread{}
+			for _, p := range pcts {
+				if p.Q >= 1 {
+					continue // the max has no bootstrap spread to speak of
+				}
+				if sp, ok := spreadOf(runs, s.Name, name, p); ok {
+					sp.UpperSD = math.Sqrt(math.Max(0, upperFactor*sp.BetweenSD*sp.BetweenSD-sp.WithinSD*sp.WithinSD))
+					spreads[p.Name] = sp
+				}
+			}
+			if len(spreads) == 0 {
+				continue
+			}
+			if c.Scenarios[s.Name] == nil {
+				c.Scenarios[s.Name] = map[string]map[string]Spread{}
+			}
+			c.Scenarios[s.Name][name] = spreads
+		}
+	}
+	if len(c.Scenarios) == 0 {
+		return nil, errors.New("calibrate: no scenario and metric with events in every run")
+	}
+	return c, nil
+}
+
+// spreadOf measures one percentile of one metric across the runs; false
+// when some run lacks it or its events.
+func spreadOf(runs []*result.Result, scenario, metric string, p Percentile) (Spread, bool) {
+	sp := Spread{Trials: -1}
+	var xs []float64
+	var within float64
+	for _, r := range runs {
+		s := r.Find(scenario)
+		if s == nil || s.Metrics[metric] == nil {
+			return Spread{}, false
+		}
+		trials := TrialHistograms(s.Metrics[metric])
+		logs := trialLogs(trials, p.Q)
+		if len(logs) < 2 {
+			return Spread{}, false
+		}
+		rng := seeded(seedFor(contentHash(trials, nil), metric, p.Name))
+		c, w := trialCentre(logs, rng, DefaultResamples)
+		if math.IsNaN(w) {
+			return Spread{}, false
+		}
+		x := math.Exp(c)
+		within += math.Max(w, bucketVariance(x))
+		xs = append(xs, math.Log(x))
+		if sp.Trials < 0 || len(trials) < sp.Trials {
+			sp.Trials = len(trials)
+		}
+	}
+	k := float64(len(xs))
+	var mean float64
+	for _, x := range xs {
+		mean += x / k
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	between := ss / (k - 1)
+	within /= k
+	sp.BetweenSD = math.Sqrt(between)
+	sp.WithinSD = math.Sqrt(within)
+	sp.ExcessSD = math.Sqrt(math.Max(0, between-within))
+	return sp, true
+}
+
+// ParseCalibration decodes and checks a Calibration document.
+func ParseCalibration(b []byte) (*Calibration, error) {
+	var c Calibration
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("calibration: %w", err)
+	}
+	switch {
+	case c.Schema > CalibrationSchema:
+		return nil, fmt.Errorf("%w: schema %d, this tailgate reads up to %d; upgrade tailgate", ErrCalibrationSchema, c.Schema, CalibrationSchema)
+	case c.Schema < 1:
+		return nil, fmt.Errorf("calibration: schema %d: not a tailgate calibration", c.Schema)
+	case c.Runs < 2:
+		return nil, fmt.Errorf("calibration: %d runs: %w", c.Runs, ErrTooFewRuns)
+	}
+	return &c, nil
+}
+
+// LoadCalibration reads and parses a Calibration file.
+func LoadCalibration(path string) (*Calibration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseCalibration(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// MarshalCalibration encodes c as indented JSON.
+func MarshalCalibration(c *Calibration) ([]byte, error) {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
