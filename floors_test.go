@@ -15,18 +15,23 @@ import (
 
 const module = "github.com/tailgate-ci/tailgate"
 
-// floors are the floors of docs/architecture.md by top-level folder. A
-// folder is a room: a package imports from its own room or from rooms on
-// lower floors. tools/ (the project's own measuring programs) may import
-// anything and is on no floor.
+// floors are the floors of docs/architecture.md by folder. A folder is a
+// room, and a package stands in the room of the longest folder here that
+// holds it (report/stats/draw in report/stats): it imports from its own
+// room or from rooms on lower floors. tools/ (the project's own measuring
+// programs) may import anything and is on no floor.
 var floors = map[string]int{
-	"internal":  1,
-	"bpf":       2,
-	"report":    2,
-	"vmtest":    2,
-	"scenarios": 3,
-	"engine":    4,
-	"cmd":       5,
+	"internal":       1,
+	"bpf":            2,
+	"vmtest":         2,
+	"report/stats":   2,
+	"scenarios":      3,
+	"report":         3,
+	"report/render":  4,
+	"report/changes": 4,
+	"report/show":    5,
+	"engine":         6,
+	"cmd":            7,
 }
 
 // The packages of bpf/ that code outside it may import: the tracer
@@ -71,12 +76,23 @@ func modulePackages(t *testing.T) []goPackage {
 	return pkgs
 }
 
-// room is the top-level folder of a package of the module ("" for the
-// module's root, "bpf" for bpf/tracers), and false for another module's.
+// room is the room of a package of the module: the longest folder of
+// floors that holds it, else its top-level folder ("" for the module's
+// root, "bpf" for bpf/tracers); false for another module's.
 func room(path string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, module+"/")
 	if !ok {
 		return "", path == module
+	}
+	for dir := rest; ; {
+		if _, ok := floors[dir]; ok {
+			return dir, true
+		}
+		i := strings.LastIndex(dir, "/")
+		if i < 0 {
+			break
+		}
+		dir = dir[:i]
 	}
 	top, _, _ := strings.Cut(rest, "/")
 	return top, true
