@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -61,7 +62,7 @@ func writeMarkdown(w io.Writer, m *report.Matrix) error {
 		open, status := "", "no regressions"
 		if reg > 0 {
 			open = " open"
-			status = fmt.Sprintf("%d %s", reg, plural(reg, "regression", "regressions"))
+			status = fmt.Sprintf("%d %s", reg, english.Plural(reg, "regression", "regressions"))
 		}
 		fmt.Fprintf(ew, "\n<details%s>\n<summary><b>%s</b>: %s</summary>\n\n", open, htmlEscape(s.Name), status)
 		if len(s.Metrics) > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -132,5 +133,5 @@ func Failures(m *report.Matrix, strict bool) []string {
 	if c.Regressions > 0 {
 		return headlines(m)
 	}
-	return []string{fmt.Sprintf("%d inconclusive %s fail --strict", c.Inconclusive, plural(c.Inconclusive, "verdict", "verdicts"))}
+	return []string{fmt.Sprintf("%d inconclusive %s fail --strict", c.Inconclusive, english.Plural(c.Inconclusive, "verdict", "verdicts"))}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -22,26 +23,19 @@ func headline(r *report.Report) string {
 	default:
 		fmt.Fprintf(&b, "%d regressions", c.Regressions)
 	}
-	fmt.Fprintf(&b, " in %d gated %s", c.Gated, plural(c.Gated, "percentile", "percentiles"))
+	fmt.Fprintf(&b, " in %d gated %s", c.Gated, english.Plural(c.Gated, "percentile", "percentiles"))
 	var extra []string
 	if c.Inconclusive > 0 {
 		extra = append(extra, fmt.Sprintf("%d inconclusive", c.Inconclusive))
 	}
 	if c.Improvements > 0 {
-		extra = append(extra, fmt.Sprintf("%d %s", c.Improvements, plural(c.Improvements, "improvement", "improvements")))
+		extra = append(extra, fmt.Sprintf("%d %s", c.Improvements, english.Plural(c.Improvements, "improvement", "improvements")))
 	}
 	if len(extra) > 0 {
 		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
 	}
 	b.WriteString(".")
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // verdictLabel is a verdict as the tables show it.
@@ -68,7 +62,7 @@ func verdictLabel(v stats.Verdict) string {
 			case v.TrialsToSettle >= stats.MaxTrialsToSettle:
 				s += fmt.Sprintf(" >%d trials", stats.MaxTrialsToSettle)
 			case v.TrialsToSettle > 0:
-				s += fmt.Sprintf(" ~%d %s", v.TrialsToSettle, plural(v.TrialsToSettle, "trial", "trials"))
+				s += fmt.Sprintf(" ~%d %s", v.TrialsToSettle, english.Plural(v.TrialsToSettle, "trial", "trials"))
 			}
 			s += ")"
 		}
@@ -140,7 +134,7 @@ func describe(m *report.Matrix, i int) string {
 		}
 	}
 	if trials > 0 {
-		d += fmt.Sprintf(", %d %s", trials, plural(trials, "trial", "trials"))
+		d += fmt.Sprintf(", %d %s", trials, english.Plural(trials, "trial", "trials"))
 	}
 	return d
 }

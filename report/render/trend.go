@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -66,7 +67,7 @@ func trendWords(t report.Trend) string {
 	if hi := FormatNs(t.Max()); hi != span {
 		span += " to " + hi
 	}
-	main := fmt.Sprintf("%s's last %d %s %s", t.Ref, n, plural(n, "commit", "commits"), span)
+	main := fmt.Sprintf("%s's last %d %s %s", t.Ref, n, english.Plural(n, "commit", "commits"), span)
 	if math.IsNaN(t.Cand) {
 		return main + "; the candidate has no value"
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -160,7 +161,7 @@ func warningStrings(ws []stats.Warning) []string {
 // stoppingText says whether and why a gate run stopped, for a report's
 // last line.
 func stoppingText(s report.Stopping) string {
-	trials := fmt.Sprintf("%d %s per side", s.Trials, plural(s.Trials, "trial", "trials"))
+	trials := fmt.Sprintf("%d %s per side", s.Trials, english.Plural(s.Trials, "trial", "trials"))
 	at := fmt.Sprintf("after look %d (%s)", s.Look, trials)
 	if s.Look == 0 {
 		at = "after one look (" + trials + ")"
@@ -170,13 +171,13 @@ func stoppingText(s report.Stopping) string {
 		return fmt.Sprintf("stopped %s: every gated test is decided", at)
 	case report.StopRegression:
 		return fmt.Sprintf("stopped %s: %d %s confirmed, the gate fails whatever the %d undecided %s", at,
-			s.Regressions, plural(s.Regressions, "regression", "regressions"), s.Undecided, plural(s.Undecided, "test would show", "tests would show"))
+			s.Regressions, english.Plural(s.Regressions, "regression", "regressions"), s.Undecided, english.Plural(s.Undecided, "test would show", "tests would show"))
 	case report.StopBudget:
-		return fmt.Sprintf("stopped %s: the budget is spent with %d of %d gated %s undecided (inconclusive)", at, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+		return fmt.Sprintf("stopped %s: the budget is spent with %d of %d gated %s undecided (inconclusive)", at, s.Undecided, s.Gated, english.Plural(s.Gated, "test", "tests"))
 	case report.StopSingleLook:
-		return fmt.Sprintf("compared once (%s): %d of %d gated %s undecided (inconclusive)", trials, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+		return fmt.Sprintf("compared once (%s): %d of %d gated %s undecided (inconclusive)", trials, s.Undecided, s.Gated, english.Plural(s.Gated, "test", "tests"))
 	}
-	return fmt.Sprintf("going on %s: %d of %d gated %s undecided", at, s.Undecided, s.Gated, plural(s.Gated, "test", "tests"))
+	return fmt.Sprintf("going on %s: %d of %d gated %s undecided", at, s.Undecided, s.Gated, english.Plural(s.Gated, "test", "tests"))
 }
 
 // runText words how a gate run went: "12 rounds in 16s; stopped after
@@ -186,7 +187,7 @@ func runText(ri report.RunInfo) string {
 	if ri.Slice > 0 {
 		sliced = fmt.Sprintf(", base and head taking turns in %s slices", ri.Slice)
 	}
-	return fmt.Sprintf("%d %s in %.0fs%s; %s", ri.Rounds, plural(ri.Rounds, "round", "rounds"), ri.Seconds, sliced, stoppingText(ri.Stop))
+	return fmt.Sprintf("%d %s in %.0fs%s; %s", ri.Rounds, english.Plural(ri.Rounds, "round", "rounds"), ri.Seconds, sliced, stoppingText(ri.Stop))
 }
 
 // detectionText words a Detection: "syscall.read p99 +12% (threshold

@@ -11,6 +11,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
@@ -76,7 +77,7 @@ func (d *Document) Text(w io.Writer, o Options) error {
 			if m.Gated {
 				gated = ", gated"
 			}
-			fmt.Fprintf(w, "\n%s %s (%d %s, %d events%s)\n", s.Name, m.Name, len(m.Trials), plural(len(m.Trials), "trial", "trials"), m.All.Count, gated)
+			fmt.Fprintf(w, "\n%s %s (%d %s, %d events%s)\n", s.Name, m.Name, len(m.Trials), english.Plural(len(m.Trials), "trial", "trials"), m.All.Count, gated)
 			rows := m.Log2()
 			if o.Linear != nil {
 				rows = m.Linear(*o.Linear)
@@ -138,13 +139,6 @@ func writeRows(w io.Writer, rows []Row) {
 		}
 		fmt.Fprintf(w, "  %-*s  %*d |%-*s|\n", lw, labels[i], cw, r.Count, barWidth, strings.Repeat("*", stars))
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // jsonDocument is what JSON writes: the Document with its schema and each

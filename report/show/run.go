@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/render"
@@ -21,7 +22,7 @@ import (
 func RenderRun(w io.Writer, r *result.Result) error {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		fmt.Fprintf(w, "%s (%d %s, %s on %s)\n", s.Name, s.Trials, plural(s.Trials, "trial", "trials"), r.Target.Name, r.Environment.KernelRelease)
+		fmt.Fprintf(w, "%s (%d %s, %s on %s)\n", s.Name, s.Trials, english.Plural(s.Trials, "trial", "trials"), r.Target.Name, r.Environment.KernelRelease)
 		gate, _ := stats.GatePolicy(s)
 		names := make([]string, 0, len(s.Metrics))
 		var empty []string

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
@@ -72,7 +73,7 @@ func (d *Document) GitHubActionBenchmark(w io.Writer) error {
 			r.Range = "± " + num(round((p.hi-p.lo)/2))
 			extra = append(extra, fmt.Sprintf("95%% interval %s to %s ns", num(round(p.lo)), num(round(p.hi))))
 		}
-		extra = append(extra, fmt.Sprintf("%d %s, %d events", p.trials, plural(p.trials, "trial", "trials"), p.events),
+		extra = append(extra, fmt.Sprintf("%d %s, %d events", p.trials, english.Plural(p.trials, "trial", "trials"), p.events),
 			fmt.Sprintf("target %s, kernel %s", d.Target.Name, d.Environment.KernelRelease))
 		r.Extra = strings.Join(extra, "\n")
 		out = append(out, r)
