@@ -44,7 +44,7 @@ func TestJUnitOnInfraFailure(t *testing.T) {
 				t.Errorf("JUnit of the failure lacks an <error> naming it:\n%s", b)
 			}
 			if xmllint, lerr := exec.LookPath("xmllint"); lerr == nil {
-				out, verr := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "..", "report", "testdata", "junit-10.xsd"), junit).CombinedOutput()
+				out, verr := exec.Command(xmllint, "--noout", "--schema", filepath.Join("..", "..", "report", "render", "testdata", "junit-10.xsd"), junit).CombinedOutput()
 				if verr != nil {
 					t.Errorf("the error document fails junit-10.xsd: %v\n%s", verr, out)
 				}

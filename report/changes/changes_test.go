@@ -103,6 +103,7 @@ func loadPool(t testing.TB, file, metric string, shifts ...float64) *pool {
 		for _, tr := range src {
 			if s != 1 {
 				tr.Histogram = scaled(tr.Histogram, s)
+				tr.Summary = result.Summarize(tr.Histogram)
 			}
 			ts = append(ts, tr)
 		}
