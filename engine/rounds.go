@@ -189,7 +189,8 @@ type Booter interface {
 // spec on targets later: where output puts each target's Result
 // (CheckTargetOutputs), a variant's sysctl that this kernel under root
 // lacks or will not take (CheckVariants, which first restores what a run
-// that died left changed), overrides no run could take.
+// that died left changed), targets on different clocks (CheckClocks),
+// overrides no run could take.
 func CheckRounds(targets []Target, spec Spec, output, root string, log io.Writer) error {
 	if err := CheckTargetOutputs(output, targets); err != nil {
 		return err
