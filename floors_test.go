@@ -23,9 +23,10 @@ const module = "github.com/tailgate-ci/tailgate"
 var floors = map[string]int{
 	"internal":       1,
 	"bpf":            2,
-	"vmtest":         2,
+	"kernels":        2,
 	"report/stats":   2,
 	"scenarios":      3,
+	"vm":             3,
 	"report":         3,
 	"report/render":  4,
 	"report/changes": 4,

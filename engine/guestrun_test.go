@@ -13,8 +13,9 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/scenarios"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // GuestRun, run here as a guest would run it: with the host's cut of this
@@ -58,7 +59,7 @@ func TestGuestRunKernelTypes(t *testing.T) {
 		{bad, "tp_btf", true},
 	} {
 		var lines []string
-		res, err := GuestRun(context.Background(), vmtest.GuestRequest{Scenarios: []json.RawMessage{b}, KernelTypes: tc.path}, func(s string) { lines = append(lines, s) })
+		res, err := GuestRun(context.Background(), vm.GuestRequest{Scenarios: []json.RawMessage{b}, KernelTypes: tc.path}, func(s string) { lines = append(lines, s) })
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
@@ -77,7 +78,7 @@ func TestGuestRunKernelTypes(t *testing.T) {
 // bzImage's (whose vmlinux the cache extracted) kept beside the vmlinux,
 // an ELF given as a path's in a temporary file that goes with the run.
 func TestKernelTypesFor(t *testing.T) {
-	cache, err := vmtest.DefaultKernelCache()
+	cache, err := kernels.DefaultCache()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,18 +108,18 @@ func TestKernelTypesFor(t *testing.T) {
 	if err := os.Symlink(k.Vmlinux, vml); err != nil {
 		t.Fatal(err)
 	}
-	path, done := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line)
+	path, done := kernelTypesFor(&kernels.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line)
 	done()
 	if filepath.Dir(path) != dir {
 		t.Errorf("a bzImage's cut at %q, want it kept beside its vmlinux in %s (%q)", path, dir, lines)
 	}
 	check("kept cut", path)
-	if again, _ := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line); again != path || len(lines) != 1 {
+	if again, _ := kernelTypesFor(&kernels.Kernel{Image: "/some/bzImage", Vmlinux: vml}, line); again != path || len(lines) != 1 {
 		t.Errorf("second call: %q and lines %q, want the kept %q and no second cut", again, lines, path)
 	}
 
 	// An ELF kernel given as a path: nothing is written beside it.
-	path, done = kernelTypesFor(&vmtest.Kernel{Image: vml, Vmlinux: vml}, line)
+	path, done = kernelTypesFor(&kernels.Kernel{Image: vml, Vmlinux: vml}, line)
 	if path == "" || filepath.Dir(path) == dir {
 		t.Fatalf("an ELF path's cut at %q, want a temporary file (%q)", path, lines)
 	}
@@ -129,7 +130,7 @@ func TestKernelTypesFor(t *testing.T) {
 	}
 
 	// A bzImage booted as it is has nothing to cut.
-	if path, _ := kernelTypesFor(&vmtest.Kernel{Image: "/some/bzImage"}, line); path != "" {
+	if path, _ := kernelTypesFor(&kernels.Kernel{Image: "/some/bzImage"}, line); path != "" {
 		t.Errorf("no vmlinux, yet a cut at %q", path)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report/render"
-	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
 // Kernels is what tailgate kernels list shows: the kernels in a cache, and
@@ -19,7 +19,7 @@ type Kernels struct {
 }
 
 // ListKernels reads cache and asks apt what it offers.
-func ListKernels(ctx context.Context, cache *vmtest.KernelCache) (*Kernels, error) {
+func ListKernels(ctx context.Context, cache *kernels.Cache) (*Kernels, error) {
 	cached, err := cache.Cached()
 	if err != nil {
 		return nil, Infra(err)
@@ -28,7 +28,7 @@ func ListKernels(ctx context.Context, cache *vmtest.KernelCache) (*Kernels, erro
 	for _, k := range cached {
 		l.Cached = append(l.Cached, render.CachedKernel{Spec: k.Spec, Version: k.Version, Vmlinux: k.Vmlinux != "", Modules: len(k.Modules)})
 	}
-	l.Avail, l.AvailErr = vmtest.AvailableDebianKernels(ctx)
+	l.Avail, l.AvailErr = kernels.AvailableDebian(ctx)
 	return l, nil
 }
 

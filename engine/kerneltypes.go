@@ -10,7 +10,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/kernels"
 )
 
 // kernelTypesFor returns the file of k's BTF cut to the types tailgate's
@@ -24,7 +24,7 @@ import (
 // file. "" when there is nothing to cut from (a bzImage booted as it is)
 // or the cut fails, which line says: the guest then decodes its kernel's
 // own BTF.
-func kernelTypesFor(k *vmtest.Kernel, line func(string)) (string, func()) {
+func kernelTypesFor(k *kernels.Kernel, line func(string)) (string, func()) {
 	none := func() {}
 	if k.Vmlinux == "" {
 		return "", none

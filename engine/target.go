@@ -15,8 +15,9 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/scenarios"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // Spec is what the command line asks of every trial: the scenarios and the
@@ -123,7 +124,7 @@ func (h *Host) Interleave(req runner.Request) (runner.Request, func(*result.Resu
 // are as independent as host ones: each is a fresh kernel, with its own
 // boot-time layout, caches and timer calibration.
 type VM struct {
-	Target *vmtest.Target
+	Target *vm.Target
 	// CacheDir is the kernel cache; "" is the user's default.
 	CacheDir string
 	// Jobs, in virtual time, bounds the boots of a Run that run at once
@@ -139,8 +140,8 @@ type VM struct {
 func (v *VM) Name() string { return v.Target.Name }
 
 func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
-	setup, err := vmtest.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
-	if errors.Is(err, vmtest.ErrClock) {
+	setup, err := vm.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
+	if errors.Is(err, vm.ErrClock) {
 		return req, Inputf("target %s: %v", v.Name(), err)
 	}
 	if err != nil {
@@ -148,7 +149,7 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 	}
 	vcpus := setup.VCPUs
 	v.skipped, v.skipsTold = nil, false
-	if setup.Clock == vmtest.ClockVirtual {
+	if setup.Clock == vm.ClockVirtual {
 		kept := req.Scenarios[:0:0]
 		for _, sc := range req.Scenarios {
 			why := notInVirtualTime(sc)
@@ -171,7 +172,7 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 			return req, Inputf("scenario %s: workload cpus names CPU %d, but the VM has %d vCPUs (0-%d): give the VM more with --vcpus, or list its CPUs", sc.Name, c[len(c)-1], vcpus, vcpus-1)
 		}
 	}
-	if req.Duration == 0 && setup.Clock == vmtest.ClockReal {
+	if req.Duration == 0 && setup.Clock == vm.ClockReal {
 		req.Scenarios = lengthenVMTrials(req.Scenarios)
 	}
 	return req, nil
@@ -182,38 +183,15 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 // holds them, marked partial.
 func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	name := v.Name()
-	var cache *vmtest.KernelCache
-	var err error
-	if v.CacheDir != "" {
-		cache = &vmtest.KernelCache{Dir: v.CacheDir}
-	} else if cache, err = vmtest.DefaultKernelCache(); err != nil {
-		return nil, Infra(err)
-	}
-	cache.Progress = func(s string) { p.Line(name + ": " + s) }
-	k, err := cache.Resolve(ctx, v.Target.Kernel)
-	if errors.Is(err, vmtest.ErrUnknownKernel) {
-		return nil, &InputError{err}
-	}
+	k, err := v.kernel(ctx, p)
 	if err != nil {
-		return nil, Infra(err)
+		return nil, err
 	}
 	types, dropTypes := kernelTypesFor(k, func(s string) { p.Line(name + ": " + s) })
 	defer dropTypes()
 	trials := 0
 	for _, s := range req.Scenarios {
 		trials = max(trials, req.Resolve(s).Trials)
-	}
-	done := newTrialSet(name)
-	finish := func(runErr error) (*result.Result, error) {
-		res := done.result()
-		if res == nil {
-			return nil, runErr
-		}
-		res.Skipped = append(res.Skipped, v.skipped...)
-		if runErr != nil {
-			res.Partial, res.Error = true, runErr.Error()
-		}
-		return res, runErr
 	}
 	if !v.skipsTold {
 		for _, sk := range v.skipped {
@@ -225,59 +203,111 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 	if trials > 1 && jobs > 1 {
 		p.Line(fmt.Sprintf("%s: %d boots, %d at a time (virtual time: the boots do not measure each other)", name, trials, jobs))
 	}
-	booted := make([]*result.Result, trials)
-	errs := make([]error, trials)
-	ran := make([]runner.Request, trials)
+	boots := v.bootEach(ctx, vmBoots{kernel: k, kernelTypes: types, req: req, trials: trials, jobs: jobs}, p)
+	// The trials keep their order, and the first error is the one told:
+	// the boots it cancelled failed because of it.
+	done := newTrialSet(name)
+	var first error
+	for i, b := range boots {
+		switch {
+		case b.err != nil && first == nil && !(errors.Is(b.err, context.Canceled) && ctx.Err() == nil):
+			first = b.err
+		case b.err == nil && b.res != nil && first == nil:
+			if err := done.add(fmt.Sprintf("%s boot %d", name, i+1), b.res, b.req.Scenarios); err != nil {
+				first = Infra(err)
+			}
+		}
+	}
+	res := done.result()
+	if res == nil {
+		return nil, first
+	}
+	res.Skipped = append(res.Skipped, v.skipped...)
+	if first != nil {
+		res.Partial, res.Error = true, first.Error()
+	}
+	return res, first
+}
+
+// kernel resolves the kernel v boots in its cache (kernels.Cache), with
+// the cache's progress on p. A spec that names no kernel is bad input.
+func (v *VM) kernel(ctx context.Context, p *progress.Reporter) (*kernels.Kernel, error) {
+	var cache *kernels.Cache
+	var err error
+	if v.CacheDir != "" {
+		cache = &kernels.Cache{Dir: v.CacheDir}
+	} else if cache, err = kernels.DefaultCache(); err != nil {
+		return nil, Infra(err)
+	}
+	cache.Progress = func(s string) { p.Line(v.Name() + ": " + s) }
+	k, err := cache.Resolve(ctx, v.Target.Kernel)
+	if errors.Is(err, kernels.ErrUnknown) {
+		return nil, &InputError{err}
+	}
+	if err != nil {
+		return nil, Infra(err)
+	}
+	return k, nil
+}
+
+// vmBoots is what bootEach boots: trials boots of kernel, each the next
+// trial of req, up to jobs at once.
+type vmBoots struct {
+	kernel      *kernels.Kernel
+	kernelTypes string
+	req         runner.Request
+	trials      int
+	jobs        int
+}
+
+// vmBoot is one boot: the trial it ran and what it gave.
+type vmBoot struct {
+	req runner.Request
+	res *result.Result
+	err error
+}
+
+// bootEach boots the kernel once per trial of bs, in order, up to bs.jobs
+// at once; the first boot that fails cancels those not done.
+func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []vmBoot {
+	boots := make([]vmBoot, bs.trials)
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, jobs)
+	sem := make(chan struct{}, bs.jobs)
 	var wg sync.WaitGroup
-	for i := range trials {
+	for i := range bs.trials {
 		trial := i + 1
-		ran[i] = oneTrial(req, func(s *scenarios.Scenario) bool { return req.Resolve(s).Trials >= trial })
+		boots[i].req = oneTrial(bs.req, func(s *scenarios.Scenario) bool { return bs.req.Resolve(s).Trials >= trial })
 		select {
 		case sem <- struct{}{}:
 		case <-bctx.Done():
 		}
 		if bctx.Err() != nil {
-			errs[i] = bctx.Err()
+			boots[i].err = bctx.Err()
 			break
 		}
-		if trials > 1 {
-			p.Line(fmt.Sprintf("%s: boot %d/%d", name, trial, trials))
+		if bs.trials > 1 {
+			p.Line(fmt.Sprintf("%s: boot %d/%d", v.Name(), trial, bs.trials))
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			booted[i], errs[i] = v.boot(bctx, k, types, ran[i], p)
-			if errs[i] != nil {
+			boots[i].res, boots[i].err = v.boot(bctx, bs.kernel, bs.kernelTypes, boots[i].req, p)
+			if boots[i].err != nil {
 				cancel()
 			}
 		}()
 	}
 	wg.Wait()
-	// The trials keep their order, and the first error is the one told:
-	// the boots it cancelled failed because of it.
-	var first error
-	for i := range trials {
-		switch {
-		case errs[i] != nil && first == nil && !(errors.Is(errs[i], context.Canceled) && ctx.Err() == nil):
-			first = errs[i]
-		case errs[i] == nil && booted[i] != nil && first == nil:
-			if err := done.add(fmt.Sprintf("%s boot %d", name, i+1), booted[i], ran[i].Scenarios); err != nil {
-				first = Infra(err)
-			}
-		}
-	}
-	return finish(first)
+	return boots
 }
 
 // Independent says why v's trials measure the machine they run on, ""
 // when they do not: a VM in virtual time counts its own instructions.
 func (v *VM) Independent() string {
-	setup, err := vmtest.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
-	if err != nil || setup.Clock != vmtest.ClockVirtual {
+	setup, err := vm.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
+	if err != nil || setup.Clock != vm.ClockVirtual {
 		return fmt.Sprintf("target %s runs in real time, and each trial would measure the others", v.Name())
 	}
 	return ""
@@ -363,7 +393,7 @@ func deadline(req runner.Request, clock string) time.Duration {
 		r := req.Resolve(s)
 		d += r.Warmup + time.Duration(r.Trials)*r.Duration
 	}
-	if clock == vmtest.ClockVirtual {
+	if clock == vm.ClockVirtual {
 		return 60*d + 3*time.Minute
 	}
 	return 2*d + 90*time.Second
@@ -371,27 +401,27 @@ func deadline(req runner.Request, clock string) time.Duration {
 
 // boot boots the kernel once and runs req in the guest, whose tracers
 // relocate against kernelTypes when set (kernelTypesFor).
-func (v *VM) boot(ctx context.Context, k *vmtest.Kernel, kernelTypes string, req runner.Request, p *progress.Reporter) (*result.Result, error) {
-	vm := v.Target.VM(k)
-	vm.KernelTypes = kernelTypes
-	if vm.Deadline == 0 {
-		clock := vmtest.ClockReal
-		if setup, err := vmtest.ChooseSetup(vm.Accel, vm.Clock, vm.VCPUs); err == nil {
+func (v *VM) boot(ctx context.Context, k *kernels.Kernel, kernelTypes string, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+	m := v.Target.Machine(k)
+	m.KernelTypes = kernelTypes
+	if m.Deadline == 0 {
+		clock := vm.ClockReal
+		if setup, err := vm.ChooseSetup(m.Accel, m.Clock, m.VCPUs); err == nil {
 			clock = setup.Clock
 		}
-		vm.Deadline = deadline(req, clock)
+		m.Deadline = deadline(req, clock)
 	}
-	gr := vmtest.GuestRequest{SkipUnsupported: req.SkipUnsupported}
+	gr := vm.GuestRequest{SkipUnsupported: req.SkipUnsupported}
 	for _, s := range req.Scenarios {
 		// One scratch disk, as large as the largest scenario needs.
-		vm.ScratchDisk = max(vm.ScratchDisk, scenarios.ScratchSize(s.Workload))
+		m.ScratchDisk = max(m.ScratchDisk, scenarios.ScratchSize(s.Workload))
 		b, err := json.Marshal(req.Resolve(s))
 		if err != nil {
 			return nil, err
 		}
 		gr.Scenarios = append(gr.Scenarios, b)
 	}
-	res, err := vmtest.Run(ctx, vm, gr, func(s string) { p.Line(v.Name() + ": " + s) })
+	res, err := vm.Run(ctx, m, gr, func(s string) { p.Line(v.Name() + ": " + s) })
 	if res != nil {
 		res.Target.Name = v.Name()
 	}
@@ -403,7 +433,7 @@ func (v *VM) boot(ctx context.Context, k *vmtest.Kernel, kernelTypes string, req
 
 // GuestRun is what tailgate does as PID 1 of a VM: the host's request, with
 // the same runner as a host run.
-func GuestRun(ctx context.Context, gr vmtest.GuestRequest, line func(string)) (*result.Result, error) {
+func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*result.Result, error) {
 	req := runner.Request{
 		Trials: gr.Trials, Duration: gr.Duration, Warmup: gr.Warmup, WarmupSet: gr.WarmupSet,
 		Target: gr.Target, SkipUnsupported: gr.SkipUnsupported, KernelText: gr.KernelText,
@@ -493,12 +523,12 @@ func runProgress(req runner.Request, p *progress.Reporter) func(runner.Event) {
 }
 
 // ClockOf is the clock t's trials run on (result.ClockVirtual or
-// ClockReal): a VM's as vmtest.ChooseSetup resolves it, the host's real.
+// ClockReal): a VM's as vm.ChooseSetup resolves it, the host's real.
 func ClockOf(t Target) (string, error) {
 	switch t := t.(type) {
 	case *VM:
-		setup, err := vmtest.ChooseSetup(t.Target.Accel, t.Target.Clock, t.Target.VCPUs)
-		if errors.Is(err, vmtest.ErrClock) {
+		setup, err := vm.ChooseSetup(t.Target.Accel, t.Target.Clock, t.Target.VCPUs)
+		if errors.Is(err, vm.ErrClock) {
 			return "", Inputf("target %s: %v", t.Name(), err)
 		}
 		if err != nil {

@@ -11,7 +11,8 @@ import (
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/config"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/kernels"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // TargetChoice is the targets a command was given: VMs booting kernels,
@@ -19,16 +20,16 @@ import (
 // the order given. None is the host alone.
 type TargetChoice struct {
 	Kernels []string // --kernel SPEC, each a VM booting SPEC
-	Names   []string // --target NAME, from File (default vmtest.DefaultTargets)
+	Names   []string // --target NAME, from File (default vm.DefaultTargetFile)
 	File    string
-	VM      bool // a VM booting vmtest.DefaultKernelSpec
+	VM      bool // a VM booting kernels.DefaultSpec
 	// The settings of the VMs Kernels and VM boot; Deadline and Cache
 	// apply to named targets too.
 	Cmdline string
 	VCPUs   int
 	MemMiB  int
 	Accel   string
-	// Clock is the VMs' clock (vmtest.ClockAuto, ClockVirtual or
+	// Clock is the VMs' clock (vm.ClockAuto, ClockVirtual or
 	// ClockReal; "" is auto), a named target's too when set.
 	Clock string
 	// Jobs bounds the VMs in virtual time that boot at once (VM.Jobs); 0
@@ -101,7 +102,7 @@ func (ts *TargetChoice) CheckSet(set []string, each bool) error {
 				unused = append(unused, s)
 			}
 		case "clock":
-			if len(ts.Names) == 0 && ts.Clock != vmtest.ClockReal {
+			if len(ts.Names) == 0 && ts.Clock != vm.ClockReal {
 				unused = append(unused, s+" "+ts.Clock)
 			}
 		}
@@ -143,15 +144,15 @@ func (ts *TargetChoice) Check() error {
 		return Inputf("--deadline %s: want a positive duration", ts.Deadline)
 	}
 	switch {
-	case ts.Clock != "" && !slices.Contains(vmtest.Clocks, ts.Clock):
-		return Inputf("--clock %q: want %s", ts.Clock, strings.Join(vmtest.Clocks, ", "))
-	case ts.Clock == vmtest.ClockVirtual && ts.Accel == "kvm":
+	case ts.Clock != "" && !slices.Contains(vm.Clocks, ts.Clock):
+		return Inputf("--clock %q: want %s", ts.Clock, strings.Join(vm.Clocks, ", "))
+	case ts.Clock == vm.ClockVirtual && ts.Accel == "kvm":
 		return Inputf("--clock virtual with --accel kvm: virtual time is QEMU's instruction counter, which runs under TCG; drop --accel kvm, or use --clock real")
-	case ts.Clock == vmtest.ClockVirtual && ts.VCPUs > vmtest.VirtualVCPUs:
-		return Inputf("--clock virtual with --vcpus %d: a guest in virtual time has %d vCPU (docs/vms.md); drop --vcpus, or use --clock real", ts.VCPUs, vmtest.VirtualVCPUs)
+	case ts.Clock == vm.ClockVirtual && ts.VCPUs > vm.VirtualVCPUs:
+		return Inputf("--clock virtual with --vcpus %d: a guest in virtual time has %d vCPU (docs/vms.md); drop --vcpus, or use --clock real", ts.VCPUs, vm.VirtualVCPUs)
 	case ts.Jobs < 0:
 		return Inputf("--jobs %d: want 1 or more", ts.Jobs)
-	case ts.Jobs > 1 && ts.Clock == vmtest.ClockReal:
+	case ts.Jobs > 1 && ts.Clock == vm.ClockReal:
 		return Inputf("--jobs %d with --clock real: VMs in real time boot one at a time, or each would measure the others; --jobs is for virtual time", ts.Jobs)
 	}
 	return nil
@@ -166,7 +167,7 @@ func (ts *TargetChoice) Resolve() ([]Target, error) {
 		out = append(out, ts.adhoc(k))
 	}
 	if ts.VM && len(ts.Kernels) == 0 {
-		out = append(out, ts.adhoc(vmtest.DefaultKernelSpec))
+		out = append(out, ts.adhoc(kernels.DefaultSpec))
 	}
 	if len(ts.Names) > 0 {
 		named, err := ts.named()
@@ -188,14 +189,14 @@ func (ts *TargetChoice) Resolve() ([]Target, error) {
 
 // named looks Names up in File.
 func (ts *TargetChoice) named() ([]Target, error) {
-	file := vmtest.DefaultTargets()
+	file := vm.DefaultTargetFile()
 	if ts.File != "" {
 		// Over the limits of YAML input, before a YAML parser gets it.
 		if err := config.CheckFile(ts.File); err != nil {
 			return nil, &InputError{Err: err}
 		}
 		var err error
-		if file, err = vmtest.LoadTargets(ts.File); err != nil {
+		if file, err = vm.LoadTargetFile(ts.File); err != nil {
 			return nil, &InputError{Err: err}
 		}
 	}
@@ -254,7 +255,7 @@ func (ts *TargetChoice) InOrder(root string, wrap func(Target) Target) ([]Target
 			add(t, describeVM(t.Target))
 		case "vm":
 			if len(ts.Kernels) == 0 {
-				t := ts.kernel(vmtest.DefaultKernelSpec)
+				t := ts.kernel(kernels.DefaultSpec)
 				add(t, describeVM(t.Target))
 			}
 		case "target":
@@ -292,7 +293,7 @@ func distinctNames(ts []Target, hint string) error {
 }
 
 // vm is the target booting t, with the kernel cache.
-func (ts *TargetChoice) vm(t *vmtest.Target) *VM {
+func (ts *TargetChoice) vm(t *vm.Target) *VM {
 	return &VM{Target: t, CacheDir: ts.Cache, Jobs: ts.Jobs}
 }
 
@@ -302,7 +303,7 @@ func (ts *TargetChoice) adhoc(spec string) *VM {
 	if ts.Cmdline != "" {
 		name += "+" + strings.ReplaceAll(strings.Fields(ts.Cmdline)[0], "=", "-")
 	}
-	return ts.vm(&vmtest.Target{
+	return ts.vm(&vm.Target{
 		Name: name, Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
 		Cmdline: ts.Cmdline, Accel: ts.Accel, Clock: ts.Clock, Deadline: ts.Deadline,
 	})
@@ -339,7 +340,7 @@ func (ts *TargetChoice) kernel(value string) *VM {
 	return t
 }
 
-func describeVM(t *vmtest.Target) string {
+func describeVM(t *vm.Target) string {
 	d := t.Kernel
 	if t.Cmdline != "" {
 		d += " " + t.Cmdline

@@ -9,8 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/scenarios"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // vmSettings are the flags' defaults: what Check passes.
@@ -39,7 +40,7 @@ func TestTargetChoiceResolve(t *testing.T) {
 			ts.Kernels = []string{"debian:6.1-cloud", "/boot/bzImage"}
 			ts.Cmdline = "nohz_full=1 quiet"
 		}, []string{"6.1-cloud+nohz_full-1", "bzImage+nohz_full-1"}},
-		{"vm is the default kernel", func(ts *TargetChoice) { ts.VM = true }, []string{kernelName(vmtest.DefaultKernelSpec)}},
+		{"vm is the default kernel", func(ts *TargetChoice) { ts.VM = true }, []string{kernelName(kernels.DefaultSpec)}},
 		{"vm beside a kernel adds none", func(ts *TargetChoice) { ts.VM, ts.Kernels = true, []string{"debian:6.12-rt"} }, []string{"6.12-rt"}},
 		{"kernels then named targets", func(ts *TargetChoice) {
 			ts.Use("target", "debian-6.1-rt")
@@ -62,9 +63,9 @@ func TestTargetChoiceResolve(t *testing.T) {
 	ts := vmSettings()
 	ts.Kernels, ts.Cmdline, ts.VCPUs, ts.MemMiB, ts.Deadline = []string{"debian:6.1-cloud"}, "quiet", 4, 2048, time.Minute
 	got, _ := ts.Resolve()
-	vm := got[0].(*VM).Target
-	if vm.Kernel != "debian:6.1-cloud" || vm.Cmdline != "quiet" || vm.VCPUs != 4 || vm.MemMiB != 2048 || vm.Deadline != time.Minute {
-		t.Errorf("a --kernel VM boots %+v, not with the settings given", vm)
+	booted := got[0].(*VM).Target
+	if booted.Kernel != "debian:6.1-cloud" || booted.Cmdline != "quiet" || booted.VCPUs != 4 || booted.MemMiB != 2048 || booted.Deadline != time.Minute {
+		t.Errorf("a --kernel VM boots %+v, not with the settings given", booted)
 	}
 }
 
@@ -144,12 +145,12 @@ func TestTargetsCheckClock(t *testing.T) {
 		edit func(*TargetChoice)
 		want string
 	}{
-		{"auto", func(ts *TargetChoice) { ts.Clock = vmtest.ClockAuto }, ""},
-		{"virtual", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vmtest.ClockVirtual, 0 }, ""},
-		{"real with 4 vCPUs", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vmtest.ClockReal, 4 }, ""},
+		{"auto", func(ts *TargetChoice) { ts.Clock = vm.ClockAuto }, ""},
+		{"virtual", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vm.ClockVirtual, 0 }, ""},
+		{"real with 4 vCPUs", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vm.ClockReal, 4 }, ""},
 		{"unknown", func(ts *TargetChoice) { ts.Clock = "wall" }, `--clock "wall": want auto, virtual, real`},
-		{"virtual under kvm", func(ts *TargetChoice) { ts.Clock, ts.VCPUs, ts.Accel = vmtest.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
-		{"virtual, 2 vCPUs", func(ts *TargetChoice) { ts.Clock = vmtest.ClockVirtual }, "--clock virtual with --vcpus 2"},
+		{"virtual under kvm", func(ts *TargetChoice) { ts.Clock, ts.VCPUs, ts.Accel = vm.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
+		{"virtual, 2 vCPUs", func(ts *TargetChoice) { ts.Clock = vm.ClockVirtual }, "--clock virtual with --vcpus 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts := vmSettings()
@@ -169,8 +170,8 @@ func TestTargetsCheckClock(t *testing.T) {
 // is refused before anything runs; VMs of one clock, or the host beside
 // a VM in real time, pass. A VM whose clock cannot be is bad input.
 func TestCheckClocks(t *testing.T) {
-	vm := func(name, clock string, vcpus int) Target {
-		return &VM{Target: &vmtest.Target{Name: name, Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: clock, VCPUs: vcpus}}
+	newVM := func(name, clock string, vcpus int) Target {
+		return &VM{Target: &vm.Target{Name: name, Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: clock, VCPUs: vcpus}}
 	}
 	host := &Variant{Target: &Host{}, VariantName: "base"}
 	for _, c := range []struct {
@@ -178,11 +179,11 @@ func TestCheckClocks(t *testing.T) {
 		targets []Target
 		want    string
 	}{
-		{"virtual VMs", []Target{vm("a", vmtest.ClockAuto, 0), vm("b", vmtest.ClockVirtual, 0)}, ""},
-		{"real VM beside the host", []Target{host, vm("b", vmtest.ClockReal, 2)}, ""},
-		{"virtual VM beside the host", []Target{host, vm("b", vmtest.ClockAuto, 0)}, "target base runs in real time and b in virtual time"},
-		{"virtual beside real", []Target{vm("a", vmtest.ClockVirtual, 0), vm("b", vmtest.ClockReal, 0)}, "target a runs in virtual time and b in real time"},
-		{"2 vCPUs in virtual time", []Target{vm("a", vmtest.ClockAuto, 2)}, "target a: clock: 2 vCPUs in virtual time"},
+		{"virtual VMs", []Target{newVM("a", vm.ClockAuto, 0), newVM("b", vm.ClockVirtual, 0)}, ""},
+		{"real VM beside the host", []Target{host, newVM("b", vm.ClockReal, 2)}, ""},
+		{"virtual VM beside the host", []Target{host, newVM("b", vm.ClockAuto, 0)}, "target base runs in real time and b in virtual time"},
+		{"virtual beside real", []Target{newVM("a", vm.ClockVirtual, 0), newVM("b", vm.ClockReal, 0)}, "target a runs in virtual time and b in real time"},
+		{"2 vCPUs in virtual time", []Target{newVM("a", vm.ClockAuto, 2)}, "target a: clock: 2 vCPUs in virtual time"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckClocks(c.targets)
@@ -238,9 +239,9 @@ func TestTargetChoiceCheckSet(t *testing.T) {
 		{"beside a kernel, each", TargetChoice{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
 		{"each without names", TargetChoice{VM: true}, []string{"--accel"}, true, ""},
 		// The host's clock is real: --clock real asks for what it has.
-		{"host, clock real", TargetChoice{Clock: vmtest.ClockReal}, []string{"--clock"}, false, ""},
-		{"host, clock virtual", TargetChoice{Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
-		{"named target's clock", TargetChoice{Names: []string{"T"}, Clock: vmtest.ClockVirtual}, []string{"--clock"}, false, ""},
+		{"host, clock real", TargetChoice{Clock: vm.ClockReal}, []string{"--clock"}, false, ""},
+		{"host, clock virtual", TargetChoice{Clock: vm.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
+		{"named target's clock", TargetChoice{Names: []string{"T"}, Clock: vm.ClockVirtual}, []string{"--clock"}, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.ts.CheckSet(c.set, c.each)
@@ -281,15 +282,15 @@ func TestVMPrepareVirtualTimeDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vm := &VM{Target: &vmtest.Target{Name: "v", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vmtest.ClockVirtual}}
-	req, err := vm.Prepare(runner.Request{Scenarios: ss, SkipUnsupported: true})
-	if err != nil || len(req.Scenarios) != 1 || req.Scenarios[0].Name != "syscall-read" || len(vm.skipped) != 1 || vm.skipped[0].Scenario != "fsync-scratch" {
-		t.Errorf("every built-in in virtual time: %v, scenarios %d, skipped %+v; want syscall-read run and fsync-scratch passed over", err, len(req.Scenarios), vm.skipped)
+	virtual := &VM{Target: &vm.Target{Name: "v", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vm.ClockVirtual}}
+	req, err := virtual.Prepare(runner.Request{Scenarios: ss, SkipUnsupported: true})
+	if err != nil || len(req.Scenarios) != 1 || req.Scenarios[0].Name != "syscall-read" || len(virtual.skipped) != 1 || virtual.skipped[0].Scenario != "fsync-scratch" {
+		t.Errorf("every built-in in virtual time: %v, scenarios %d, skipped %+v; want syscall-read run and fsync-scratch passed over", err, len(req.Scenarios), virtual.skipped)
 	}
-	if _, err := vm.Prepare(runner.Request{Scenarios: ss}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "scenario fsync-scratch cannot be measured in virtual time") {
+	if _, err := virtual.Prepare(runner.Request{Scenarios: ss}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "scenario fsync-scratch cannot be measured in virtual time") {
 		t.Errorf("fsync-scratch named, in virtual time: %v, want an InputError", err)
 	}
-	real := &VM{Target: &vmtest.Target{Name: "r", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vmtest.ClockReal}}
+	real := &VM{Target: &vm.Target{Name: "r", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vm.ClockReal}}
 	if req, err := real.Prepare(runner.Request{Scenarios: ss}); err != nil || len(req.Scenarios) != 2 {
 		t.Errorf("fsync-scratch in real time: %v, %d scenarios; want both to run", err, len(req.Scenarios))
 	}

@@ -13,14 +13,15 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/kernels"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // vmKernels are the Debian kernels the VM test boots: both lines Debian
 // carries.
 var vmKernels = []string{"debian:6.1-cloud", "debian:6.12-cloud"}
 
-// needQEMU skips without QEMU (and with -short, as vmtest's tests do),
+// needQEMU skips without QEMU (and with -short, as vm's tests do),
 // except on CI, where a missing QEMU is a failure.
 func needQEMU(t *testing.T) {
 	t.Helper()
@@ -39,20 +40,20 @@ func needQEMU(t *testing.T) {
 }
 
 var (
-	kernelsMu sync.Mutex
-	kernels   = map[string]*vmtest.Kernel{}
+	resolvedMu sync.Mutex
+	resolved   = map[string]*kernels.Kernel{}
 )
 
 // resolveKernel fetches a Debian kernel into the user cache, once.
-func resolveKernel(t *testing.T, spec string) *vmtest.Kernel {
+func resolveKernel(t *testing.T, spec string) *kernels.Kernel {
 	t.Helper()
 	needQEMU(t)
-	kernelsMu.Lock()
-	defer kernelsMu.Unlock()
-	if k := kernels[spec]; k != nil {
+	resolvedMu.Lock()
+	defer resolvedMu.Unlock()
+	if k := resolved[spec]; k != nil {
 		return k
 	}
-	c, err := vmtest.DefaultKernelCache()
+	c, err := kernels.DefaultCache()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func resolveKernel(t *testing.T, spec string) *vmtest.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernels[spec] = k
+	resolved[spec] = k
 	return k
 }
 
@@ -118,8 +119,8 @@ func TestVariantsInDebianVM(t *testing.T) {
 			}
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp) // the VM's run directory, to find its QEMU
-			vm := vmtest.VM{Name: "kfunc", Kernel: k, Init: guest, VCPUs: 2, Clock: vmtest.ClockReal, MemMiB: 512, Deadline: 5 * time.Minute}
-			res, err := vmtest.Run(context.Background(), vm, vmtest.GuestRequest{}, func(s string) { t.Log(s) })
+			m := vm.Machine{Name: "kfunc", Kernel: k, Init: guest, VCPUs: 2, Clock: vm.ClockReal, MemMiB: 512, Deadline: 5 * time.Minute}
+			res, err := vm.Run(context.Background(), m, vm.GuestRequest{}, func(s string) { t.Log(s) })
 			if out, _ := exec.Command("pgrep", "-a", "-f", "qemu-system.*"+tmp).Output(); len(out) > 0 {
 				t.Errorf("QEMU left running: %s", out)
 			}

@@ -13,12 +13,13 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/changes"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // commandFlags are the groups of flags the commands share, under one name
@@ -105,14 +106,14 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
 	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", f.use("kernel"))
 	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", f.use("target"))
-	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vmtest/targets.yaml)")
-	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+vmtest.DefaultKernelSpec+")", f.use("vm"))
+	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vm/targets.yaml)")
+	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+kernels.DefaultSpec+")", f.use("vm"))
 	fs.StringVar(&f.Cmdline, "cmdline", "", "extra guest kernel command line for --kernel/--vm")
 	fs.IntVar(&f.VCPUs, "vcpus", 0, "guest vCPUs for --kernel/--vm (default 2 in real time, 1 in virtual time)")
 	fs.IntVar(&f.MemMiB, "memory", 1024, "guest memory in `MiB` for --kernel/--vm")
 	fs.StringVar(&f.Accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
 	fs.IntVar(&f.Jobs, "jobs", 0, "VMs in virtual time that boot at once: a run's trials, a round's targets (default: the CPUs; real-time VMs boot one at a time)")
-	fs.StringVar(&f.Clock, "clock", vmtest.ClockAuto, "the VMs' clock: virtual (QEMU counts instructions, 1 ns each: deterministic, TCG only), real, or auto (virtual under TCG, real under KVM)")
+	fs.StringVar(&f.Clock, "clock", vm.ClockAuto, "the VMs' clock: virtual (QEMU counts instructions, 1 ns each: deterministic, TCG only), real, or auto (virtual under TCG, real under KVM)")
 	fs.DurationVar(&f.Deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
 	fs.StringVar(&f.Cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
 }

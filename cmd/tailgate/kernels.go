@@ -11,8 +11,8 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
+	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report/render"
-	"github.com/tailgate-ci/tailgate/vmtest"
 )
 
 // kernelSpecs says what a kernel SPEC is.
@@ -41,11 +41,11 @@ func (f *cacheFlag) register(fs *flag.FlagSet) {
 }
 
 // cache is the kernel cache the flag names, else the default one.
-func (f *cacheFlag) cache() (*vmtest.KernelCache, error) {
+func (f *cacheFlag) cache() (*kernels.Cache, error) {
 	if f.dir != "" {
-		return &vmtest.KernelCache{Dir: f.dir}, nil
+		return &kernels.Cache{Dir: f.dir}, nil
 	}
-	cache, err := vmtest.DefaultKernelCache()
+	cache, err := kernels.DefaultCache()
 	if err != nil {
 		return nil, infra(err)
 	}
@@ -96,7 +96,7 @@ func kernelsFetch(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	}
 	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
 	k, err := cache.Resolve(ctx, pos[0])
-	if errors.Is(err, vmtest.ErrUnknownKernel) {
+	if errors.Is(err, kernels.ErrUnknown) {
 		return &usageError{Err: err}
 	}
 	if err != nil {

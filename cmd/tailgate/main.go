@@ -20,7 +20,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/suggest"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 type command struct {
@@ -136,8 +136,8 @@ func main() {
 	}
 	// In a VM, tailgate is PID 1: it runs the request the host put in the
 	// initramfs and powers off.
-	if vmtest.IsGuest() {
-		os.Exit(vmtest.GuestMain(engine.GuestRun))
+	if vm.IsGuest() {
+		os.Exit(vm.GuestMain(engine.GuestRun))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

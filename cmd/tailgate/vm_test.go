@@ -10,7 +10,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/scenarios"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // TestRunInDebianVM boots a real Debian cloud kernel (fetched with apt-get
@@ -109,8 +109,8 @@ func TestRunInDebianVM(t *testing.T) {
 // disk's file goes with the run directory. One short trial: TCG is slow.
 // In real time: virtual time does not measure a disk's waits.
 func TestScratchDiskInDebianVM(t *testing.T) {
-	if scenarios.ScratchSerial != vmtest.ScratchSerial {
-		t.Fatalf("the workload looks for serial %q, the VM's disk has %q", scenarios.ScratchSerial, vmtest.ScratchSerial)
+	if scenarios.ScratchSerial != vm.ScratchSerial {
+		t.Fatalf("the workload looks for serial %q, the VM's disk has %q", scenarios.ScratchSerial, vm.ScratchSerial)
 	}
 	bin := buildTailgate(t)
 	out := filepath.Join(t.TempDir(), "vm.json")

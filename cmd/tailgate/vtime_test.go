@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // runVirtual runs tailgate run SCENARIO in a Debian 6.1 guest in virtual
@@ -43,8 +43,8 @@ func TestVirtualTimeRepeats(t *testing.T) {
 	bin := buildTailgate(t)
 	r, out := runVirtual(t, bin, "syscall-read", "--trials", "2", "--duration", "100ms", "--warmup", "50ms")
 	tg := r.Target
-	if tg.Clock != vmtest.ClockVirtual || tg.IcountShift == nil || *tg.IcountShift != vmtest.IcountShift || tg.QEMU == "" || tg.VCPUs != vmtest.VirtualVCPUs || tg.Accel != "tcg" {
-		t.Errorf("target %+v, want a TCG guest of %d vCPU in virtual time (shift %d), QEMU's version recorded", tg, vmtest.VirtualVCPUs, vmtest.IcountShift)
+	if tg.Clock != vm.ClockVirtual || tg.IcountShift == nil || *tg.IcountShift != vm.IcountShift || tg.QEMU == "" || tg.VCPUs != vm.VirtualVCPUs || tg.Accel != "tcg" {
+		t.Errorf("target %+v, want a TCG guest of %d vCPU in virtual time (shift %d), QEMU's version recorded", tg, vm.VirtualVCPUs, vm.IcountShift)
 	}
 	if !strings.Contains(out, "virtual time: each guest instruction counts 1 ns") {
 		t.Errorf("the report does not say what virtual time counts:\n%s", out)

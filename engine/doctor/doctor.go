@@ -18,7 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report/render"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // NeedHost is the Need of a check host runs cannot do without: only such a
@@ -80,11 +80,11 @@ func Checks() []Check {
 	}
 	add("qemu", err, q, "VM runs")
 
-	kvm := vmtest.CheckKVM()
+	kvm := vm.CheckKVM()
 	cs = append(cs, KVM(kvm))
 	version := ""
 	if err == nil {
-		version, err = vmtest.QEMUVersion(q)
+		version, err = vm.QEMUVersion(q)
 	}
 	cs = append(cs, Clocks(version, err, kvm))
 
@@ -96,8 +96,8 @@ func Checks() []Check {
 	return cs
 }
 
-// KVM words what vmtest found out about KVM.
-func KVM(k vmtest.KVM) Check {
+// KVM words what vm found out about KVM.
+func KVM(k vm.KVM) Check {
 	c := Check{Name: "kvm", OK: k.Usable, Need: "fast VM runs"}
 	found := fmt.Sprintf("probed in %v", k.Took.Round(time.Millisecond))
 	if k.Cached {
@@ -114,17 +114,17 @@ func KVM(k vmtest.KVM) Check {
 	return c
 }
 
-// Clocks says which clocks a VM can run on here (vmtest.Clocks), and
+// Clocks says which clocks a VM can run on here (vm.Clocks), and
 // which --clock auto picks: virtual time wants QEMU, real time is KVM's
 // when it runs a guest and emulated otherwise. qemuErr says why there is
 // no QEMU, version is its version.
-func Clocks(version string, qemuErr error, k vmtest.KVM) Check {
+func Clocks(version string, qemuErr error, k vm.KVM) Check {
 	c := Check{Name: "clocks", OK: qemuErr == nil, Need: "VM runs"}
 	if qemuErr != nil {
 		c.Detail = fmt.Sprintf("none: %v", qemuErr)
 		return c
 	}
-	virtual := fmt.Sprintf("virtual (QEMU %s under TCG, %d ns an instruction: deterministic, blind to hardware costs)", version, 1<<vmtest.IcountShift)
+	virtual := fmt.Sprintf("virtual (QEMU %s under TCG, %d ns an instruction: deterministic, blind to hardware costs)", version, 1<<vm.IcountShift)
 	if k.Usable {
 		c.Detail = virtual + "; real (KVM, the default: the hardware's timings)"
 	} else {

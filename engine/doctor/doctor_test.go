@@ -6,23 +6,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 func TestDoctorKVMCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		kvm  vmtest.KVM
+		kvm  vm.KVM
 		ok   bool
 		want []string
 	}{
-		{"usable", vmtest.KVM{Opens: true, Usable: true, Took: 3 * time.Millisecond}, true,
+		{"usable", vm.KVM{Opens: true, Usable: true, Took: 3 * time.Millisecond}, true,
 			[]string{"a test guest runs under KVM (probed in 3ms)", "-accel kvm"}},
-		{"emulated", vmtest.KVM{Opens: true, Reason: "KVM_RUN: a test loop of 20000 iterations took 24ms", Took: 70 * time.Millisecond}, false,
+		{"emulated", vm.KVM{Opens: true, Reason: "KVM_RUN: a test loop of 20000 iterations took 24ms", Took: 70 * time.Millisecond}, false,
 			[]string{"/dev/kvm opens but a guest does not run (KVM_RUN: a test loop", "probed in 70ms", "VMs use TCG"}},
-		{"cached", vmtest.KVM{Opens: true, Reason: "a VM's kernel did not start under KVM: no console output in 10s", Cached: true, CacheFile: "/c/kvm.json"}, false,
+		{"cached", vm.KVM{Opens: true, Reason: "a VM's kernel did not start under KVM: no console output in 10s", Cached: true, CacheFile: "/c/kvm.json"}, false,
 			[]string{"did not start under KVM", "found earlier this boot, in /c/kvm.json", "VMs use TCG"}},
-		{"no device", vmtest.KVM{Reason: "open /dev/kvm: no such file or directory"}, false,
+		{"no device", vm.KVM{Reason: "open /dev/kvm: no such file or directory"}, false,
 			[]string{"open /dev/kvm: no such file or directory: VMs use TCG"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,13 +46,13 @@ func TestClocks(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		qemuErr error
-		kvm     vmtest.KVM
+		kvm     vm.KVM
 		ok      bool
 		want    []string
 	}{
-		{"TCG", nil, vmtest.KVM{}, true, []string{"virtual (QEMU 7.2.22 under TCG, 1 ns an instruction", "the default here", "real (TCG: emulated"}},
-		{"KVM", nil, vmtest.KVM{Opens: true, Usable: true}, true, []string{"virtual (QEMU 7.2.22", "real (KVM, the default"}},
-		{"no QEMU", errors.New("qemu-system-x86_64 not found"), vmtest.KVM{}, false, []string{"none: qemu-system-x86_64 not found"}},
+		{"TCG", nil, vm.KVM{}, true, []string{"virtual (QEMU 7.2.22 under TCG, 1 ns an instruction", "the default here", "real (TCG: emulated"}},
+		{"KVM", nil, vm.KVM{Opens: true, Usable: true}, true, []string{"virtual (QEMU 7.2.22", "real (KVM, the default"}},
+		{"no QEMU", errors.New("qemu-system-x86_64 not found"), vm.KVM{}, false, []string{"none: qemu-system-x86_64 not found"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := Clocks("7.2.22", c.qemuErr, c.kvm)

@@ -16,7 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/tailgate-ci/tailgate/report/render"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/doctor.*.golden")
@@ -32,13 +32,13 @@ func sampleChecks() []Check {
 		{Name: "kfunc tracer", OK: false, Detail: "load kfunc: not supported (requires fentry or kprobes)", Need: "scenarios using it"},
 		{Name: "cgroup v2", OK: true, Detail: "groups can be made and removed under /sys/fs/cgroup", Need: "exec, --cgroup"},
 		{Name: "qemu", OK: true, Detail: "/usr/bin/qemu-system-x86_64", Need: "VM runs"},
-		KVM(vmtestKVMOpensNotRuns),
+		KVM(vmKVMOpensNotRuns),
 		{Name: "apt-get", OK: false, Detail: "apt-get not found: debian: kernel specs cannot be fetched; use a local bzImage path", Need: "VM runs"},
 	}
 }
 
-// vmtestKVMOpensNotRuns is the KVM whose check says most.
-var vmtestKVMOpensNotRuns = vmtest.KVM{Opens: true, Reason: "KVM_RUN: a test loop of 20000 iterations took 24ms", Took: 70 * time.Millisecond}
+// vmKVMOpensNotRuns is the KVM whose check says most.
+var vmKVMOpensNotRuns = vm.KVM{Opens: true, Reason: "KVM_RUN: a test loop of 20000 iterations took 24ms", Took: 70 * time.Millisecond}
 
 // TestRenderWidths: at 80 and 100 columns no line is wider and every
 // check's name, status and detail are there; unlimited, the rows are

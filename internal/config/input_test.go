@@ -93,7 +93,7 @@ func TestCheckInputPasses(t *testing.T) {
 			}
 		})
 	}
-	for _, path := range []string{"../../vmtest/targets.yaml", "../../scenarios/builtin/syscall-read.yaml"} {
+	for _, path := range []string{"../../vm/targets.yaml", "../../scenarios/builtin/syscall-read.yaml"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -218,7 +218,7 @@ func TracepointTypedefs(tps []string) []string {
 
 // ReadVmlinux reads the BTF of a kernel from its uncompressed ELF image
 // (the .BTF section), for a kernel that is not running, such as a VM's
-// (vmtest.Kernel.Vmlinux). btf.LoadSpec wants a symbol table as well,
+// (kernels.Kernel.Vmlinux). btf.LoadSpec wants a symbol table as well,
 // which an image extracted from a bzImage has not.
 func ReadVmlinux(path string) (*btf.Spec, error) {
 	f, err := elf.Open(path)

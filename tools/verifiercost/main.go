@@ -37,26 +37,27 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/kernels"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 func main() {
-	if vmtest.IsGuest() {
-		os.Exit(vmtest.GuestMain(guest))
+	if vm.IsGuest() {
+		os.Exit(vm.GuestMain(guest))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// kernels is the -kernel flag, which may be given more than once.
-type kernels []string
+// kernelFlag is the -kernel flag, which may be given more than once.
+type kernelFlag []string
 
-func (k *kernels) String() string     { return strings.Join(*k, ",") }
-func (k *kernels) Set(s string) error { *k = append(*k, s); return nil }
+func (k *kernelFlag) String() string     { return strings.Join(*k, ",") }
+func (k *kernelFlag) Set(s string) error { *k = append(*k, s); return nil }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verifiercost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var specs kernels
+	var specs kernelFlag
 	fs.Var(&specs, "kernel", "a kernel SPEC to boot and measure in (debian:6.12-cloud), or host for this kernel;\nmay be repeated (default host)")
 	printBudget := fs.Bool("budget", false, "print the counts with headroom as bpf/verifier-budget.tsv, the most of the kernels'")
 	if err := fs.Parse(args); err != nil {
@@ -67,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(specs) == 0 {
-		specs = kernels{"host"}
+		specs = kernelFlag{"host"}
 	}
 	var all []tracers.LoadCost
 	for i, spec := range specs {
@@ -146,7 +147,7 @@ func kernelRelease() string {
 // tracer, variant, evidence, program, insns, verify µs, tracer load µs.
 const costLine = "cost\t"
 
-func guest(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*result.Result, error) {
+func guest(ctx context.Context, req vm.GuestRequest, progress func(string)) (*result.Result, error) {
 	res := &result.Result{Schema: result.SchemaVersion, Started: time.Now(), Scenarios: []result.Scenario{},
 		Environment: result.Environment{KernelRelease: kernelRelease()}}
 	costs, err := measure(true)
@@ -162,7 +163,7 @@ func guest(ctx context.Context, req vmtest.GuestRequest, progress func(string)) 
 
 func inGuest(spec string, stderr io.Writer) ([]tracers.LoadCost, string, error) {
 	ctx := context.Background()
-	cache, err := vmtest.DefaultKernelCache()
+	cache, err := kernels.DefaultCache()
 	if err != nil {
 		return nil, "", err
 	}
@@ -186,8 +187,8 @@ func inGuest(spec string, stderr io.Writer) ([]tracers.LoadCost, string, error) 
 			perr = fmt.Errorf("guest line %q: %w", s, err)
 		}
 	}
-	vm := vmtest.VM{Name: "verifiercost", Kernel: k, Init: self, VCPUs: 1, MemMiB: 1024, Deadline: 20 * time.Minute}
-	res, err := vmtest.Run(ctx, vm, vmtest.GuestRequest{}, progress)
+	m := vm.Machine{Name: "verifiercost", Kernel: k, Init: self, VCPUs: 1, MemMiB: 1024, Deadline: 20 * time.Minute}
+	res, err := vm.Run(ctx, m, vm.GuestRequest{}, progress)
 	if err != nil {
 		return costs, "", err
 	}

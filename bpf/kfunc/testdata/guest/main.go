@@ -30,7 +30,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
-	"github.com/tailgate-ci/tailgate/vmtest"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // The workload: reads of 4 KiB from /dev/zero by this process, processes
@@ -49,11 +49,11 @@ func main() {
 	if len(os.Args) > 1 {
 		os.Exit(child(os.Args[1:]))
 	}
-	if !vmtest.IsGuest() {
+	if !vm.IsGuest() {
 		fmt.Fprintln(os.Stderr, "guest: not running as a tailgate VM's init")
 		os.Exit(2)
 	}
-	os.Exit(vmtest.GuestMain(run))
+	os.Exit(vm.GuestMain(run))
 }
 
 func child(args []string) int {
@@ -95,7 +95,7 @@ func readZero(n int) error {
 	return nil
 }
 
-func run(ctx context.Context, req vmtest.GuestRequest, progress func(string)) (*result.Result, error) {
+func run(ctx context.Context, req vm.GuestRequest, progress func(string)) (*result.Result, error) {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
 		return nil, err

@@ -1,0 +1,60 @@
+package vm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/kernels"
+)
+
+func TestBootCmdline(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config")
+	if err := os.WriteFile(config, []byte("CONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vm := Machine{Kernel: &kernels.Kernel{Config: config}, Cmdline: "cryptomgr.notests=0 quiet"}
+	tcg := bootCmdline(vm, "tcg")
+	if !strings.HasPrefix(tcg, baseCmdline+" ") || !strings.HasSuffix(tcg, " "+vm.Cmdline) {
+		t.Errorf("TCG command line %q: want the base first and the VM's own last", tcg)
+	}
+	for _, want := range []string{" cryptomgr.notests ", " tsc=reliable ", " initcall_blacklist=crypto_kdf108_init "} {
+		if !strings.Contains(tcg, want) {
+			t.Errorf("TCG command line %q lacks %q", tcg, want)
+		}
+	}
+	if mhz := hostTSCMHz("/proc/cpuinfo"); mhz > 0 && !strings.Contains(tcg, " lpj=") {
+		t.Errorf("host TSC at %.0f MHz but no lpj in %q", mhz, tcg)
+	}
+	if kvm := bootCmdline(vm, "kvm"); kvm != baseCmdline+" "+vm.Cmdline {
+		t.Errorf("KVM command line %q: want only the base and the VM's own", kvm)
+	}
+	if got := bootCmdline(Machine{}, "tcg"); strings.Contains(got, "lpj=") {
+		t.Errorf("no kernel config, yet %q sets lpj", got)
+	}
+}
+
+func TestHostTSCMHz(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "cpuinfo")
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	two := "processor\t: 0\ncpu MHz\t\t: 2200.000\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n\n" +
+		"processor\t: 1\ncpu MHz\t\t: 1800.000\nflags\t\t: fpu tsc constant_tsc\n\n"
+	if got := hostTSCMHz(write(two)); got != 2200 {
+		t.Errorf("first CPU at 2200 MHz: got %v", got)
+	}
+	varying := "processor\t: 0\ncpu MHz\t\t: 2200.000\nflags\t\t: fpu tsc\n\n"
+	if got := hostTSCMHz(write(varying)); got != 0 {
+		t.Errorf("no constant_tsc: got %v MHz, want 0", got)
+	}
+	if got := hostTSCMHz(filepath.Join(dir, "none")); got != 0 {
+		t.Errorf("no cpuinfo: got %v", got)
+	}
+}

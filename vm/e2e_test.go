@@ -1,0 +1,308 @@
+package vm
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tailgate-ci/tailgate/kernels"
+)
+
+// The end-to-end tests boot a real Debian cloud kernel (fetched with apt
+// into the user cache, so later runs reuse it) with the test guest as
+// /init. Each boot takes 2-4 s under TCG.
+
+// needQEMU skips without QEMU, except on CI (CI or TAILGATE_CI_STRICT set),
+// where it is a failure.
+func needQEMU(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots VMs; skipped with -short")
+	}
+	for _, tool := range []string{"qemu-system-x86_64", "apt-get", "dpkg-deb"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			msg := "needs " + tool + " (apt-get install -y --no-install-recommends qemu-system-x86 cpio)"
+			if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+}
+
+var (
+	e2eKernelOnce sync.Once
+	e2eKernel     *kernels.Kernel
+	e2eKernelErr  error
+)
+
+// testKernel fetches the newest Debian 6.1 cloud kernel, once.
+func testKernel(t *testing.T) *kernels.Kernel {
+	t.Helper()
+	needQEMU(t)
+	e2eKernelOnce.Do(func() {
+		c, err := kernels.DefaultCache()
+		if err != nil {
+			e2eKernelErr = err
+			return
+		}
+		c.Progress = func(s string) { t.Log(s) }
+		e2eKernel, e2eKernelErr = c.Resolve(context.Background(), "debian:6.1-cloud")
+	})
+	if e2eKernelErr != nil {
+		t.Fatal(e2eKernelErr)
+	}
+	return e2eKernel
+}
+
+// bootTest runs the test guest in mode (see testdata/guest) and checks that
+// no QEMU process outlives Run.
+func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Duration, progress func(string)) (*VMError, error) {
+	t.Helper()
+	k := testKernel(t)
+	guest := buildStaticBinary(t)
+	// QEMU's command line names Run's work directory, made in TMPDIR: a
+	// directory of our own tells our QEMU from anyone else's.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	vm := Machine{Name: "e2e", Kernel: k, Init: guest, VCPUs: 2, Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=" + mode, Deadline: deadline}
+	if progress == nil {
+		progress = func(string) {}
+	}
+	res, err := Run(ctx, vm, GuestRequest{}, func(s string) { t.Log(s); progress(s) })
+	if pids := qemuProcesses(t, tmp); len(pids) > 0 {
+		t.Errorf("QEMU still running after Run returned: pids %v", pids)
+	}
+	if mode == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.TrimPrefix(k.Spec, "debian:"); res.Environment.KernelRelease != want {
+			t.Errorf("guest kernel release %q, want %q", res.Environment.KernelRelease, want)
+		}
+		tg := res.Target
+		if tg.Name != "e2e" || tg.Kind != "vm" || tg.Kernel != k.Spec || tg.VCPUs != 2 || tg.MemMiB != 512 || tg.Cmdline != "tgtest=" || (tg.Accel != "kvm" && tg.Accel != "tcg") {
+			t.Errorf("target = %+v", tg)
+		}
+		return nil, nil
+	}
+	var ve *VMError
+	if !errors.As(err, &ve) {
+		return nil, err
+	}
+	if ve.ConsoleLog == "" {
+		t.Error("no console log named")
+	} else if b, rerr := os.ReadFile(ve.ConsoleLog); rerr != nil || !strings.Contains(string(b), "tailgate> ") {
+		t.Errorf("console log %s: %v, %d bytes", ve.ConsoleLog, rerr, len(b))
+	} else {
+		os.Remove(ve.ConsoleLog)
+	}
+	return ve, err
+}
+
+// qemuProcesses lists QEMU processes that are our children or whose command
+// line mentions dir.
+func qemuProcesses(t *testing.T, dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if !strings.Contains(string(cmdline), "qemu") {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		ppid := -1
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 {
+				ppid, _ = strconv.Atoi(f[1])
+			}
+		}
+		if ppid == os.Getpid() || strings.Contains(string(cmdline), dir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestE2EBoot(t *testing.T) {
+	k := testKernel(t)
+	if k.Vmlinux == "" {
+		t.Error("no vmlinux extracted from " + k.Image)
+	}
+	// 6.1 cloud kernels have the virtio stack as modules.
+	names := map[string]int{}
+	for i, m := range k.Modules {
+		names[kernels.ModuleName(m)] = i + 1
+	}
+	for _, pair := range [][2]string{{"virtio_ring", "virtio"}, {"virtio", "virtio_pci"}, {"virtio", "virtio_console"}} {
+		if names[pair[0]] == 0 || names[pair[1]] == 0 || names[pair[0]] > names[pair[1]] {
+			t.Errorf("modules %v: want %s before %s", k.Modules, pair[0], pair[1])
+		}
+	}
+	bootTest(t, context.Background(), "", time.Minute, nil)
+}
+
+func TestE2EGuestPanic(t *testing.T) {
+	for _, tc := range []struct{ mode, text string }{
+		{"panic", "sysrq triggered crash"},
+		{"exit", "Attempted to kill init"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			ve, err := bootTest(t, context.Background(), tc.mode, time.Minute, nil)
+			if !errors.Is(err, ErrGuestPanic) || ve == nil {
+				t.Fatalf("err = %v, want ErrGuestPanic", err)
+			}
+			if len(ve.Lines) == 0 || !strings.Contains(ve.Lines[0], tc.text) || !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("error does not show %q: %v", tc.text, err)
+			}
+		})
+	}
+}
+
+func TestE2EDeadline(t *testing.T) {
+	t0 := time.Now()
+	ve, err := bootTest(t, context.Background(), "sleep", 8*time.Second, nil)
+	if !errors.Is(err, ErrDeadline) || ve == nil {
+		t.Fatalf("err = %v, want ErrDeadline", err)
+	}
+	if d := time.Since(t0); d > 15*time.Second {
+		t.Errorf("Run took %v with an 8s deadline", d)
+	}
+}
+
+func TestE2ECancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	_, err := bootTest(t, ctx, "sleep", time.Minute, func(s string) {
+		if strings.Contains(s, "test guest mode") {
+			once.Do(cancel) // as SIGINT would
+		}
+	})
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %q, want one line wrapping context.Canceled", err)
+	}
+}
+
+func TestE2EGuestError(t *testing.T) {
+	for _, tc := range []struct{ mode, want string }{
+		{"error", "the workload failed on purpose"},
+		{"gopanic", "guest panic: the workload panicked on purpose"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, err := bootTest(t, context.Background(), tc.mode, time.Minute, nil)
+			var ge *GuestError
+			if !errors.As(err, &ge) || !strings.HasPrefix(ge.Msg, tc.want) {
+				t.Fatalf("err = %v, want the guest's error %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestE2EUnknownKernel(t *testing.T) {
+	needQEMU(t)
+	c := &kernels.Cache{Dir: t.TempDir()}
+	_, err := c.Resolve(context.Background(), "debian:6.1.0-9999-cloud-amd64")
+	if !errors.Is(err, kernels.ErrUnknown) || !strings.Contains(err.Error(), "debian:6.1.0-9999-cloud-amd64") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line naming the spec", err)
+	}
+	if ents, _ := os.ReadDir(c.Dir); len(ents) != 0 {
+		t.Errorf("cache has leftovers: %v", ents)
+	}
+}
+
+// TestMain doubles as the helper process of TestE2EParentKilled.
+func TestMain(m *testing.M) {
+	if os.Getenv("VMTEST_HELPER_KERNEL") != "" {
+		helperRunVM()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// helperRunVM boots a sleeping guest and prints its progress; the test
+// kills this process while the guest sleeps.
+func helperRunVM() {
+	c, _ := kernels.DefaultCache()
+	k, err := c.Resolve(context.Background(), os.Getenv("VMTEST_HELPER_KERNEL"))
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	vm := Machine{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=sleep", Deadline: time.Minute}
+	_, err = Run(context.Background(), vm, GuestRequest{}, func(s string) { fmt.Println(s) })
+	fmt.Println("error:", err)
+	os.Exit(1)
+}
+
+// TestE2EParentKilled kills the process running the VM without warning:
+// QEMU must die with it, and the next VM run removes the run directory it
+// left.
+func TestE2EParentKilled(t *testing.T) {
+	k := testKernel(t)
+	tmp := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "VMTEST_HELPER_KERNEL="+k.Spec, "VMTEST_HELPER_INIT="+buildStaticBinary(t))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		t.Log("helper: " + sc.Text())
+		if strings.Contains(sc.Text(), "test guest mode sleep") {
+			break
+		}
+		if strings.HasPrefix(sc.Text(), "error:") {
+			t.Fatal("helper failed")
+		}
+	}
+	if pids := qemuProcesses(t, tmp); len(pids) != 1 {
+		t.Fatalf("want the helper's QEMU running, found pids %v", pids)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for i := 0; ; i++ {
+		pids := qemuProcesses(t, tmp)
+		if len(pids) == 0 {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("QEMU %v outlived its killed parent", pids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	left := runDirs(t, tmp)
+	if len(left) != 1 {
+		t.Fatalf("run directories after the kill: %v, want the killed run's", left)
+	}
+	if b, err := os.ReadFile(filepath.Join(left[0], pidFile)); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("pid file of %s: %q, %v; want the helper's pid %d", left[0], b, err, cmd.Process.Pid)
+	}
+	t.Setenv("TMPDIR", tmp)
+	next := fakeQEMURun(t, "next", "")
+	if _, err := os.Lstat(left[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the next run did not remove %s: %v", left[0], err)
+	}
+	if dirs := runDirs(t, tmp); len(dirs) != 1 || dirs[0] != filepath.Dir(next.ConsoleLog) {
+		t.Errorf("run directories after the next run: %v, want only its kept console log's", dirs)
+	}
+}
