@@ -32,6 +32,42 @@ type commandFlags struct {
 	history historyLine
 }
 
+// rounds is what a matrix or a same-job gate reads before its rounds:
+// what every trial is asked (the scenarios named, the run flags), the
+// report's outputs, and the targets in their order with a description
+// each.
+type rounds struct {
+	spec    engine.Spec
+	outs    []render.Output
+	targets []engine.Target
+	descr   []string
+}
+
+// forRounds reads the flags of a matrix or a same-job gate: the scenarios
+// names (lookup, the thresholds checked against their metrics), every
+// output, checked before anything runs, and the targets (inOrder), whose
+// options it sets in o: where their Results go, how they are compared,
+// how many boot at once.
+func (fl *commandFlags) forRounds(names []string, env roundsEnv, o *engine.RoundsOptions) (rounds, error) {
+	ss, err := fl.report.lookup(names)
+	if err != nil {
+		return rounds{}, err
+	}
+	outs, err := fl.report.resolveOutputs()
+	if err != nil {
+		return rounds{}, err
+	}
+	targets, descr, err := fl.targets.inOrder(env)
+	if err != nil {
+		return rounds{}, err
+	}
+	o.Output, o.Compare = fl.run.output, fl.report.options()
+	if engine.AtOnce(targets) == "" {
+		o.Jobs = engine.Jobs(fl.targets.Jobs)
+	}
+	return rounds{spec: fl.run.spec(ss), outs: outs, targets: targets, descr: descr}, nil
+}
+
 // runFlags are what a run asks of every trial: run, gate, calibrate and
 // matrix take them.
 type runFlags struct {

@@ -112,42 +112,29 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env r
 // paired rounds (engine.PairGate) once everything that could fail later
 // was checked (engine.CheckRounds) and the rounds fit --max-time.
 func gateInRounds(ctx context.Context, names []string, fl *gateFlags, env roundsEnv, stdout, stderr io.Writer) (err error) {
-	ss, err := fl.report.lookup(names)
-	if err != nil {
-		return err
-	}
-	outs, err := fl.report.resolveOutputs()
-	if err != nil {
-		return err
-	}
-	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
-	targets, _, err := fl.targets.inOrder(env)
-	if err != nil {
-		return err
-	}
-	if err := engine.CheckPair(len(targets)); err != nil {
-		return err
-	}
 	g := fl.pair
-	g.Rounds, g.Seed = fl.run.trials, env.orderSeed
-	g.Output, g.Compare, g.Log = fl.run.output, fl.report.options(), stderr
-	if engine.AtOnce(targets) == "" {
-		g.Jobs = engine.Jobs(fl.targets.Jobs)
+	r, err := fl.forRounds(names, env, &g.RoundsOptions)
+	if err != nil {
+		return err
 	}
-	spec := fl.run.spec(ss)
+	defer func() { writeJUnitErrors(r.outs, "gate", err, stderr) }()
+	if err := engine.CheckPair(len(r.targets)); err != nil {
+		return err
+	}
+	g.Rounds, g.Seed, g.Log = fl.run.trials, env.orderSeed, stderr
 	// The budget bounds the rounds; --trials fixes them, perhaps fewer.
-	if err := fl.run.checkTime(g.PlannedTime(spec, len(targets))); err != nil {
+	if err := fl.run.checkTime(g.PlannedTime(r.spec, len(r.targets))); err != nil {
 		return err
 	}
-	if err := engine.CheckRounds(targets, spec, g.Output, env.sysctlRoot, stderr); err != nil {
+	if err := engine.CheckRounds(r.targets, r.spec, g.Output, env.sysctlRoot, stderr); err != nil {
 		return err
 	}
-	m, err := g.Gate(ctx, targets, spec)
+	m, err := g.Gate(ctx, r.targets, r.spec)
 	fl.history.attach(ctx, m, stderr)
 	if err != nil {
 		return err
 	}
-	return fl.report.verdict(m, outs, "gate", stdout, stderr)
+	return fl.report.verdict(m, r.outs, "gate", stdout, stderr)
 }
 
 // gateStored gates one run, or the Result --candidate names, against the

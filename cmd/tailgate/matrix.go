@@ -67,36 +67,23 @@ func runMatrix(ctx context.Context, args []string, stdout, stderr io.Writer, env
 	if o.Retries < 0 {
 		return usagef("--retries must not be negative, got %d", o.Retries)
 	}
-	ss, err := fl.report.lookup(names)
+	r, err := fl.forRounds(names, env, &o)
 	if err != nil {
 		return err
 	}
-	outs, err := fl.report.resolveOutputs()
+	defer func() { writeJUnitErrors(r.outs, "matrix", err, stderr) }()
+	if len(r.targets) < 2 {
+		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(r.targets))
+	}
+	if err := fl.run.checkTime(r.spec.RoundsTime(len(r.targets))); err != nil {
+		return err
+	}
+	if err := engine.CheckRounds(r.targets, r.spec, o.Output, env.sysctlRoot, stderr); err != nil {
+		return err
+	}
+	m, err := engine.Matrix(ctx, r.targets, r.descr, r.spec, o)
 	if err != nil {
 		return err
 	}
-	defer func() { writeJUnitErrors(outs, "matrix", err, stderr) }()
-	targets, descr, err := fl.targets.inOrder(env)
-	if err != nil {
-		return err
-	}
-	if len(targets) < 2 {
-		return usagef("a matrix needs at least two targets (--kernel, --target or --variant), got %d; see tailgate matrix -h", len(targets))
-	}
-	o.Output, o.Compare = fl.run.output, fl.report.options()
-	if engine.AtOnce(targets) == "" {
-		o.Jobs = engine.Jobs(fl.targets.Jobs)
-	}
-	spec := fl.run.spec(ss)
-	if err := fl.run.checkTime(spec.RoundsTime(len(targets))); err != nil {
-		return err
-	}
-	if err := engine.CheckRounds(targets, spec, o.Output, env.sysctlRoot, stderr); err != nil {
-		return err
-	}
-	m, err := engine.Matrix(ctx, targets, descr, spec, o)
-	if err != nil {
-		return err
-	}
-	return fl.report.verdict(m, outs, "matrix", stdout, stderr)
+	return fl.report.verdict(m, r.outs, "matrix", stdout, stderr)
 }
