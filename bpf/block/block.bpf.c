@@ -189,7 +189,7 @@ static __always_inline void record(struct started *s, __u32 m, __u64 v)
 	__builtin_memcpy(ev->comm, s->comm, sizeof(ev->comm));
 	ev->kstack_len = s->kstack_len;
 	__builtin_memcpy(ev->kstack, s->kstack, sizeof(ev->kstack));
-	bpf_ringbuf_submit(ev, 0);
+	evidence_submit(ev);
 }
 
 static __always_inline int on_insert(void *ctx, struct request *rq)

@@ -114,7 +114,7 @@ int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev,
 	if (ev) {
 		evidence_fill_task(ev, next, prev);
 		ev->kstack_len = bpf_get_task_stack(next, ev->kstack, sizeof(ev->kstack), 0);
-		bpf_ringbuf_submit(ev, 0);
+		evidence_submit(ev);
 	}
 	return 0;
 }
@@ -162,7 +162,7 @@ int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev,
 	if (ev) {
 		evidence_fill_task(ev, next, prev);
 		evidence_kept_stack(ev, &o->stack);
-		bpf_ringbuf_submit(ev, 0);
+		evidence_submit(ev);
 	}
 	return 0;
 }

@@ -87,7 +87,7 @@ static __always_inline void evidence_runq(__u32 m, __u64 delta, struct task_stru
 		if (ls)
 			evidence_kept_stack(ev, ls);
 	}
-	bpf_ringbuf_submit(ev, 0);
+	evidence_submit(ev);
 }
 
 static __always_inline void record(struct enqueued *e, struct task_struct *next,

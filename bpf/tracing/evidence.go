@@ -69,6 +69,7 @@ type evidence struct {
 	flushes []chan struct{} // closed when the reader has emptied the ring
 	epoch   uint64
 	top     [][]Event // per metric, slowest first, at most k
+	floors  []uint64  // per metric, as last set in the kernel
 	err     error     // first error of the reader
 }
 
@@ -90,8 +91,9 @@ func startEvidence(coll *ebpf.Collection, vars map[string]*variable, metrics []s
 	}
 	e := &evidence{
 		k: k, metrics: metrics, rd: rd, floor: floor, epochV: epochV, dropV: dropV,
-		done: make(chan struct{}),
-		top:  make([][]Event, len(metrics)),
+		done:   make(chan struct{}),
+		top:    make([][]Event, len(metrics)),
+		floors: make([]uint64, len(metrics)),
 	}
 	// Kept objects (Loaded) go on from the epoch they are at.
 	if err := epochV.Get(&e.epoch); err != nil {
@@ -127,6 +129,7 @@ func (e *evidence) read() {
 		case errors.Is(err, ringbuf.ErrFlushed):
 			// Everything sent before the flush is in top.
 			e.mu.Lock()
+			e.raiseFloors()
 			for _, f := range e.flushes {
 				close(f)
 			}
@@ -139,17 +142,70 @@ func (e *evidence) read() {
 			e.fail(err)
 			return
 		}
-		var r evidenceRecord
-		if err := binary.Read(bytes.NewReader(rec.RawSample), binary.LittleEndian, &r); err != nil {
-			e.fail(fmt.Errorf("evidence record of %d bytes: %w", len(rec.RawSample), err))
-			return
-		}
-		in, err := decodeInterference(rec.RawSample)
-		if err != nil {
+		if err := e.take(rec.RawSample); err != nil {
 			e.fail(err)
 			return
 		}
-		e.add(&r, in)
+		if e.rd.AvailableBytes() == 0 {
+			e.mu.Lock()
+			e.raiseFloors()
+			e.mu.Unlock()
+		}
+	}
+}
+
+// take keeps one record if it is among its metric's slowest. Most are
+// not once the top is full: they are told apart by their first fields,
+// before the whole record is decoded.
+func (e *evidence) take(raw []byte) error {
+	if len(raw) < 28 {
+		return fmt.Errorf("evidence record of %d bytes", len(raw))
+	}
+	latency, epoch := binary.LittleEndian.Uint64(raw[0:]), binary.LittleEndian.Uint64(raw[16:])
+	metric := binary.LittleEndian.Uint32(raw[24:])
+	if !e.wanted(epoch, metric, latency) {
+		return nil
+	}
+	var r evidenceRecord
+	if err := binary.Read(bytes.NewReader(raw), binary.LittleEndian, &r); err != nil {
+		return fmt.Errorf("evidence record of %d bytes: %w", len(raw), err)
+	}
+	in, err := decodeInterference(raw)
+	if err != nil {
+		return err
+	}
+	e.add(&r, in)
+	return nil
+}
+
+// wanted says whether a record of this trial's epoch would enter its
+// metric's top.
+func (e *evidence) wanted(epoch uint64, metric uint32, latency uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if epoch != e.epoch || int(metric) >= len(e.metrics) {
+		return false // an earlier trial's, still in the ring
+	}
+	top := e.top[metric]
+	return len(top) < e.k || latency > top[e.k-1].Latency
+}
+
+// raiseFloors sets each full metric's floor in the kernel to its K-th
+// slowest, once the ring is empty rather than per record: a map update
+// is a system call. Called with e.mu held.
+func (e *evidence) raiseFloors() {
+	for m, top := range e.top {
+		if len(top) < e.k || top[e.k-1].Latency == e.floors[m] {
+			continue
+		}
+		floor := top[e.k-1].Latency
+		if err := e.floor.Put(uint32(m), floor); err != nil {
+			if e.err == nil {
+				e.err = fmt.Errorf("raise evidence floor: %w", err)
+			}
+			return
+		}
+		e.floors[m] = floor
 	}
 }
 
@@ -188,12 +244,6 @@ func (e *evidence) add(r *evidenceRecord, in *Interference) {
 		top = top[:e.k]
 	}
 	e.top[m] = top
-	if len(top) == e.k {
-		key, floor := uint32(m), top[e.k-1].Latency
-		if err := e.floor.Put(key, floor); err != nil && e.err == nil {
-			e.err = fmt.Errorf("raise evidence floor: %w", err)
-		}
-	}
 }
 
 // reset starts a new trial: older events are discarded and every floor
@@ -206,7 +256,7 @@ func (e *evidence) reset() error {
 		return fmt.Errorf("evidence epoch: %w", err)
 	}
 	for m := range e.top {
-		e.top[m] = nil
+		e.top[m], e.floors[m] = nil, 0
 		if err := e.floor.Put(uint32(m), uint64(0)); err != nil {
 			return fmt.Errorf("reset evidence floor: %w", err)
 		}
