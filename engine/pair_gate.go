@@ -222,7 +222,12 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 		if r > 1 {
 			per = time.Since(pr.firstDone) / time.Duration(r-1)
 		}
-		pr.plan = &lookPlan{rounds: stats.PlanLooks(min(planRounds(r, time.Since(pr.start), per, pr.g.Budget), pr.rounds))}
+		plan := stats.PlanLooks
+		if res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual {
+			plan = stats.PlanBootLooks
+			fmt.Fprintf(pr.g.Log, "gate: boots in virtual time repeat whatever the host does: each side's boots are compared as one sample (docs/statistics.md)\n")
+		}
+		pr.plan = &lookPlan{rounds: plan(min(planRounds(r, time.Since(pr.start), per, pr.g.Budget), pr.rounds))}
 		fmt.Fprintf(pr.g.Log, "gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate\n",
 			per.Round(10*time.Millisecond), joinInts(pr.plan.rounds), len(pr.plan.rounds))
 	}

@@ -74,6 +74,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 	if err := checkClocks(base, cand); err != nil {
 		return nil, err
 	}
+	opt.boots = base.Target.ClockOf() == result.ClockVirtual
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	if opt.Stored {
@@ -252,6 +253,10 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 			return stats.ResolveThreshold(name, p.Name, gate, opt.Thresholds)
 		}
 		bm, cm := base.Metrics[name], cand.Metrics[name]
+		if opt.boots {
+			sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, bm, cm, pcts, th)...)
+			continue
+		}
 		if !opt.Stored {
 			if vs, paired := stats.ComparePaired(name, bm, cm, pcts, th); paired {
 				sr.Verdicts = append(sr.Verdicts, vs...)

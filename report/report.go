@@ -93,6 +93,9 @@ type Options struct {
 	// gatedOnly skips the bootstrap of what is not gated (simulations:
 	// it changes no verdict, only what is reported beside them).
 	gatedOnly bool
+	// boots compares the trials as boots in virtual time
+	// (stats.CompareBoots): both Results' clock is virtual.
+	boots bool
 }
 
 func (o Options) sequential() stats.Sequential {

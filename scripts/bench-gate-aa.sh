@@ -2,13 +2,17 @@
 # A/A gates of one scenario, one at a time, quiet or beside the noisy
 # neighbour (../shared/noise/neighbour, restarted as it ends): one TSV line
 # per gate with its exit code, the gated test's verdict and its ratio, its
-# rounds and wall time. As root, with bin/tailgate built.
+# rounds and wall time. As root, with bin/tailgate built (or TAILGATE, the
+# binary to run). GATE_TARGETS replaces the two targets, --variant a
+# --variant b (e.g. two VM targets of testdata/bench/vtime-targets.yaml).
 #   scripts/bench-gate-aa.sh RUNS quiet|neighbour [SCENARIO] [GATE ARGS...]
 set -euo pipefail
 runs=$1 condition=$2 scenario=${3:-syscall-read}
 shift $(($# < 3 ? $# : 3))
 here=$(cd "$(dirname "$0")/.." && pwd)
 neighbour=${NEIGHBOUR:-$here/../shared/noise/neighbour}
+bin=${TAILGATE:-$here/bin/tailgate}
+read -r -a targets <<<"${GATE_TARGETS:---variant a --variant b}"
 out=$(mktemp -d)
 nb=
 cleanup() { [ -n "$nb" ] && kill "$nb" 2>/dev/null; rm -rf "$out"; }
@@ -22,7 +26,7 @@ for ((i = 1; i <= runs; i++)); do
 	fi
 	start=$(date +%s.%N)
 	code=0
-	"$here/bin/tailgate" gate "$scenario" --variant a --variant b --format "json=$out/r.json" "$@" >/dev/null 2>"$out/err" || code=$?
+	"$bin" gate "$scenario" "${targets[@]}" --format "json=$out/r.json" "$@" >/dev/null 2>"$out/err" || code=$?
 	end=$(date +%s.%N)
 	python3 - "$out/r.json" "$i" "$condition" "$scenario" "$code" "$start" "$end" <<'PY'
 import json, sys

@@ -141,8 +141,8 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 		v.Kind = Inconclusive
 		return
 	}
-	n := v.Rounds
-	if need := minRoundsFor(v.Level); v.Level > 0 && need > n {
+	n := p.count
+	if need := p.need(v.Level); v.Level > 0 && need > n {
 		v.Warnings = append(v.Warnings, Warning{Kind: WarnLevelUnreachable, Percentile: v.Quantile, Side: Both, BaseCount: n, CandCount: need, Detail: strconv.FormatFloat(v.Level, 'g', 2, 64)})
 	}
 	c := math.Log(v.Ratio)
@@ -154,15 +154,15 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 	if hw := c - lo; v.Level > 0 && !math.IsInf(hw, 0) {
 		v.Detectable = math.Max(math.Expm1(hw), t)
 	}
-	eqLo, eqHi := p.lower(beta), p.upper(beta)
+	eqLo, eqHi := p.lower(beta)-p.resolution, p.upper(beta)+p.resolution
 	equivalent := math.Exp(eqHi) < 1+t && math.Exp(eqLo) > 1-t
 	called := v.Ratio > 1+t && upRejected || v.Ratio < 1-t && downRejected
 	logR := math.Log(v.Ratio)
 	setKind(v, q, called, equivalent, short,
-		func() int { return roundsToSettle(n, c, c-lo, minRoundsFor(v.Level)) },
+		func() int { return roundsToSettle(n, c, c-lo, p.need(v.Level)) },
 		func() int {
 			half := math.Max(eqHi-logR, logR-eqLo)
-			return roundsToSettle(n, roomInside(logR, t), half, minRoundsFor(beta))
+			return roundsToSettle(n, roomInside(logR, t), half, p.need(beta))
 		})
 }
 

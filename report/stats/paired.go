@@ -38,6 +38,22 @@ import (
 type rankData struct {
 	values []float64 // sorted
 	tail   []float64
+	// resolution widens the "no change" bounds on the log scale (boots in
+	// virtual time: the histogram's bucket); 0 for paired rounds.
+	resolution float64
+	// count is the rounds (or the fewer boots of a side) behind the
+	// values, and minFor the fewest at which one-sided level a can be
+	// reached; nil means minRoundsFor.
+	count  int
+	minFor func(a float64) int
+}
+
+// need is the fewest rounds (or boots a side) that can reach level a.
+func (p *rankData) need(a float64) int {
+	if p.minFor != nil {
+		return p.minFor(a)
+	}
+	return minRoundsFor(a)
 }
 
 // roundPair is one round's trials of a metric, base's and candidate's.
@@ -198,7 +214,7 @@ func newPaired(d []float64) *rankData {
 	n := len(d)
 	w := walshAverages(d, make([]float64, 0, n*(n+1)/2))
 	slices.Sort(w)
-	return &rankData{values: w, tail: signedRankTail(n)}
+	return &rankData{values: w, tail: signedRankTail(n), count: n}
 }
 
 // centre is the Hodges-Lehmann estimate: the median of the values.

@@ -64,6 +64,25 @@ const (
 // all (a signed-rank test over n rounds has no p-value below 2^-n).
 var GateSchedule = Sequential{First: 12, Growth: 1.25}
 
+// BootLooks are where a same-job gate of boots in virtual time may look
+// (CompareBoots): after rounds 4, 6 and 10, at most. Three looks keep a
+// third of the rates each: at 4 boots a side the rank-sum test reaches
+// 1/70, under a third of DefaultBeta, so repeating boots say "no change";
+// at 6, 1/924, under a third of DefaultAlpha, so a repeating shift is a
+// regression. Ten boots a side leave room for a metric that varies.
+var BootLooks = []int{4, 6, 10}
+
+// PlanBootLooks returns the looks of a gate of boots in virtual time of
+// at most n rounds, as PlanLooks does with BootLooks: at most 10 rounds.
+func PlanBootLooks(n int) []int {
+	n = min(n, BootLooks[len(BootLooks)-1])
+	if n < 1 {
+		return nil
+	}
+	out := slices.DeleteFunc(slices.Clone(BootLooks), func(r int) bool { return float64(r) > 0.9*float64(n) })
+	return append(out, n)
+}
+
 // PlanLooks returns the rounds after which a paired gate of at most n
 // rounds looks: GateSchedule's rounds below n, then n itself. The plan
 // may be made from the time the first rounds took (it depends on no
