@@ -178,122 +178,159 @@ const (
 // entry or a "[", "{" or "," of a flow collection (so an entry of a flow
 // mapping counts twice).
 func scanShape(b []byte, limit, entries int) (int, int) {
-	count := 0
-	entry := func() bool {
-		count++
-		return count > entries
-	}
-	var indents []int // columns of the open block collections
-	flow := 0         // open flow collections
-	var quote byte    // the quote of the scalar being read, or 0
-	literal := -1     // in a block scalar: the indentation its lines exceed
-	tokenStart := true
+	s := &shapeScanner{limit: limit, entries: entries, literal: -1, tokenStart: true}
 	for n := 1; len(b) > 0; n++ {
 		var ln []byte
 		ln, b, _ = bytes.Cut(b, []byte("\n"))
-		ln = bytes.TrimSuffix(ln, []byte("\r"))
-		indent := 0
-		for indent < len(ln) && ln[indent] == ' ' {
-			indent++
-		}
-		blank := indent == len(ln)
-		if literal >= 0 {
-			if blank || indent > literal {
-				continue
-			}
-			literal = -1
-		}
-		i := 0
-		if quote == 0 && flow == 0 {
-			if blank || ln[indent] == '#' {
-				continue
-			}
-			for len(indents) > 0 && indents[len(indents)-1] >= indent {
-				indents = indents[:len(indents)-1]
-			}
-			indents = append(indents, indent)
-			i = indent
-			// "- - x" and "? x" open a collection each, on one line.
-			for i < len(ln) && (ln[i] == '-' || ln[i] == '?') && (i+1 == len(ln) || ln[i+1] == ' ') {
-				i++
-				for i < len(ln) && ln[i] == ' ' {
-					i++
-				}
-				indents = append(indents, i)
-				if entry() {
-					return n, overEntries
-				}
-			}
-			if len(indents) > limit {
-				return n, overDepth
-			}
-			tokenStart = true
-		}
-	scan:
-		for ; i < len(ln); i++ {
-			c := ln[i]
-			if quote != 0 {
-				switch {
-				case quote == '"' && c == '\\':
-					i++
-				case quote == '\'' && c == '\'' && i+1 < len(ln) && ln[i+1] == '\'':
-					i++
-				case c == quote:
-					quote, tokenStart = 0, false
-				}
-				continue
-			}
-			next := byte(' ')
-			if i+1 < len(ln) {
-				next = ln[i+1]
-			}
-			switch {
-			case c == '#' && (i == 0 || ln[i-1] == ' ' || ln[i-1] == '\t'):
-				break scan
-			case c == ' ' || c == '\t':
-			case c == '[' || c == '{':
-				// Outside a flow collection a bracket only opens one at the
-				// start of a value; counting it elsewhere too errs on the
-				// side of depth but would refuse "a[0]" text repeated.
-				if tokenStart || flow > 0 {
-					flow++
-					tokenStart = true
-					if len(indents)+flow > limit {
-						return n, overDepth
-					}
-					if entry() {
-						return n, overEntries
-					}
-				}
-			case (c == ']' || c == '}') && flow > 0:
-				flow--
-				tokenStart = false
-			case c == ',' && flow > 0:
-				tokenStart = true
-				if entry() {
-					return n, overEntries
-				}
-			case c == ':' && (next == ' ' || next == '\t' || flow > 0 && bytes.IndexByte([]byte(",[]{}"), next) >= 0):
-				tokenStart = true
-				if entry() {
-					return n, overEntries
-				}
-			case !tokenStart:
-			case c == '"' || c == '\'':
-				quote = c
-			case (c == '|' || c == '>') && flow == 0:
-				literal = indent
-				break scan
-			case (c == '-' || c == '?') && (next == ' ' || next == '\t'):
-			case c == '&' || c == '!':
-				// An anchor or tag: the value follows it.
-				for i+1 < len(ln) && ln[i+1] != ' ' {
-					i++
-				}
-			default:
-				tokenStart = false
-			}
+		if over := s.line(bytes.TrimSuffix(ln, []byte("\r"))); over != overNothing {
+			return n, over
 		}
 	}
 	return 0, overNothing
+}
+
+// shapeScanner is scanShape's state between lines.
+type shapeScanner struct {
+	limit, entries int
+	count          int   // mapping keys and list items so far
+	indents        []int // columns of the open block collections
+	flow           int   // open flow collections
+	quote          byte  // the quote of the scalar being read, or 0
+	literal        int   // in a block scalar: the indentation its lines exceed; else -1
+	tokenStart     bool
+}
+
+// entry counts a key or an item and reports whether there are too many.
+func (s *shapeScanner) entry() bool {
+	s.count++
+	return s.count > s.entries
+}
+
+// line scans one line (without its line break) and returns the limit it
+// passes, or overNothing.
+func (s *shapeScanner) line(ln []byte) int {
+	indent := 0
+	for indent < len(ln) && ln[indent] == ' ' {
+		indent++
+	}
+	blank := indent == len(ln)
+	if s.literal >= 0 {
+		if blank || indent > s.literal {
+			return overNothing
+		}
+		s.literal = -1
+	}
+	i := 0
+	if s.quote == 0 && s.flow == 0 {
+		if blank || ln[indent] == '#' {
+			return overNothing
+		}
+		var over int
+		if i, over = s.blockStart(ln, indent); over != overNothing {
+			return over
+		}
+	}
+	return s.tokens(ln, i, indent)
+}
+
+// blockStart places a line of block context by its indentation: it closes
+// the block collections the line is not inside, opens the one it starts,
+// and returns where the line's first token begins.
+func (s *shapeScanner) blockStart(ln []byte, indent int) (int, int) {
+	for len(s.indents) > 0 && s.indents[len(s.indents)-1] >= indent {
+		s.indents = s.indents[:len(s.indents)-1]
+	}
+	s.indents = append(s.indents, indent)
+	i := indent
+	// "- - x" and "? x" open a collection each, on one line.
+	for i < len(ln) && (ln[i] == '-' || ln[i] == '?') && (i+1 == len(ln) || ln[i+1] == ' ') {
+		i++
+		for i < len(ln) && ln[i] == ' ' {
+			i++
+		}
+		s.indents = append(s.indents, i)
+		if s.entry() {
+			return i, overEntries
+		}
+	}
+	if len(s.indents) > s.limit {
+		return i, overDepth
+	}
+	s.tokenStart = true
+	return i, overNothing
+}
+
+// tokens scans ln from byte i: flow brackets, keys, quoted scalars, and
+// the start of a comment or a block scalar, which end the line's scan.
+func (s *shapeScanner) tokens(ln []byte, i, indent int) int {
+	for ; i < len(ln); i++ {
+		c := ln[i]
+		if s.quote != 0 {
+			i = s.quoted(ln, i)
+			continue
+		}
+		next := byte(' ')
+		if i+1 < len(ln) {
+			next = ln[i+1]
+		}
+		switch {
+		case c == '#' && (i == 0 || ln[i-1] == ' ' || ln[i-1] == '\t'):
+			return overNothing
+		case c == ' ' || c == '\t':
+		case c == '[' || c == '{':
+			// Outside a flow collection a bracket only opens one at the
+			// start of a value; counting it elsewhere too errs on the
+			// side of depth but would refuse "a[0]" text repeated.
+			if s.tokenStart || s.flow > 0 {
+				s.flow++
+				s.tokenStart = true
+				if len(s.indents)+s.flow > s.limit {
+					return overDepth
+				}
+				if s.entry() {
+					return overEntries
+				}
+			}
+		case (c == ']' || c == '}') && s.flow > 0:
+			s.flow--
+			s.tokenStart = false
+		case c == ',' && s.flow > 0,
+			c == ':' && (next == ' ' || next == '\t' || s.flow > 0 && bytes.IndexByte([]byte(",[]{}"), next) >= 0):
+			s.tokenStart = true
+			if s.entry() {
+				return overEntries
+			}
+		case !s.tokenStart:
+		case c == '"' || c == '\'':
+			s.quote = c
+		case (c == '|' || c == '>') && s.flow == 0:
+			s.literal = indent
+			return overNothing
+		case (c == '-' || c == '?') && (next == ' ' || next == '\t'):
+		case c == '&' || c == '!':
+			// An anchor or tag: the value follows it.
+			for i+1 < len(ln) && ln[i+1] != ' ' {
+				i++
+			}
+		default:
+			s.tokenStart = false
+		}
+	}
+	return overNothing
+}
+
+// quoted reads byte i of ln inside a quoted scalar: an escape skips the
+// next byte, the closing quote ends the scalar. It returns the last byte
+// read.
+func (s *shapeScanner) quoted(ln []byte, i int) int {
+	c := ln[i]
+	switch {
+	case s.quote == '"' && c == '\\':
+		i++
+	case s.quote == '\'' && c == '\'' && i+1 < len(ln) && ln[i+1] == '\'':
+		i++
+	case c == s.quote:
+		s.quote, s.tokenStart = 0, false
+	}
+	return i
 }

@@ -132,13 +132,51 @@ type Report struct {
 func Detect(series []Series, opt Options) *Report {
 	opt = opt.withDefaults()
 	rep := &Report{Level: opt.Level, MinSize: opt.MinSize, Changes: []Change{}}
-	type state struct {
-		t     Tested
-		x     []float64
-		first split
-		r     *rand.Rand
+	tested := rep.admit(series, opt)
+	m := len(tested)
+	if m == 0 {
+		return rep
 	}
-	var tested []*state
+	shuffles := shufflesFor(opt, m)
+	sp := &splitter{minSize: opt.MinSize}
+	for _, st := range tested {
+		st.testFirstSplit(sp, shuffles)
+	}
+	// Holm: the k-th smallest p (from 0) is tested at Level/(m−k), until
+	// one fails.
+	for k, st := range holmOrder(tested) {
+		alpha := opt.Level / float64(m-k)
+		if 1/float64(shuffles+1) > alpha {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnUnreachable, Key: st.t.Key, Need: int(math.Ceil(1 / alpha))})
+		}
+		if st.t.P > alpha {
+			break
+		}
+		st.t.Alpha = alpha
+		rep.addChanges(st, st.splitFurther(sp, alpha, shuffles), alpha)
+	}
+	rep.keepTested(tested)
+	slices.SortStableFunc(rep.Changes, func(a, b Change) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return compareKeys(a.Key, b.Key)
+	})
+	return rep
+}
+
+// testedSeries is a series long enough to test, as Detect works on it.
+type testedSeries struct {
+	t     Tested
+	x     []float64 // the log centres of its commits
+	first split
+	r     *rand.Rand
+}
+
+// admit lists every series in rep with its warnings and returns those long
+// enough to test, each with a random source seeded from opt.Seed and its key.
+func (rep *Report) admit(series []Series, opt Options) []*testedSeries {
+	var tested []*testedSeries
 	for _, s := range series {
 		few := 0
 		for _, p := range s.Points {
@@ -149,7 +187,7 @@ func Detect(series []Series, opt Options) *Report {
 		if few > 0 {
 			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnFewTrials, Key: s.Key, Commits: few})
 		}
-		st := &state{t: Tested{Key: s.Key, Gated: s.Gated, Commits: len(s.Points), P: 1, Points: s.Points}}
+		st := &testedSeries{t: Tested{Key: s.Key, Gated: s.Gated, Commits: len(s.Points), P: 1, Points: s.Points}}
 		if n := len(s.Points); n > 0 {
 			st.t.Last = s.Points[n-1].Time
 		}
@@ -167,29 +205,34 @@ func Detect(series []Series, opt Options) *Report {
 		st.r = rand.New(rand.NewPCG(opt.Seed, h.Sum64()))
 		tested = append(tested, st)
 	}
-	m := len(tested)
-	if m == 0 {
-		return rep
+	return tested
+}
+
+// shufflesFor is how many shuffles each permutation test of m series may take.
+func shufflesFor(opt Options, m int) int {
+	if opt.MaxShuffles > 0 {
+		return opt.MaxShuffles
 	}
-	shuffles := opt.MaxShuffles
-	if shuffles <= 0 {
-		// Enough for p = 1/(shuffles+1) to sit well below the smallest
-		// level Holm tests at, Level/m.
-		shuffles = int(math.Min(100000, math.Max(999, math.Ceil(5*float64(m)/opt.Level))))
+	// Enough for p = 1/(shuffles+1) to sit well below the smallest level
+	// Holm tests at, Level/m.
+	return int(math.Min(100000, math.Max(999, math.Ceil(5*float64(m)/opt.Level))))
+}
+
+// testFirstSplit finds the series' best split and its permutation p-value,
+// the one Holm ranks.
+func (st *testedSeries) testFirstSplit(sp *splitter, shuffles int) {
+	segs := []segment{newSegment(0, st.x)}
+	st.first = sp.best(segs)
+	if st.first.seg < 0 || st.first.q <= 0 {
+		return
 	}
-	sp := &splitter{minSize: opt.MinSize}
-	for _, st := range tested {
-		segs := []segment{newSegment(0, st.x)}
-		st.first = sp.best(segs)
-		if st.first.seg < 0 || st.first.q <= 0 {
-			continue
-		}
-		st.t.P, _ = sp.permutationP(segs, st.first.q, shuffles, defaultStopAt, st.r)
-	}
-	// Holm: the k-th smallest p (from 0) is tested at Level/(m−k), until
-	// one fails.
+	st.t.P, _ = sp.permutationP(segs, st.first.q, shuffles, defaultStopAt, st.r)
+}
+
+// holmOrder is the tested series by rising p-value, ties in their order.
+func holmOrder(tested []*testedSeries) []*testedSeries {
 	order := slices.Clone(tested)
-	slices.SortStableFunc(order, func(a, b *state) int {
+	slices.SortStableFunc(order, func(a, b *testedSeries) int {
 		switch {
 		case a.t.P < b.t.P:
 			return -1
@@ -198,58 +241,67 @@ func Detect(series []Series, opt Options) *Report {
 		}
 		return 0
 	})
-	for k, st := range order {
-		alpha := opt.Level / float64(m-k)
-		if 1/float64(shuffles+1) > alpha {
-			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnUnreachable, Key: st.t.Key, Need: int(math.Ceil(1 / alpha))})
-		}
-		if st.t.P > alpha {
+	return order
+}
+
+// foundSplit is a change point of one series: where, and its test.
+type foundSplit struct {
+	at       int
+	p        float64
+	shuffles int
+}
+
+// splitFurther starts from the first split, which Holm rejected, and
+// splits the series' segments while the best further split holds at
+// alpha. It returns the change points in commit order.
+func (st *testedSeries) splitFurther(sp *splitter, alpha float64, shuffles int) []foundSplit {
+	cps := []foundSplit{{st.first.tau, st.t.P, 0}}
+	segs := []segment{newSegment(0, st.x[:st.first.tau]), newSegment(st.first.tau, st.x[st.first.tau:])}
+	for {
+		b := sp.best(segs)
+		if b.seg < 0 || b.q <= 0 {
 			break
 		}
-		st.t.Alpha = alpha
-		type found struct {
-			at       int
-			p        float64
-			shuffles int
+		p, n := sp.permutationP(segs, b.q, shuffles, defaultStopAt, st.r)
+		if p > alpha {
+			break
 		}
-		cps := []found{{st.first.tau, st.t.P, 0}}
-		segs := []segment{newSegment(0, st.x[:st.first.tau]), newSegment(st.first.tau, st.x[st.first.tau:])}
-		for {
-			b := sp.best(segs)
-			if b.seg < 0 || b.q <= 0 {
-				break
-			}
-			p, n := sp.permutationP(segs, b.q, shuffles, defaultStopAt, st.r)
-			if p > alpha {
-				break
-			}
-			s := segs[b.seg]
-			at := s.start + b.tau
-			cps = append(cps, found{at, p, n})
-			segs = slices.Replace(segs, b.seg, b.seg+1,
-				newSegment(s.start, s.x[:b.tau]), newSegment(at, s.x[b.tau:]))
-		}
-		slices.SortFunc(cps, func(a, b found) int { return a.at - b.at })
-		for i, c := range cps {
-			st.t.Changes = append(st.t.Changes, c.at)
-			lo, hi := 0, len(st.x)
-			if i > 0 {
-				lo = cps[i-1].at
-			}
-			if i+1 < len(cps) {
-				hi = cps[i+1].at
-			}
-			pts := st.t.Points
-			ch := Change{
-				Key: st.t.Key, Gated: st.t.Gated, Index: c.at,
-				Commit: pts[c.at].Commit, Prev: pts[c.at-1].Commit, Time: pts[c.at].Time,
-				Before: side(st.x[lo:c.at]), After: side(st.x[c.at:hi]),
-				Ratio: ratio(st.x[lo:c.at], st.x[c.at:hi], st.r),
-				P:     c.p, Alpha: alpha, Shuffles: c.shuffles,
-			}
-			rep.Changes = append(rep.Changes, ch)
-		}
+		s := segs[b.seg]
+		at := s.start + b.tau
+		cps = append(cps, foundSplit{at, p, n})
+		segs = slices.Replace(segs, b.seg, b.seg+1,
+			newSegment(s.start, s.x[:b.tau]), newSegment(at, s.x[b.tau:]))
 	}
+	slices.SortFunc(cps, func(a, b foundSplit) int { return a.at - b.at })
+	return cps
+}
+
+// addChanges adds the series' change points cps to rep, each with the
+// sides between its neighbours and the ratio of their medians.
+func (rep *Report) addChanges(st *testedSeries, cps []foundSplit, alpha float64) {
+	pts := st.t.Points
+	for i, c := range cps {
+		st.t.Changes = append(st.t.Changes, c.at)
+		lo, hi := 0, len(st.x)
+		if i > 0 {
+			lo = cps[i-1].at
+		}
+		if i+1 < len(cps) {
+			hi = cps[i+1].at
+		}
+		rep.Changes = append(rep.Changes, Change{
+			Key: st.t.Key, Gated: st.t.Gated, Index: c.at,
+			Commit: pts[c.at].Commit, Prev: pts[c.at-1].Commit, Time: pts[c.at].Time,
+			Before: side(st.x[lo:c.at]), After: side(st.x[c.at:hi]),
+			Ratio: ratio(st.x[lo:c.at], st.x[c.at:hi], st.r),
+			P:     c.p, Alpha: alpha, Shuffles: c.shuffles,
+		})
+	}
+}
+
+// keepTested puts what the tests found (p, alpha, change points) in
+// rep's entries of the tested series.
+func (rep *Report) keepTested(tested []*testedSeries) {
 	for _, st := range tested {
 		for j := range rep.Series {
 			if rep.Series[j].Key == st.t.Key {
@@ -257,13 +309,6 @@ func Detect(series []Series, opt Options) *Report {
 			}
 		}
 	}
-	slices.SortStableFunc(rep.Changes, func(a, b Change) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return compareKeys(a.Key, b.Key)
-	})
-	return rep
 }
 
 // side summarizes log centers x: the median commit, in ns, and its
