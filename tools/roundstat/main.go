@@ -21,98 +21,147 @@ func main() {
 	verbose := flag.Bool("v", false, "print each round")
 	flag.Parse()
 	for i := 0; i+1 < flag.NArg(); i += 2 {
-		b, err := result.Load(flag.Arg(i))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		h, err := result.Load(flag.Arg(i + 1))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		bt, ht := rounds(b, *metric), rounds(h, *metric)
-		n := min(len(bt), len(ht))
-		fmt.Printf("%s: %d rounds", flag.Arg(i), n)
-		for _, m := range []int{1, 2, 4} {
-			var d []float64
-			for r := 0; r+m <= n; r += m {
-				hb, hh := hist.New(), hist.New()
-				for k := r; k < r+m; k++ {
-					hb.Merge(bt[k])
-					hh.Merge(ht[k])
-				}
-				d = append(d, math.Log(hh.Quantile(*q))-math.Log(hb.Quantile(*q)))
-			}
-			fmt.Printf("  m=%d n=%d sd=%.3f mad=%.3f", m, len(d), sd(d), mad(d))
-		}
-		fmt.Println()
-		// the order within rounds: d of the rounds base ran first in,
-		// and of those head ran first in (a slot effect cancels between
-		// them; a side effect shifts both alike)
-		bs, hs := trials(b, *metric), trials(h, *metric)
-		var first, second []float64
-		for r := 0; r < n; r++ {
-			d := math.Log(ht[r].Quantile(*q)) - math.Log(bt[r].Quantile(*q))
-			if bs[r].Slot < hs[r].Slot {
-				first = append(first, d)
-			} else {
-				second = append(second, d)
-			}
-		}
-		if len(first) > 1 && len(second) > 1 {
-			fmt.Printf("   base first: %d rounds, median d %+.3f mean %+.3f; head first: %d rounds, median d %+.3f mean %+.3f; all: median %+.3f\n",
-				len(first), med(first), mean(first), len(second), med(second), mean(second), med(append(first, second...)))
-		}
+		p := loadPair(flag.Arg(i), flag.Arg(i+1), *metric, *q)
+		fmt.Printf("%s: %d rounds", flag.Arg(i), p.n)
+		p.printMerged()
+		p.printOrder()
 		// the interference covariate: g = log(eps+share_head) - log(eps+share_base)
-		bc, hc := cpuShares(b, *metric), cpuShares(h, *metric)
-		if len(bc) >= n && len(hc) >= n {
-			for _, eps := range []float64{0.01, 0.05, 0.2} {
-				var d, g []float64
-				for r := 0; r < n; r++ {
-					d = append(d, math.Log(ht[r].Quantile(*q))-math.Log(bt[r].Quantile(*q)))
-					g = append(g, math.Log(eps+hc[r])-math.Log(eps+bc[r]))
-				}
-				var sdg, sgg float64
-				for i := range d {
-					sdg += d[i] * g[i]
-					sgg += g[i] * g[i]
-				}
-				beta := sdg / sgg
-				res := make([]float64, len(d))
-				for i := range d {
-					res[i] = d[i] - beta*g[i]
-				}
-				fmt.Printf("   eps=%.2f beta=%.3f corr=%.2f sd %.3f -> %.3f, mad %.3f -> %.3f\n", eps, beta, corr(d, g), sd(d), sd(res), mad(d), mad(res))
-			}
-			for _, tau := range []float64{0.005, 0.01, 0.02, 0.03, 0.05} {
-				var kept, dropped []float64
-				onlyB, onlyH := 0, 0
-				for r := 0; r < n; r++ {
-					d := math.Log(ht[r].Quantile(*q)) - math.Log(bt[r].Quantile(*q))
-					if max(bc[r], hc[r]) <= tau {
-						kept = append(kept, d)
-					} else {
-						dropped = append(dropped, d)
-						if bc[r] <= tau {
-							onlyH++
-						} else if hc[r] <= tau {
-							onlyB++
-						}
-					}
-				}
-				if len(kept) < 3 {
-					continue
-				}
-				need := math.Pow(2.65*1.02*mad(kept)/math.Log(1.1), 2)
-				fmt.Printf("   tau=%.3f kept %d/%d (only base over %d, only head %d) sd %.3f mad %.3f median %+.3f -> rounds needed ~%.0f kept, ~%.0f run\n", tau, len(kept), n, onlyB, onlyH, sd(kept), mad(kept), med(kept), need, need*float64(n)/float64(len(kept)))
-			}
+		if len(p.bc) >= p.n && len(p.hc) >= p.n {
+			p.printCovariate()
+			p.printSharesKept()
 			if *verbose {
-				for r := 0; r < n; r++ {
-					fmt.Printf("   r%d d=%+.3f base=%.2f head=%.2f\n", r+1, math.Log(ht[r].Quantile(*q))-math.Log(bt[r].Quantile(*q)), bc[r], hc[r])
+				p.printRounds()
+			}
+		}
+	}
+}
+
+// pair is one gate's two Results as roundstat reads them: a metric's
+// trials on each side, in round order.
+type pair struct {
+	q      float64
+	n      int // rounds both sides ran
+	bs, hs []result.Trial
+	bt, ht []*hist.Histogram
+	bc, hc []float64 // each trial's cpu_time share of other tasks and steal
+}
+
+// loadPair reads the base and head Results; an unreadable one ends the
+// command.
+func loadPair(base, head, metric string, q float64) *pair {
+	b, err := result.Load(base)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	h, err := result.Load(head)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	p := &pair{q: q, bt: rounds(b, metric), ht: rounds(h, metric),
+		bs: trials(b, metric), hs: trials(h, metric), bc: cpuShares(b, metric), hc: cpuShares(h, metric)}
+	p.n = min(len(p.bt), len(p.ht))
+	return p
+}
+
+// d is round r's log ratio of the quantile, head over base.
+func (p *pair) d(r int) float64 {
+	return math.Log(p.ht[r].Quantile(p.q)) - math.Log(p.bt[r].Quantile(p.q))
+}
+
+// printMerged prints the spread of the log ratios with rounds merged m at
+// a time, and ends the line.
+func (p *pair) printMerged() {
+	for _, m := range []int{1, 2, 4} {
+		var d []float64
+		for r := 0; r+m <= p.n; r += m {
+			hb, hh := hist.New(), hist.New()
+			for k := r; k < r+m; k++ {
+				hb.Merge(p.bt[k])
+				hh.Merge(p.ht[k])
+			}
+			d = append(d, math.Log(hh.Quantile(p.q))-math.Log(hb.Quantile(p.q)))
+		}
+		fmt.Printf("  m=%d n=%d sd=%.3f mad=%.3f", m, len(d), sd(d), mad(d))
+	}
+	fmt.Println()
+}
+
+// printOrder prints the log ratios of the rounds base ran first in, and of
+// those head ran first in (a slot effect cancels between them; a side
+// effect shifts both alike).
+func (p *pair) printOrder() {
+	var first, second []float64
+	for r := 0; r < p.n; r++ {
+		if p.bs[r].Slot < p.hs[r].Slot {
+			first = append(first, p.d(r))
+		} else {
+			second = append(second, p.d(r))
+		}
+	}
+	if len(first) > 1 && len(second) > 1 {
+		fmt.Printf("   base first: %d rounds, median d %+.3f mean %+.3f; head first: %d rounds, median d %+.3f mean %+.3f; all: median %+.3f\n",
+			len(first), med(first), mean(first), len(second), med(second), mean(second), med(append(first, second...)))
+	}
+}
+
+// printCovariate prints, for a few eps, the log ratios regressed on
+// g = log(eps+share_head) - log(eps+share_base) and their spread before
+// and after.
+func (p *pair) printCovariate() {
+	for _, eps := range []float64{0.01, 0.05, 0.2} {
+		var d, g []float64
+		for r := 0; r < p.n; r++ {
+			d = append(d, p.d(r))
+			g = append(g, math.Log(eps+p.hc[r])-math.Log(eps+p.bc[r]))
+		}
+		var sdg, sgg float64
+		for i := range d {
+			sdg += d[i] * g[i]
+			sgg += g[i] * g[i]
+		}
+		beta := sdg / sgg
+		res := make([]float64, len(d))
+		for i := range d {
+			res[i] = d[i] - beta*g[i]
+		}
+		fmt.Printf("   eps=%.2f beta=%.3f corr=%.2f sd %.3f -> %.3f, mad %.3f -> %.3f\n", eps, beta, corr(d, g), sd(d), sd(res), mad(d), mad(res))
+	}
+}
+
+// printSharesKept prints, for a few limits tau, the spread of the rounds
+// in which neither side's share passed tau, and the rounds a gate on
+// those would need.
+func (p *pair) printSharesKept() {
+	for _, tau := range []float64{0.005, 0.01, 0.02, 0.03, 0.05} {
+		var kept, dropped []float64
+		onlyB, onlyH := 0, 0
+		for r := 0; r < p.n; r++ {
+			d := p.d(r)
+			if max(p.bc[r], p.hc[r]) <= tau {
+				kept = append(kept, d)
+			} else {
+				dropped = append(dropped, d)
+				if p.bc[r] <= tau {
+					onlyH++
+				} else if p.hc[r] <= tau {
+					onlyB++
 				}
 			}
 		}
+		if len(kept) < 3 {
+			continue
+		}
+		need := math.Pow(2.65*1.02*mad(kept)/math.Log(1.1), 2)
+		fmt.Printf("   tau=%.3f kept %d/%d (only base over %d, only head %d) sd %.3f mad %.3f median %+.3f -> rounds needed ~%.0f kept, ~%.0f run\n", tau, len(kept), p.n, onlyB, onlyH, sd(kept), mad(kept), med(kept), need, need*float64(p.n)/float64(len(kept)))
+	}
+}
+
+// printRounds prints each round's log ratio and shares.
+func (p *pair) printRounds() {
+	for r := 0; r < p.n; r++ {
+		fmt.Printf("   r%d d=%+.3f base=%.2f head=%.2f\n", r+1, p.d(r), p.bc[r], p.hc[r])
 	}
 }
 
