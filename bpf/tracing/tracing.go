@@ -155,6 +155,53 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (*Tracer, error) {
 // its evidence reader: what Load and LoadAttach share. loadErr classifies
 // a load failure. On any failure everything loaded so far is closed.
 func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func(string, error) error, attach AttachFunc) (_ *Tracer, err error) {
+	replace, err := configureSpec(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	coll, owned, took, err := loadCollection(spec, opts, v, replace, loadErr)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tracer{
+		name:     opts.Name,
+		variant:  v,
+		metrics:  opts.Metrics,
+		coll:     coll,
+		hist:     coll.Maps["hist"],
+		stats:    coll.Maps["hist_stats"],
+		tids:     coll.Maps["tids"],
+		ncpu:     runtime.NumCPU(),
+		loadTook: took,
+	}
+	if !owned {
+		t.objs = opts.Loaded
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if err = t.readVariables(spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
+	links, err := attach(coll, spec)
+	t.links = append(t.links, links...)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
+		if t.ev, err = startEvidence(coll, t.vars, opts.Metrics, opts.Evidence); err != nil {
+			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+		}
+	}
+	return t, nil
+}
+
+// configureSpec makes the load-time settings of opts on spec: map sizes,
+// the tasks followed, evidence, interference and the tracer's own
+// Configure. It returns the maps the collection takes from elsewhere.
+func configureSpec(spec *ebpf.CollectionSpec, opts Options) (map[string]*ebpf.Map, error) {
 	// Size the histograms for the metrics in use, not the most a tracer
 	// may have: per-CPU slots are allocated and zeroed at load.
 	if m, ok := spec.Maps["hist"]; ok {
@@ -188,8 +235,14 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 			return nil, err
 		}
 	}
-	var took time.Duration // 0 for objects kept loaded earlier
-	coll, owned, err := opts.Loaded.Collection(opts.Name, v, spec, replace, func() (*ebpf.Collection, error) {
+	return replace, nil
+}
+
+// loadCollection loads spec, or takes the collection opts.Loaded keeps for
+// it; owned says the caller closes it, took is the load's time (0 when it
+// was loaded earlier).
+func loadCollection(spec *ebpf.CollectionSpec, opts Options, v Variant, replace map[string]*ebpf.Map, loadErr func(string, error) error) (coll *ebpf.Collection, owned bool, took time.Duration, err error) {
+	coll, owned, err = opts.Loaded.Collection(opts.Name, v, spec, replace, func() (*ebpf.Collection, error) {
 		coll, d, err := NewCollection(spec, ebpf.CollectionOptions{
 			Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 			Cache:           opts.BTF,
@@ -201,55 +254,32 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		took = d
 		return coll, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	t := &Tracer{
-		name:    opts.Name,
-		variant: v,
-		metrics: opts.Metrics,
-		coll:    coll,
-		hist:    coll.Maps["hist"],
-		stats:   coll.Maps["hist_stats"],
-		tids:    coll.Maps["tids"],
-		ncpu:    runtime.NumCPU(),
-	}
-	if !owned {
-		t.objs = opts.Loaded
-	}
-	t.loadTook = took
-	defer func() {
-		if err != nil {
-			t.Close()
-		}
-	}()
+	return coll, owned, took, err
+}
+
+// readVariables checks that the loaded objects have their histogram maps
+// and reads what the tracer keeps of them: the global variables, the
+// follow generation they start at, the possible CPUs.
+func (t *Tracer) readVariables(spec *ebpf.CollectionSpec) error {
 	if t.hist == nil || t.stats == nil {
-		return nil, fmt.Errorf("%s: object has no hist/hist_stats maps", opts.Name)
+		return errors.New("object has no hist/hist_stats maps")
 	}
-	if t.vars, err = variablesOf(coll, spec); err != nil {
-		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	vars, err := variablesOf(t.coll, spec)
+	if err != nil {
+		return err
 	}
+	t.vars = vars
 	if v, ok := t.vars["follow_gen"]; ok {
 		var gen uint64
 		if err := v.Get(&gen); err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Name, err)
+			return err
 		}
 		t.gen.Store(gen)
 	}
 	if n, err := ebpf.PossibleCPU(); err == nil {
 		t.ncpu = n
 	}
-	links, err := attach(coll, spec)
-	t.links = append(t.links, links...)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
-		if t.ev, err = startEvidence(coll, t.vars, opts.Metrics, opts.Evidence); err != nil {
-			return nil, fmt.Errorf("%s: %w", opts.Name, err)
-		}
-	}
-	return t, nil
+	return nil
 }
 
 // configureEvidence turns evidence on in objects that have it, with a
