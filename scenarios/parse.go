@@ -157,81 +157,107 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 		Duration: DefaultDuration,
 		Evidence: DefaultEvidence,
 	}
-	var haveName, haveWorkload bool
-	var tracersAt, gate *config.Field
-	for i := range fs {
-		f := fs[i]
-		switch f.Key {
-		case "name":
-			if s.Name, err = f.String(); err != nil {
-				return nil, err
-			}
-			if !nameRE.MatchString(s.Name) || len(s.Name) > maxNameLen {
-				return nil, f.Value.Errorf("bad name %q; use lowercase letters, digits and dashes (at most %d), e.g. syscall-read", s.Name, maxNameLen)
-			}
-			haveName = true
-		case "description":
-			if s.Description, err = f.String(); err != nil {
-				return nil, err
-			}
-			s.Description = strings.TrimSpace(s.Description)
-			if len(s.Description) > MaxDescription {
-				return nil, f.Value.Errorf("description is %d bytes; the limit is %d (4 KiB)", len(s.Description), MaxDescription)
-			}
-		case "workload":
-			if s.Workload, err = p.workload(f); err != nil {
-				return nil, err
-			}
-			haveWorkload = true
-		case "tracers":
-			tracersAt = &fs[i]
-		case "trials":
-			if s.Trials, err = f.Int(1, maxTrials); err != nil {
-				return nil, err
-			}
-		case "warmup":
-			if s.Warmup, err = f.Duration(0, maxWarmup); err != nil {
-				return nil, err
-			}
-		case "duration":
-			if s.Duration, err = f.Duration(minDuration, maxDuration); err != nil {
-				return nil, err
-			}
-		case "evidence":
-			if s.Evidence, err = f.Int(0, maxEvidence); err != nil {
-				return nil, err
-			}
-		case "gate":
-			gate = &fs[i]
-		}
+	seen, err := p.topFields(s, fs)
+	if err != nil {
+		return nil, err
 	}
-	if !haveName {
+	if !seen.name {
 		return nil, p.errAt(body, "scenario has no name; add e.g. name: my-scenario")
 	}
-	if !haveWorkload {
+	if !seen.workload {
 		return nil, p.errAt(body, "scenario has no workload; add workload: with kind: %s", strings.Join(kindNames(), ", "))
 	}
 	// Tracers and the gate are read last: their defaults and checks depend
 	// on the workload.
-	if tracersAt != nil {
-		if s.Tracers, err = p.tracers(*tracersAt, s.Workload); err != nil {
+	if seen.tracers != nil {
+		if s.Tracers, err = p.tracers(*seen.tracers, s.Workload); err != nil {
 			return nil, err
 		}
 	}
 	metrics := Metrics(s)
 	if len(metrics) == 0 {
 		at := body
-		if tracersAt != nil {
-			at = tracersAt.KeyAt.AST()
+		if seen.tracers != nil {
+			at = seen.tracers.KeyAt.AST()
 		}
 		return nil, p.errAt(at, "scenario measures nothing; add tracers (%s) or use a timer workload", strings.Join(tracers.Names(), ", "))
 	}
-	if gate != nil {
-		if s.Gate, err = p.gate(*gate, metrics); err != nil {
+	if seen.gate != nil {
+		if s.Gate, err = p.gate(*seen.gate, metrics); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// seenFields is what topFields found of a scenario's keys: whether it has
+// a name and a workload, and the keys read once the workload is known.
+type seenFields struct {
+	name, workload bool
+	tracers, gate  *config.Field
+}
+
+// topFields reads the scenario's top-level keys into s, all but tracers
+// and gate, which it returns.
+func (p *scenarioParser) topFields(s *Scenario, fs []config.Field) (seenFields, error) {
+	var seen seenFields
+	for i := range fs {
+		f := fs[i]
+		var err error
+		switch f.Key {
+		case "name":
+			err = s.readName(f)
+			seen.name = true
+		case "workload":
+			s.Workload, err = p.workload(f)
+			seen.workload = true
+		case "tracers":
+			seen.tracers = &fs[i]
+		case "gate":
+			seen.gate = &fs[i]
+		default:
+			err = s.readSetting(f)
+		}
+		if err != nil {
+			return seen, err
+		}
+	}
+	return seen, nil
+}
+
+// readName reads and checks the scenario's name.
+func (s *Scenario) readName(f config.Field) (err error) {
+	if s.Name, err = f.String(); err != nil {
+		return err
+	}
+	if !nameRE.MatchString(s.Name) || len(s.Name) > maxNameLen {
+		return f.Value.Errorf("bad name %q; use lowercase letters, digits and dashes (at most %d), e.g. syscall-read", s.Name, maxNameLen)
+	}
+	return nil
+}
+
+// readSetting reads one of the scenario's keys that stand alone: its
+// description, trials, warmup, duration and evidence.
+func (s *Scenario) readSetting(f config.Field) (err error) {
+	switch f.Key {
+	case "description":
+		if s.Description, err = f.String(); err != nil {
+			return err
+		}
+		s.Description = strings.TrimSpace(s.Description)
+		if len(s.Description) > MaxDescription {
+			return f.Value.Errorf("description is %d bytes; the limit is %d (4 KiB)", len(s.Description), MaxDescription)
+		}
+	case "trials":
+		s.Trials, err = f.Int(1, maxTrials)
+	case "warmup":
+		s.Warmup, err = f.Duration(0, maxWarmup)
+	case "duration":
+		s.Duration, err = f.Duration(minDuration, maxDuration)
+	case "evidence":
+		s.Evidence, err = f.Int(0, maxEvidence)
+	}
+	return err
 }
 
 // workload reads the workload block: kind, the placement keys (fields of

@@ -136,38 +136,12 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 	defer cancel()
 	c := &crew{pid: pid, tids: make([]atomic.Int32, n)}
 	ms := make([]member, n)
-	hook := threadHookOf(ctx)
-	offset := cpuOffsetOf(ctx)
-	only := pinCPUsOf(ctx)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread()
-			m := &ms[i]
-			m.sys = map[string]uint64{}
-			cpu, restore := pinThread(i+offset, only, m)
-			m.cpu = cpu
-			tid := 0
-			if hook != nil {
-				tid = unix.Gettid()
-				m.sys["gettid"]++
-				hook(tid, true)
-			}
-			body(i, c, m)
-			if hook != nil {
-				// Before the thread can go back to running other goroutines.
-				hook(tid, false)
-			}
-			restore()
-			c.tids[i].Store(0)
-			if m.err != nil {
-				cancel()
-			}
-			if !m.exitThread {
-				runtime.UnlockOSThread()
-			}
+			c.runMember(ctx, i, &ms[i], body, cancel)
 		}()
 	}
 	done := make(chan struct{})
@@ -179,27 +153,69 @@ func runCrew(ctx context.Context, pid, n int, body func(i int, c *crew, m *membe
 	select {
 	case <-done:
 	case <-ctx.Done():
-		c.stop.Store(true)
-		tick := time.NewTicker(2 * time.Millisecond)
-		for stopped := false; !stopped; {
-			if wake != nil {
-				wake(stopper)
-			}
-			for i := range c.tids {
-				if tid := c.tids[i].Load(); tid != 0 {
-					stopper["tgkill"]++
-					// ESRCH: the thread is gone, which is what we want.
-					_ = unix.Tgkill(c.pid, int(tid), unix.SIGURG)
-				}
-			}
-			select {
-			case <-done:
-				stopped = true
-			case <-tick.C:
+		c.stopMembers(done, wake, stopper)
+	}
+	return crewStats(ms, stopper)
+}
+
+// runMember runs body as member i on a locked OS thread, pinned as ctx
+// says and announced to ctx's thread hook while it runs; a member's error
+// cancels the others.
+func (c *crew) runMember(ctx context.Context, i int, m *member, body func(i int, c *crew, m *member), cancel func()) {
+	runtime.LockOSThread()
+	m.sys = map[string]uint64{}
+	cpu, restore := pinThread(i+cpuOffsetOf(ctx), pinCPUsOf(ctx), m)
+	m.cpu = cpu
+	hook := threadHookOf(ctx)
+	tid := 0
+	if hook != nil {
+		tid = unix.Gettid()
+		m.sys["gettid"]++
+		hook(tid, true)
+	}
+	body(i, c, m)
+	if hook != nil {
+		// Before the thread can go back to running other goroutines.
+		hook(tid, false)
+	}
+	restore()
+	c.tids[i].Store(0)
+	if m.err != nil {
+		cancel()
+	}
+	if !m.exitThread {
+		runtime.UnlockOSThread()
+	}
+}
+
+// stopMembers sets c.stop and, every 2ms until done closes, calls wake
+// and signals the sleepers, counting its syscalls in stopper.
+func (c *crew) stopMembers(done <-chan struct{}, wake func(sys map[string]uint64), stopper map[string]uint64) {
+	c.stop.Store(true)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if wake != nil {
+			wake(stopper)
+		}
+		for i := range c.tids {
+			if tid := c.tids[i].Load(); tid != 0 {
+				stopper["tgkill"]++
+				// ESRCH: the thread is gone, which is what we want.
+				_ = unix.Tgkill(c.pid, int(tid), unix.SIGURG)
 			}
 		}
-		tick.Stop()
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
 	}
+}
+
+// crewStats adds up what the members did, with the stopper's syscalls,
+// and returns the first member's error.
+func crewStats(ms []member, stopper map[string]uint64) (Stats, error) {
 	st := Stats{Syscalls: stopper}
 	var errs []error
 	for i := range ms {
