@@ -97,63 +97,14 @@ func Merge(in []Input) (*Result, error) {
 	}
 	from := map[string]string{} // scenario → file it first came from
 	for _, x := range in {
-		r := x.Result
-		if r.Schema != out.Schema {
-			return nil, fmt.Errorf("%w: %s has schema %d, %s has %d", ErrMismatch, first.Path, out.Schema, x.Path, r.Schema)
+		if err := checkSameRun(first.Path, out, x); err != nil {
+			return nil, err
 		}
-		if !r.Target.Equal(out.Target) {
-			return nil, fmt.Errorf("%w: %s is target %s, %s is target %s; merge the runs of one target at a time",
-				ErrMismatch, first.Path, describeTarget(out.Target), x.Path, describeTarget(r.Target))
-		}
-		if f, a, b := envDiff(out.Environment, r.Environment); f != "" {
-			return nil, fmt.Errorf("%w: environments differ in %s: %s has %q, %s has %q",
-				ErrMismatch, f, first.Path, a, x.Path, b)
-		}
-		if r.Started.Before(out.Started) {
-			out.Started = r.Started
-		}
-		if r.Finished.After(out.Finished) {
-			out.Finished = r.Finished
-		}
-		for _, sk := range r.Skipped {
-			if !slices.ContainsFunc(out.Skipped, func(o Skipped) bool { return o.Scenario == sk.Scenario }) {
-				out.Skipped = append(out.Skipped, sk)
+		mergeRun(out, x)
+		for _, s := range x.Result.Scenarios {
+			if err := mergeScenario(out, s, x.Path, from); err != nil {
+				return nil, err
 			}
-		}
-		if r.Partial {
-			out.Partial = true
-			if out.Error == "" {
-				out.Error = x.Path + ": " + r.Error
-			}
-		}
-		for _, s := range r.Scenarios {
-			have := out.Find(s.Name)
-			if have == nil {
-				out.Scenarios = append(out.Scenarios, cloneScenario(s))
-				from[s.Name] = x.Path
-				continue
-			}
-			if have.Params != s.Params {
-				return nil, fmt.Errorf("%w: scenario %s was run with different parameters in %s and %s",
-					ErrMismatch, s.Name, from[s.Name], x.Path)
-			}
-			if !slices.Equal(have.Executables, s.Executables) {
-				return nil, fmt.Errorf("%w: scenario %s ran other programs in %s than in %s (their paths or content differ)",
-					ErrMismatch, s.Name, from[s.Name], x.Path)
-			}
-			for name, m := range s.Metrics {
-				hm := have.Metrics[name]
-				if hm == nil {
-					hm = &Metric{Unit: m.Unit}
-					have.Metrics[name] = hm
-				}
-				hm.Trials = append(hm.Trials, m.Trials...)
-				if _, ok := hm.total(); !ok {
-					return nil, fmt.Errorf("%w: scenario %s metric %s: the trials of %s and %s together count more than 2^64 events",
-						ErrMismatch, s.Name, name, from[s.Name], x.Path)
-				}
-			}
-			have.Trials += s.Trials
 		}
 	}
 	// After the checks above: inputs that do not match say that first.
@@ -173,6 +124,82 @@ func Merge(in []Input) (*Result, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// checkSameRun refuses x when its schema, target or environment is not
+// out's, which came from the file firstPath.
+func checkSameRun(firstPath string, out *Result, x Input) error {
+	r := x.Result
+	if r.Schema != out.Schema {
+		return fmt.Errorf("%w: %s has schema %d, %s has %d", ErrMismatch, firstPath, out.Schema, x.Path, r.Schema)
+	}
+	if !r.Target.Equal(out.Target) {
+		return fmt.Errorf("%w: %s is target %s, %s is target %s; merge the runs of one target at a time",
+			ErrMismatch, firstPath, describeTarget(out.Target), x.Path, describeTarget(r.Target))
+	}
+	if f, a, b := envDiff(out.Environment, r.Environment); f != "" {
+		return fmt.Errorf("%w: environments differ in %s: %s has %q, %s has %q",
+			ErrMismatch, f, firstPath, a, x.Path, b)
+	}
+	return nil
+}
+
+// mergeRun widens out's times to x's, and adds x's skipped scenarios and
+// its being partial (with the first partial input's error).
+func mergeRun(out *Result, x Input) {
+	r := x.Result
+	if r.Started.Before(out.Started) {
+		out.Started = r.Started
+	}
+	if r.Finished.After(out.Finished) {
+		out.Finished = r.Finished
+	}
+	for _, sk := range r.Skipped {
+		if !slices.ContainsFunc(out.Skipped, func(o Skipped) bool { return o.Scenario == sk.Scenario }) {
+			out.Skipped = append(out.Skipped, sk)
+		}
+	}
+	if r.Partial {
+		out.Partial = true
+		if out.Error == "" {
+			out.Error = x.Path + ": " + r.Error
+		}
+	}
+}
+
+// mergeScenario adds scenario s of the file path to out: as it is when out
+// has no scenario of its name, else its trials to those of the same
+// parameters and programs. from records the file each scenario first came
+// from.
+func mergeScenario(out *Result, s Scenario, path string, from map[string]string) error {
+	have := out.Find(s.Name)
+	if have == nil {
+		out.Scenarios = append(out.Scenarios, cloneScenario(s))
+		from[s.Name] = path
+		return nil
+	}
+	if have.Params != s.Params {
+		return fmt.Errorf("%w: scenario %s was run with different parameters in %s and %s",
+			ErrMismatch, s.Name, from[s.Name], path)
+	}
+	if !slices.Equal(have.Executables, s.Executables) {
+		return fmt.Errorf("%w: scenario %s ran other programs in %s than in %s (their paths or content differ)",
+			ErrMismatch, s.Name, from[s.Name], path)
+	}
+	for name, m := range s.Metrics {
+		hm := have.Metrics[name]
+		if hm == nil {
+			hm = &Metric{Unit: m.Unit}
+			have.Metrics[name] = hm
+		}
+		hm.Trials = append(hm.Trials, m.Trials...)
+		if _, ok := hm.total(); !ok {
+			return fmt.Errorf("%w: scenario %s metric %s: the trials of %s and %s together count more than 2^64 events",
+				ErrMismatch, s.Name, name, from[s.Name], path)
+		}
+	}
+	have.Trials += s.Trials
+	return nil
 }
 
 // checkTrials refuses a trial of x that seen holds from another input,

@@ -28,6 +28,35 @@ func check(r *Result) error {
 	if r.Schema != SchemaVersion {
 		return fmt.Errorf("%w: schema %d, this tailgate writes %d", ErrCorrupt, r.Schema, SchemaVersion)
 	}
+	if err := checkTarget(r); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, s := range r.Scenarios {
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("%w: scenario %d has no name", ErrCorrupt, i+1)
+		case seen[s.Name]:
+			return fmt.Errorf("%w: scenario %q appears twice", ErrCorrupt, s.Name)
+		}
+		seen[s.Name] = true
+		if err := checkScenario(s); err != nil {
+			return err
+		}
+	}
+	for _, sk := range r.Skipped {
+		if sk.Scenario == "" {
+			return fmt.Errorf("%w: a skipped scenario has no name", ErrCorrupt)
+		}
+		if err := checkName("skipped scenario", sk.Scenario, MaxNameLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTarget checks the names of r's target and environment.
+func checkTarget(r *Result) error {
 	// A guest's reply names no target: the host does.
 	if err := checkName("target name", r.Target.Name, MaxNameLen); err != nil && r.Target.Name != "" {
 		return err
@@ -45,63 +74,63 @@ func check(r *Result) error {
 			return err
 		}
 	}
-	seen := map[string]bool{}
-	for i, s := range r.Scenarios {
-		switch {
-		case s.Name == "":
-			return fmt.Errorf("%w: scenario %d has no name", ErrCorrupt, i+1)
-		case seen[s.Name]:
-			return fmt.Errorf("%w: scenario %q appears twice", ErrCorrupt, s.Name)
-		case s.Trials < 0:
-			return fmt.Errorf("%w: scenario %q: %d trials", ErrCorrupt, s.Name, s.Trials)
-		}
-		if err := checkName("scenario name", s.Name, MaxNameLen); err != nil {
+	return nil
+}
+
+// checkScenario checks one named scenario: its count of trials, its
+// names and those of its gate, tracers and metrics, and its metrics'
+// trials.
+func checkScenario(s Scenario) error {
+	if s.Trials < 0 {
+		return fmt.Errorf("%w: scenario %q: %d trials", ErrCorrupt, s.Name, s.Trials)
+	}
+	if err := checkName("scenario name", s.Name, MaxNameLen); err != nil {
+		return err
+	}
+	for m, ps := range s.Gate {
+		if err := checkName(fmt.Sprintf("scenario %q: gate metric", s.Name), m, 4096); err != nil {
 			return err
 		}
-		seen[s.Name] = true
-		for m, ps := range s.Gate {
-			if err := checkName(fmt.Sprintf("scenario %q: gate metric", s.Name), m, 4096); err != nil {
+		for p := range ps {
+			if err := checkName(fmt.Sprintf("scenario %q: gate percentile", s.Name), p, 64); err != nil {
 				return err
-			}
-			for p := range ps {
-				if err := checkName(fmt.Sprintf("scenario %q: gate percentile", s.Name), p, 64); err != nil {
-					return err
-				}
-			}
-		}
-		for _, tr := range s.Tracers {
-			if err := checkName(fmt.Sprintf("scenario %q: tracer", s.Name), tr.Name, 4096); err != nil {
-				return err
-			}
-		}
-		for name, m := range s.Metrics {
-			if name == "" {
-				return fmt.Errorf("%w: scenario %q has a metric with no name", ErrCorrupt, s.Name)
-			}
-			if err := checkName(fmt.Sprintf("scenario %q: metric", s.Name), name, 4096); err != nil {
-				return err
-			}
-			for j, t := range m.Trials {
-				where := fmt.Sprintf("scenario %q metric %q trial %d", s.Name, name, j+1)
-				switch {
-				case t.Duration < 0:
-					return fmt.Errorf("%w: %s: duration %g s", ErrCorrupt, where, t.Duration)
-				case t.TracerCostNs < 0:
-					return fmt.Errorf("%w: %s: tracer cost %g ns", ErrCorrupt, where, t.TracerCostNs)
-				}
-				if want := Summarize(t.Histogram); !sameSummary(t.Summary, want) {
-					return fmt.Errorf("%w: %s: its summary (count %d, p99 %g, max %g) is not its histogram's (count %d, p99 %g, max %g)",
-						ErrCorrupt, where, t.Summary.Count, t.Summary.P99, t.Summary.Max, want.Count, want.P99, want.Max)
-				}
 			}
 		}
 	}
-	for _, sk := range r.Skipped {
-		if sk.Scenario == "" {
-			return fmt.Errorf("%w: a skipped scenario has no name", ErrCorrupt)
-		}
-		if err := checkName("skipped scenario", sk.Scenario, MaxNameLen); err != nil {
+	for _, tr := range s.Tracers {
+		if err := checkName(fmt.Sprintf("scenario %q: tracer", s.Name), tr.Name, 4096); err != nil {
 			return err
+		}
+	}
+	for name, m := range s.Metrics {
+		if name == "" {
+			return fmt.Errorf("%w: scenario %q has a metric with no name", ErrCorrupt, s.Name)
+		}
+		if err := checkName(fmt.Sprintf("scenario %q: metric", s.Name), name, 4096); err != nil {
+			return err
+		}
+		if err := checkMetricTrials(fmt.Sprintf("scenario %q metric %q", s.Name, name), m.Trials); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMetricTrials checks the trials of a metric (metric names it as
+// errors say it): no negative duration or cost, each summary its
+// histogram's.
+func checkMetricTrials(metric string, trials []Trial) error {
+	for j, t := range trials {
+		where := fmt.Sprintf("%s trial %d", metric, j+1)
+		switch {
+		case t.Duration < 0:
+			return fmt.Errorf("%w: %s: duration %g s", ErrCorrupt, where, t.Duration)
+		case t.TracerCostNs < 0:
+			return fmt.Errorf("%w: %s: tracer cost %g ns", ErrCorrupt, where, t.TracerCostNs)
+		}
+		if want := Summarize(t.Histogram); !sameSummary(t.Summary, want) {
+			return fmt.Errorf("%w: %s: its summary (count %d, p99 %g, max %g) is not its histogram's (count %d, p99 %g, max %g)",
+				ErrCorrupt, where, t.Summary.Count, t.Summary.P99, t.Summary.Max, want.Count, want.P99, want.Max)
 		}
 	}
 	return nil
