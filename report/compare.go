@@ -196,9 +196,29 @@ func SteppedWarnings(base, cand *result.Scenario) []stats.Warning {
 // both sides ran; its verdicts are judged later, with their family.
 func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport, error) {
 	sr := &ScenarioReport{Name: cand.Name}
+	if err := sr.checkRuns(base, cand, opt.Force); err != nil {
+		return nil, err
+	}
+	gate, err := sr.gatePolicy(base, cand, opt.Thresholds)
+	if err != nil {
+		return nil, err
+	}
+	names, oneSide := sharedMetrics(base, cand)
+	sr.Warnings = append(sr.Warnings, oneSide...)
+	sc := scenarioComparison{base: base, cand: cand, opt: opt, gate: gate,
+		pcts: stats.PercentilesFor(gate, opt.Thresholds), sr: sr}
+	for _, name := range names {
+		sc.compareMetric(name)
+	}
+	return sr, nil
+}
+
+// checkRuns refuses runs of different parameters (unless force) and warns
+// of what else differs between the two runs of the scenario.
+func (sr *ScenarioReport) checkRuns(base, cand *result.Scenario, force bool) error {
 	if base.Params != cand.Params {
-		if !opt.Force {
-			return nil, fmt.Errorf("%w in scenario %s (baseline %s, candidate %s): the runs measure different things; rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, short(base.Params), short(cand.Params))
+		if !force {
+			return fmt.Errorf("%w in scenario %s (baseline %s, candidate %s): the runs measure different things; rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, short(base.Params), short(cand.Params))
 		}
 		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
 	}
@@ -207,8 +227,14 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	if w := interferenceWarning(base, cand); w != nil {
 		sr.Warnings = append(sr.Warnings, *w)
 	}
-	// The judge comes from the base: a candidate (a pull request) must
-	// not loosen its own thresholds. Command-line thresholds still apply.
+	return nil
+}
+
+// gatePolicy is the gate the scenario is judged by, the base's, with the
+// warnings of its resolution and of a candidate's gate that differs. The
+// judge comes from the base: a candidate (a pull request) must not loosen
+// its own thresholds. Command-line thresholds still apply.
+func (sr *ScenarioReport) gatePolicy(base, cand *result.Scenario, cli []stats.Threshold) (result.GatePolicy, error) {
 	if err := checkBaselineGated(base); err != nil {
 		return nil, err
 	}
@@ -218,10 +244,15 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	}
 	candGate, _ := stats.GatePolicy(cand)
 	sr.Warnings = append(sr.Warnings, gateDiffers(cand.Name, gate, candGate)...)
-	if err := checkCandidateGated(base, cand, gate, opt.Thresholds); err != nil {
+	if err := checkCandidateGated(base, cand, gate, cli); err != nil {
 		return nil, err
 	}
-	pcts := stats.PercentilesFor(gate, opt.Thresholds)
+	return gate, nil
+}
+
+// sharedMetrics are the metrics both sides measured, sorted, and a
+// warning for each that only one side has, by metric and side.
+func sharedMetrics(base, cand *result.Scenario) ([]string, []stats.Warning) {
 	var names []string
 	var oneSide []stats.Warning
 	for name := range cand.Metrics {
@@ -242,44 +273,59 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 		}
 		return strings.Compare(string(a.Side), string(b.Side))
 	})
-	sr.Warnings = append(sr.Warnings, oneSide...)
 	slices.Sort(names)
-	for _, name := range names {
-		if base.Metrics[name].Merged().Count() == 0 && cand.Metrics[name].Merged().Count() == 0 {
-			sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnMetricNoEvents, Scenario: cand.Name, Metric: name})
-			continue
-		}
-		th := func(p stats.Percentile) (float64, bool) {
-			return stats.ResolveThreshold(name, p.Name, gate, opt.Thresholds)
-		}
-		bm, cm := base.Metrics[name], cand.Metrics[name]
-		if opt.boots {
-			sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, bm, cm, pcts, th)...)
-			continue
-		}
-		if !opt.Stored {
-			if vs, paired := stats.ComparePaired(name, bm, cm, pcts, th); paired {
-				sr.Verdicts = append(sr.Verdicts, vs...)
-				continue
-			}
-		}
-		o := stats.TrialOptions{Percentiles: pcts, Threshold: th, Resamples: opt.Resamples, GatedOnly: opt.gatedOnly}
-		if opt.Stored && opt.Calibration != nil {
-			o.TrialCentre = opt.Calibration.Statistic == stats.StatisticTrialCentre
-			o.Excess = func(p stats.Percentile) float64 {
-				sd, ok := opt.Calibration.Excess(cand.Name, name, p.Name)
-				if !ok {
-					if _, gated := th(p); gated {
-						sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnNotCalibrated, Scenario: cand.Name, Metric: name, Percentile: p.Name})
-					}
-					return 0
-				}
-				return sd
-			}
-		}
-		sr.Verdicts = append(sr.Verdicts, stats.CompareTrials(name, stats.TrialHistograms(bm), stats.TrialHistograms(cm), o)...)
+	return names, oneSide
+}
+
+// scenarioComparison is one scenario's comparison while its metrics are
+// estimated into sr.
+type scenarioComparison struct {
+	base, cand *result.Scenario
+	opt        Options
+	gate       result.GatePolicy
+	pcts       []stats.Percentile
+	sr         *ScenarioReport
+}
+
+// compareMetric estimates metric name's percentiles: as boots in virtual
+// time, paired by round when both sides' trials are (and the base is not
+// stored), else trial against trial, widened by the calibration's excess
+// for a stored base.
+func (sc scenarioComparison) compareMetric(name string) {
+	base, cand, opt, sr := sc.base, sc.cand, sc.opt, sc.sr
+	if base.Metrics[name].Merged().Count() == 0 && cand.Metrics[name].Merged().Count() == 0 {
+		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnMetricNoEvents, Scenario: cand.Name, Metric: name})
+		return
 	}
-	return sr, nil
+	th := func(p stats.Percentile) (float64, bool) {
+		return stats.ResolveThreshold(name, p.Name, sc.gate, opt.Thresholds)
+	}
+	bm, cm := base.Metrics[name], cand.Metrics[name]
+	if opt.boots {
+		sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, bm, cm, sc.pcts, th)...)
+		return
+	}
+	if !opt.Stored {
+		if vs, paired := stats.ComparePaired(name, bm, cm, sc.pcts, th); paired {
+			sr.Verdicts = append(sr.Verdicts, vs...)
+			return
+		}
+	}
+	o := stats.TrialOptions{Percentiles: sc.pcts, Threshold: th, Resamples: opt.Resamples, GatedOnly: opt.gatedOnly}
+	if opt.Stored && opt.Calibration != nil {
+		o.TrialCentre = opt.Calibration.Statistic == stats.StatisticTrialCentre
+		o.Excess = func(p stats.Percentile) float64 {
+			sd, ok := opt.Calibration.Excess(cand.Name, name, p.Name)
+			if !ok {
+				if _, gated := th(p); gated {
+					sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnNotCalibrated, Scenario: cand.Name, Metric: name, Percentile: p.Name})
+				}
+				return 0
+			}
+			return sd
+		}
+	}
+	sr.Verdicts = append(sr.Verdicts, stats.CompareTrials(name, stats.TrialHistograms(bm), stats.TrialHistograms(cm), o)...)
 }
 
 // gateDiffers warns of every metric and percentile the two policies
