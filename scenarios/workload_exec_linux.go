@@ -264,15 +264,17 @@ func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) 
 		}
 	}
 	if failure == nil {
-		// A failure in the instant before the end is still a failure.
-		select {
-		case <-c.exited:
-			failure = c.failed()
-		default:
-		}
+		failure = c.lateFailure()
 	}
 	err := l.stopCommand()
-	st := Stats{Ops: c.ops.Load() - base, Syscalls: map[string]uint64{}}
+	return l.runStats(c.ops.Load()-base, ended, failure, err)
+}
+
+// runStats is what a run returns: ops counted, or without ops the run as
+// one op when what it ran ended by itself; failure rather than the error
+// of stopping.
+func (l *execLoad) runStats(ops uint64, ended bool, failure, stopErr error) (Stats, error) {
+	st := Stats{Ops: ops, Syscalls: map[string]uint64{}}
 	if l.ops == nil {
 		st.Ops = 0
 		if ended {
@@ -282,7 +284,7 @@ func (l *execLoad) runCommand(ctx context.Context, started bool) (Stats, error) 
 	if failure != nil {
 		return st, failure
 	}
-	return st, err
+	return st, stopErr
 }
 
 // waitEmpty waits until nothing is alive in command's group or ctx is
@@ -335,24 +337,10 @@ wait:
 		}
 	}
 	if failure == nil {
-		select {
-		case <-lc.exited:
-			failure = lc.failed()
-		default:
-		}
+		failure = lc.lateFailure()
 	}
 	kerr := lc.stop(l.loadG)
-	st.Ops = lc.ops.Load()
-	if l.ops == nil {
-		st.Ops = 0
-		if ended {
-			st.Ops = 1
-		}
-	}
-	if failure != nil {
-		return st, failure
-	}
-	return st, kerr
+	return l.runStats(lc.ops.Load(), ended, failure, kerr)
 }
 
 // stopCommand kills what is in command's group and waits for command.
@@ -506,6 +494,17 @@ func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// lateFailure is c's failure when it exited, in the instant before a
+// run's end, and nil while it runs: a failure then is still a failure.
+func (c *child) lateFailure() error {
+	select {
+	case <-c.exited:
+		return c.failed()
+	default:
+		return nil
+	}
 }
 
 // failed returns the error of a child that exited by itself with a

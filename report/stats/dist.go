@@ -110,33 +110,27 @@ func betaFraction(x, a, b float64) float64 {
 	}
 	d = 1 / d
 	f := d
+	// step takes the fraction's next term, num, into c and d (Lentz's
+	// method) and returns the factor it brings to f.
+	step := func(num float64) float64 {
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		return d * c
+	}
 	for m := 1; m <= 1000; m++ {
 		m := float64(m)
 		// Even step, then odd step, of the fraction's terms.
-		num := m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		f *= d * c
-		num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		step := d * c
-		f *= step
-		if math.Abs(step-1) < 1e-15 {
+		f *= step(m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m)))
+		odd := step(-(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1)))
+		f *= odd
+		if math.Abs(odd-1) < 1e-15 {
 			break
 		}
 	}

@@ -118,27 +118,27 @@ func (s Sequential) spend(k int) float64 {
 // AlphaAt returns the family-wise level to spend at look k (1-based), or
 // all of Alpha for k = 0, a single look.
 func (s Sequential) AlphaAt(k int) float64 {
-	a := s.Alpha
-	if a <= 0 {
-		a = DefaultAlpha
+	if s.Alpha <= 0 {
+		return s.spentAt(DefaultAlpha, k)
 	}
-	if k <= 0 {
-		return a
-	}
-	return a * s.spend(k)
+	return s.spentAt(s.Alpha, k)
 }
 
 // BetaAt returns the one-sided level of the "no change" interval at look
 // k (1-based), or all of Beta for k = 0.
 func (s Sequential) BetaAt(k int) float64 {
-	b := s.Beta
-	if b <= 0 {
-		b = DefaultBeta
+	if s.Beta <= 0 {
+		return s.spentAt(DefaultBeta, k)
 	}
+	return s.spentAt(s.Beta, k)
+}
+
+// spentAt is the part of level spent at look k, or all of it for k = 0.
+func (s Sequential) spentAt(level float64, k int) float64 {
 	if k <= 0 {
-		return b
+		return level
 	}
-	return b * s.spend(k)
+	return level * s.spend(k)
 }
 
 // Rounds returns the rounds, at most n, after which the rule looks at the
