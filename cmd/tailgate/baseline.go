@@ -16,14 +16,24 @@ import (
 func baselineSubs() []cmdline.Sub {
 	return []cmdline.Sub{
 		{Name: "show", Synopsis: "PATH [--format text|json]", Run: baselineShow,
-			About: "Lists the baselines in a directory (or one Result file): scenario, target, kernel, trials and p99 per metric; json is docs/baselines.schema.json."},
+			About: subAbout("Lists the baselines in a directory (or one Result file): scenario, target, kernel, trials and p99 per metric; json is docs/baselines.schema.json.",
+				exits{"0 listed", exitBadInput + " (a baseline that does not read)"},
+				"tailgate baseline show baselines/", "tailgate baseline show baselines/ --format json")},
 		{Name: "save", Synopsis: "RESULT DIR [--replace-unreadable]", Run: baselineSave,
-			About: "Stores each scenario of RESULT as its own baseline file in DIR, where 'tailgate gate --baseline DIR' finds it."},
+			About: subAbout("Stores each scenario of RESULT as its own baseline file in DIR, where 'tailgate gate --baseline DIR' finds it.",
+				exits{"0 stored", exitBadInput + " (a Result or stored baseline that does not read)", "3 a file not written"},
+				"tailgate baseline save read.json baselines/")},
 	}
 }
 
+// baselineAbout is what baseline's own help says after its synopses.
+var baselineAbout = "\nshow lists stored baselines; save stores a Result's scenarios as baselines.\n\n" +
+	helpEnd(exits{"0 done", exitBadInput + " (a Result or baseline that does not read)", "3 a file not written"},
+		"tailgate baseline save read.json baselines/",
+		"tailgate baseline show baselines/")
+
 func cmdBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Subcommands{Command: "baseline", Subs: baselineSubs(), About: "\nshow lists stored baselines; save stores a Result's scenarios as baselines.\n"}.Dispatch(ctx, args, stdout, stderr)
+	return cmdline.Subcommands{Command: "baseline", Subs: baselineSubs(), About: baselineAbout}.Dispatch(ctx, args, stdout, stderr)
 }
 
 func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ io.Writer) error {

@@ -11,7 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
-const bisectUsage = `usage: tailgate bisect --good A --bad B --build CMD [--repo DIR] [-o DIR] SCENARIO [-- GATE FLAGS]
+var bisectUsage = `usage: tailgate bisect --good A --bad B --build CMD [--repo DIR] [-o DIR] SCENARIO [-- GATE FLAGS]
 
 Finds the first commit after A, up to B, at which the scenario file's gated percentile
 regressed. git bisect picks the commits; each is built with CMD and gated in the same job
@@ -23,16 +23,14 @@ worktrees, one for A and one for git bisect to move, removed on every exit; the 
 not touched. CMD runs in the worktree (sh -c, TAILGATE_COMMIT set). Flags after -- go to
 each gate (--budget, --duration).
 
-  tailgate bisect --good v1.4 --bad main --build 'make bin/server' latency.yaml -- --budget 5m
-
 Stderr has a line per step: its commit, its verdict and gated ratio, git bisect's term.
 Stdout has the first bad commit and its gate's summary at the end.
 
-exit 0 B does not regress against A, 1 the regression is bisected (the first bad commit, or
-the commits skips leave it among), 2 bad usage or input, 3 infrastructure failure (A or B
-does not build)
-
-`
+` + helpEnd(exits{"0 B does not regress against A",
+	"1 the regression is bisected (the first bad commit, or the commits skips leave it among)",
+	exitBadInput, exitInfraAny + " (A or B does not build)"},
+	"tailgate bisect --good v1.4 --bad main --build 'make bin/server' \\",
+	"    latency.yaml -- --budget 5m")
 
 func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("bisect")

@@ -15,7 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
-const calibrateUsage = `usage: tailgate calibrate [SCENARIO...] [--runs K] [--baseline DIR|FILE] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
+var calibrateUsage = `usage: tailgate calibrate [SCENARIO...] [--runs K] [--baseline DIR|FILE] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
 
 Measures how much separate runs of the same code differ on this target: K
 runs (default 3), each of its own independent trials (worker processes, or
@@ -30,7 +30,9 @@ The bound stored is an upper 90% confidence bound: with few runs it is wide
 (at 3 runs about 2.3 times the measured spread), the honest price of a short
 calibration. More runs give a tighter bound.
 
-`
+` + helpEnd(exits{"0 calibrated (and stored with --baseline)", exitBadInput, exitInfraAny},
+	"tailgate calibrate syscall-read --runs 5 --baseline baselines/",
+	"tailgate calibrate timer-1ms --kernel debian:6.1-cloud")
 
 func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("calibrate")

@@ -17,8 +17,12 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fl.report.register(fs)
 	fl.history.register(fs)
 	cmdline.SetUsage(fs, stdout, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
-		"BASE is a Result file or a baseline directory; NEW is a Result file.\n"+
-		"exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input\n\n")
+		"BASE is a Result file or a baseline directory; NEW is a Result file.\n\n"+
+		helpEnd(exits{"0 pass", "1 regression (or inconclusive with --strict)", exitBadInput,
+			exitInfraAny + " (a report not written, an interrupt)"},
+			"tailgate compare base.json head.json",
+			"tailgate compare baselines/ head.json --threshold p99=5%",
+			"tailgate compare base.json head.json --format markdown=report.md"))
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

@@ -11,16 +11,16 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
-const completionUsage = `usage: tailgate completion bash
+var completionUsage = `usage: tailgate completion bash
 
 Prints a bash completion script: the commands, their subcommands and
 their flags, and the built-in scenarios and scenario files (*.yaml) after
-run, gate, matrix and calibrate. Load it in a shell with
+run, gate, matrix and calibrate. Load it in a shell (the first example),
+or install it as a file (the second).
 
-  source <(tailgate completion bash)
-
-or install it as a file, e.g. /etc/bash_completion.d/tailgate.
-`
+` + helpEnd(exits{"0 printed", exitBadInput + " (a shell other than bash)"},
+	"source <(tailgate completion bash)",
+	"tailgate completion bash > /etc/bash_completion.d/tailgate")
 
 func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("completion")

@@ -12,8 +12,9 @@ import (
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("doctor")
 	cmdline.SetUsage(fs, stdout, "usage: tailgate doctor [--format text|json]\n\n"+
-		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n"+
-		"exit 0 when host runs will work here, 3 when a check they need fails.\n")
+		"Checks what runs need on this machine: privileges, BTF, each tracer, qemu and kvm.\n\n"+
+		helpEnd(exits{"0 host runs will work here", exitBadInput, "3 a check they need failed"},
+			"tailgate doctor", "tailgate doctor --format json"))
 	format := fs.String("format", "text", "text, or json (docs/doctor.schema.json)")
 	if _, err := cmdline.Parse(fs, args); err != nil {
 		return err

@@ -20,7 +20,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runGate(ctx, args, stdout, stderr, roundsEnv{sysctlRoot: sysctl.Root})
 }
 
-const gateUsage = `usage: tailgate gate [SCENARIO...] --kernel BASE --kernel HEAD [--budget D] [--trials N] [report flags]
+var gateUsage = `usage: tailgate gate [SCENARIO...] --kernel BASE --kernel HEAD [--budget D] [--trials N] [report flags]
        tailgate gate [SCENARIO...] --variant BASE --variant HEAD [--budget D] [--trials N] [report flags]
        tailgate gate [SCENARIO...] --baseline DIR|FILE [--save-baseline] [--kernel SPEC | --target NAME | --vm] [--trials N] [--duration D]
        tailgate gate --candidate RESULT --baseline DIR|FILE [--save-baseline] [report flags]
@@ -41,9 +41,6 @@ and the gate stops once every gated test is decided (a regression, or no
 change), a regression is confirmed, or the looks or --budget are spent;
 what is still open is inconclusive. Targets, as matrix takes them:
 ` + targetKinds + `
-  tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms
-  tailgate gate --variant base --variant 'tuned:kernel.timer_migration=0' timer-1ms
-
 --baseline: against a stored Result (history, a dedicated quiet machine);
 its interval is widened by the between-run spread 'tailgate calibrate' stored.
 --candidate: gate a Result made earlier (merged CI shards) instead of running.
@@ -54,9 +51,12 @@ else is reported. A head lacking a gated metric is a broken run (exit 3).
 The family-wise false-alarm rate over every gated test of the invocation
 is held at 1% (Holm), across the looks too.
 
-exit 0 pass, 1 regression (or inconclusive with --strict), 2 bad usage or input, 3 infrastructure failure
-
-`
+` + helpEnd(exitsGate,
+	"tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms",
+	"tailgate gate --variant base --variant tuned:kernel.timer_migration=0 \\",
+	"    timer-1ms --budget 5m",
+	"tailgate gate syscall-read --baseline baselines/ --save-baseline",
+	"tailgate gate --candidate merged.json --baseline baselines/ --strict")
 
 // gateFlags are gate's: the shared groups, a stored baseline's, and how a
 // gate in one job runs its rounds.

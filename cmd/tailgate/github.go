@@ -13,12 +13,20 @@ import (
 
 func githubSubs() []cmdline.Sub {
 	return []cmdline.Sub{{Name: "comment", Synopsis: "--body FILE [--marker TEXT] [--pr N] [--repo OWNER/NAME]", Run: cmdGitHubComment,
-		About: "Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them."}}
+		About: subAbout("Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them.",
+			githubExits, "tailgate github comment --body report.md",
+			"tailgate github comment --body report.md --pr 42 --repo OWNER/NAME")}}
 }
+
+// githubExits are the exit codes of github comment.
+var githubExits = exits{"0 posted", exitBadInput + " (no token, no pull request, a body that does not read)",
+	"3 GitHub's API refused or failed"}
 
 // cmdGitHub holds what the GitHub Action needs beyond the gate itself.
 func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Subcommands{Command: "github", Subs: githubSubs(), About: "\ncomment posts the report as the pull request's tailgate comment, or updates it in place.\n"}.Dispatch(ctx, args, stdout, stderr)
+	about := "\ncomment posts the report as the pull request's tailgate comment, or updates it in place.\n\n" +
+		helpEnd(githubExits, "tailgate github comment --body report.md")
+	return cmdline.Subcommands{Command: "github", Subs: githubSubs(), About: about}.Dispatch(ctx, args, stdout, stderr)
 }
 
 func cmdGitHubComment(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {

@@ -21,14 +21,45 @@ import (
 // them.
 func historySubs() []cmdline.Sub {
 	return []cmdline.Sub{
-		{Name: "add", Synopsis: "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", About: "Records RESULT under commit SHA in STORE.", Run: historyAdd},
-		{Name: "check", Synopsis: "STORE", About: "Reads every record of STORE and checks it against the index: its digest, its format, its Result.", Run: historyCheck},
-		{Name: "prune", Synopsis: "STORE --keep N | --older-than D", About: "Removes the records of old commits, and files the index does not list.", Run: historyPrune},
-		{Name: "changes", Synopsis: "STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]", About: "Lists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.", Run: historyChanges},
-		{Name: "page", Alias: "html", Synopsis: "STORE -o DIR [--commit-url URL] [--record-url URL]", About: "Writes DIR/index.html: a plot per gated percentile over commits, intervals and change points marked; self-contained.", Run: historyPage},
-		{Name: "confirm", Synopsis: "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", About: "Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).", Run: historyConfirm},
+		{Name: "add", Synopsis: "STORE RESULT --commit SHA [--time T] [--ref REF] [--replace]", Run: historyAdd,
+			About: subAbout("Records RESULT under commit SHA in STORE.",
+				exits{"0 recorded", exitBadInput + " (a Result that does not read, a commit recorded already)", historyInfra},
+				`tailgate history add git:.#tailgate-history read.json --commit "$GITHUB_SHA"`,
+				"tailgate history add ./history read.json --commit 4d7ad6fe6c15 \\",
+				"    --time 2026-01-02T15:04:05Z --ref main")},
+		{Name: "check", Synopsis: "STORE", Run: historyCheck,
+			About: subAbout("Reads every record of STORE and checks it against the index: its digest, its format, its Result.",
+				exits{"0 every record whole", exitBadInput + " (a damaged record)", historyInfra},
+				"tailgate history check git:.#tailgate-history")},
+		{Name: "prune", Synopsis: "STORE --keep N | --older-than D", Run: historyPrune,
+			About: subAbout("Removes the records of old commits, and files the index does not list.",
+				exits{"0 pruned", exitBadInput, historyInfra},
+				"tailgate history prune git:.#tailgate-history --keep 500",
+				"tailgate history prune ./history --older-than 90d")},
+		{Name: "changes", Synopsis: "STORE [--metric M] [--percentile P] [--format text|json|markdown] [--level A]", Run: historyChanges,
+			About: subAbout("Lists the change points of STORE's series: commit, time, metric, percentile, before and after with intervals, significance.",
+				exits{"0 listed (change points or none)", exitBadInput + " (an empty or damaged store)", historyInfra},
+				"tailgate history changes git:.#tailgate-history",
+				"tailgate history changes ./history --metric syscall.read --percentile p99.9",
+				"tailgate history changes ./history --format markdown --level 0.05")},
+		{Name: "page", Alias: "html", Synopsis: "STORE -o DIR [--commit-url URL] [--record-url URL] [--title TITLE]", Run: historyPage,
+			About: subAbout("Writes DIR/index.html: a plot per gated percentile over commits and their dates, intervals and change points marked; self-contained. 'tailgate history html' is the same command.",
+				exits{"0 written", exitBadInput + " (an empty or damaged store)", historyInfra},
+				"tailgate history page git:.#tailgate-history -o site",
+				"tailgate history html ./history -o site --title 'main, nightly' \\",
+				"    --commit-url https://github.com/OWNER/REPO/commit/%s")},
+		{Name: "confirm", Synopsis: "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", Run: historyConfirm,
+			About: subAbout("Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).",
+				exits{"0 no regression (or an inconclusive gate, without --strict)", "1 the regression is confirmed",
+					exitBadInput + " (a commit not in the store, a host record without --build)",
+					exitInfraAny + " (git, a build, the gate)"},
+				"tailgate history confirm git:.#tailgate-history 4d7ad6f -- --budget 5m",
+				"tailgate history confirm ./history 4d7ad6f --dry-run")},
 	}
 }
+
+// historyInfra is what exit 3 means to history's subcommands.
+const historyInfra = exitInfraAny + " (git, a push refused, the disk)"
 
 const historyAbout = `
 Main's history: one record per commit and target (full histograms, the
@@ -43,18 +74,26 @@ with a permutation test, the family of series tested held at --level
 (Holm). What is gated (each record's gate policy) is tested unless
 --metric or --percentile say otherwise.
 
+page (also: history html) draws them: a self-contained HTML page.
+
 confirm re-measures the commit before a change point and the change
 point's commit in one job, as a same-job gate (tailgate gate --kernel A
 --kernel B): their recorded kernels, or kernels --build makes.
 
-exit 0 ok (and confirm: no regression), 1 confirm found the regression, 2 bad usage or input (a corrupt store), 3 infrastructure failure
-`
+` + "tailgate history SUBCOMMAND -h shows a subcommand's flags and examples.\n\n"
+
+// historyHelp is history's own help after its synopses.
+var historyHelp = historyAbout + helpEnd(exits{"0 ok (and confirm: no regression)", "1 confirm found the regression",
+	exitBadInput + " (a corrupt store)", historyInfra},
+	`tailgate history add git:.#tailgate-history read.json --commit "$GITHUB_SHA"`,
+	"tailgate history changes git:.#tailgate-history",
+	"tailgate history page git:.#tailgate-history -o site")
 
 // confirmGate runs the gate confirm builds; tests replace it.
 var confirmGate = cmdGate
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Subcommands{Command: "history", Subs: historySubs(), About: historyAbout}.Dispatch(ctx, args, stdout, stderr)
+	return cmdline.Subcommands{Command: "history", Subs: historySubs(), About: historyHelp}.Dispatch(ctx, args, stdout, stderr)
 }
 
 // historyError classifies a store's error: what the input or the store

@@ -23,14 +23,22 @@ debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.`
 func kernelsSubs() []cmdline.Sub {
 	return []cmdline.Sub{
 		{Name: "list", Synopsis: "[--cache DIR] [--format text|json]", Run: kernelsList,
-			About: "Shows the kernels in the cache and the Debian kernels apt offers; json is docs/kernels.schema.json."},
+			About: subAbout("Shows the kernels in the cache and the Debian kernels apt offers; json is docs/kernels.schema.json.",
+				exits{"0 listed", exitBadInput, "3 the cache not read"},
+				"tailgate kernels list", "tailgate kernels list --format json")},
 		{Name: "fetch", Synopsis: "SPEC [--cache DIR]", Run: kernelsFetch,
-			About: "Downloads and unpacks a kernel into the cache (a no-op if it is there) and prints its spec, release and boot image.\n\n" + kernelSpecs},
+			About: subAbout("Downloads and unpacks a kernel into the cache (a no-op if it is there) and prints its spec, release and boot image.\n\n"+kernelSpecs,
+				kernelsExits, "tailgate kernels fetch debian:6.1-cloud", "tailgate kernels fetch debian:6.1-rt --cache /var/cache/k")},
 	}
 }
 
+// kernelsExits are the exit codes of kernels and of kernels fetch.
+var kernelsExits = exits{"0 done", exitBadInput + " (an unknown SPEC)", "3 the download or unpacking failed"}
+
 func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Subcommands{Command: "kernels", Subs: kernelsSubs(), About: "\nlist shows the kernels in the cache and the Debian kernels apt offers;\nfetch downloads and unpacks one into the cache.\n\n" + kernelSpecs + "\n"}.Dispatch(ctx, args, stdout, stderr)
+	about := "\nlist shows the kernels in the cache and the Debian kernels apt offers;\nfetch downloads and unpacks one into the cache.\n\n" + kernelSpecs + "\n\n" +
+		helpEnd(kernelsExits, "tailgate kernels list", "tailgate kernels fetch debian:6.1-cloud")
+	return cmdline.Subcommands{Command: "kernels", Subs: kernelsSubs(), About: about}.Dispatch(ctx, args, stdout, stderr)
 }
 
 // cacheFlag is the --cache flag both subcommands take.

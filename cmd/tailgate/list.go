@@ -29,6 +29,8 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, key := range keys {
 		usage += fmt.Sprintf("'list %s' the values the %s tracer's %s key takes.\n", key, lists[key].Tracer, key)
 	}
+	usage += "\n" + helpEnd(exits{"0 listed", exitBadInput + " (an unknown list, a bad flag)"},
+		"tailgate list", "tailgate list --format json", "tailgate list syscalls")
 	fs := cmdline.NewFlagSet("list")
 	cmdline.SetUsage(fs, stdout, usage)
 	format := fs.String("format", "text", "text, or json (docs/catalog.schema.json) for the catalog")

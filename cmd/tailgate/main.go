@@ -57,8 +57,11 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\n'tailgate help COMMAND [SUBCOMMAND]' or 'tailgate COMMAND -h' shows a command's usage.\n")
-	fmt.Fprintf(w, "exit codes: 0 pass, 1 regression, 2 bad usage or input, 3 infrastructure failure\n")
+	fmt.Fprintf(w, "\n'tailgate help COMMAND [SUBCOMMAND]' or 'tailgate COMMAND -h' shows a command's\nusage, examples and exit codes.\n\n")
+	fmt.Fprint(w, strings.TrimSuffix(helpEnd(exits{"0 pass", "1 regression", exitBadInput, exitInfraAny},
+		"tailgate doctor",
+		"tailgate run syscall-read --trials 5 -o read.json",
+		"tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms"), "\n"))
 }
 
 func commandNames() []string {

@@ -9,7 +9,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 )
 
-const matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
+var matrixUsage = `usage: tailgate matrix TARGET... [SCENARIO...] [flags]
 
 Runs the scenarios on every target, trials interleaved, the order
 alternating (round 1: A B C, round 2: C B A, round 3: A B C, ...) so that
@@ -19,17 +19,17 @@ reference, with the same statistics as 'tailgate compare'.
 
 Targets, in the order given (at least two):
 ` + targetKinds + `
-  tailgate matrix --kernel debian:6.1-generic --kernel debian:6.1-rt timer-1ms
-  tailgate matrix --variant base --variant 'nomig:kernel.timer_migration=0' timer-1ms
-  tailgate matrix --kernel debian:6.1-cloud --kernel 'debian:6.1-cloud nohz_full=1' timer-1ms
-
 A VM target boots once per round; a host variant attaches its tracers once
 per round. Each round runs the scenarios' warmup, then one trial.
-exit 0 no regression against the reference, 1 a regression (or, with
---strict, an inconclusive verdict), 2 bad usage, 3 a broken run or a sysctl
-that could not be restored.
 
-`
+` + helpEnd(exits{"0 no regression against the reference",
+	"1 a regression (or, with --strict, an inconclusive verdict)", exitBadInput,
+	"3 a broken run or a sysctl that could not be restored"},
+	"tailgate matrix --kernel debian:6.1-generic --kernel debian:6.1-rt timer-1ms",
+	"tailgate matrix --variant base --variant nomig:kernel.timer_migration=0 \\",
+	"    timer-1ms",
+	"tailgate matrix --kernel debian:6.1-cloud \\",
+	"    --kernel 'debian:6.1-cloud nohz_full=1' timer-1ms")
 
 // targetKinds are the targets a matrix and a same-job gate take, for
 // their usage.

@@ -13,7 +13,10 @@ import (
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cmdline.NewFlagSet("merge")
 	out := fs.String("o", engine.StdoutPath, "write the merged Result to `FILE`; - is standard output")
-	cmdline.SetUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate merge FILE... [-o OUT]\n\nCombines Results of one target (the shards of a CI matrix, or repeated runs):\nscenarios are united, trials of the same scenario concatenate.\n\n"+
+		helpEnd(exits{"0 merged", exitBadInput + " (a Result that does not read, Results of different targets)",
+			"3 the merged Result not written"},
+			"tailgate merge shard-1.json shard-2.json -o merged.json"))
 	files, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

@@ -35,7 +35,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"       tailgate run [SCENARIO...] --pid PID | --cgroup PATH [--trials N] [--duration D] [-o FILE]\n\n"+
 		"SCENARIO is a built-in name (see 'tailgate list') or a YAML file; none runs every built-in.\n"+
 		"Without --kernel, --target or --vm the scenarios run on this kernel.\n"+
-		"With --pid or --cgroup their tracers measure that process tree or group instead of their workloads.\n\n")
+		"With --pid or --cgroup their tracers measure that process tree or group instead of their workloads.\n\n"+
+		helpEnd(exits{"0 the trials ran", exitBadInput + " (an unknown scenario, a plan over --max-time)",
+			exitInfraAny + " (privileges, a tracer's attach, a VM)"},
+			"tailgate run syscall-read --trials 5 -o read.json",
+			"tailgate run timer-1ms --kernel debian:6.1-cloud -o timer.json",
+			"tailgate run syscall-read --pid 1234 --duration 5s",
+			"tailgate run --shard 1/4 -o shard-1.json"))
 	names, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err

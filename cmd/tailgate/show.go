@@ -34,6 +34,10 @@ draws them), the percentiles, and each trial's.
 --linear 0:20us:1us, with a row each for what falls below and above.
 
 `)
+	b.WriteString(helpEnd(exits{"0 shown", exitBadInput + " (a Result that does not read)", "3 the output not written"},
+		"tailgate show read.json",
+		"tailgate show read.json --format csv",
+		"tailgate show read.json --linear 0:20us:1us"))
 	return b.String()
 }
 
