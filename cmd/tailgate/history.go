@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/report/changes"
@@ -133,7 +134,7 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("want STORE RESULT, got %d arguments", len(pos))
+		return usagef("want STORE RESULT, got %s", english.Count(len(pos), "argument"))
 	}
 	if *commit == "" {
 		return usagef("--commit SHA is required (in CI: --commit \"$GITHUB_SHA\")")
@@ -152,7 +153,7 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	if err != nil {
 		return historyError(err)
 	}
-	fmt.Fprintf(stderr, "recorded %s target %s (%d scenarios) in %s as %s\n", e.Commit, e.Target, len(e.Scenarios), s, e.Path)
+	fmt.Fprintf(stderr, "recorded %s target %s (%s) in %s as %s\n", e.Commit, e.Target, english.Count(len(e.Scenarios), "scenario"), s, e.Path)
 	return nil
 }
 
@@ -177,9 +178,11 @@ func historyCheck(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 		}
 	}
 	if errs > 0 {
-		return usagef("%s: %d records are damaged; restore them from the store's history (git log of its branch) or remove them with history prune", s, errs)
+		return usagef("%s: %s damaged; restore %s from the store's history (git log of its branch) or remove %s with history prune", s,
+			english.Plural(errs, "1 record is", fmt.Sprintf("%d records are", errs)), english.Plural(errs, "it", "them"), english.Plural(errs, "it", "them"))
 	}
-	fmt.Fprintf(stdout, "%s: format %d, %d records of %d commits, all whole\n", s, v.Index.Format, len(v.Index.Entries), len(v.Index.Commits()))
+	fmt.Fprintf(stdout, "%s: format %d, %s of %s, %s\n", s, v.Index.Format, english.Count(len(v.Index.Entries), "record"),
+		english.Count(len(v.Index.Commits()), "commit"), english.Plural(len(v.Index.Entries), "whole", "all whole"))
 	return nil
 }
 
@@ -205,7 +208,7 @@ func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if err != nil {
 		return historyError(err)
 	}
-	fmt.Fprintf(stderr, "removed %d records from %s\n", len(removed), s)
+	fmt.Fprintf(stderr, "removed %s from %s\n", english.Count(len(removed), "record"), s)
 	return nil
 }
 
@@ -252,7 +255,9 @@ func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.W
 		for _, p := range ps {
 			fmt.Fprintf(log, "tailgate history %s: warning: %s: %v\n", command, p.Path, p.Err)
 		}
-		fmt.Fprintf(log, "tailgate history %s: warning: %d records of %s are missing or damaged (what this reads of them comes from their summaries); run tailgate history check %s\n", command, len(ps), spec, spec)
+		fmt.Fprintf(log, "tailgate history %s: warning: %s of %s %s missing or damaged (what this reads of %s comes from %s); run tailgate history check %s\n",
+			command, english.Count(len(ps), "record"), spec, english.Plural(len(ps), "is", "are"), english.Plural(len(ps), "it", "them"),
+			english.Plural(len(ps), "its summary", "their summaries"), spec)
 	}
 	rep, err := changes.Find(v, sel, changes.Options{Level: f.level})
 	if errors.Is(err, changes.ErrNoSeries) {
@@ -307,7 +312,7 @@ func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if err != nil {
 		return infra(err)
 	}
-	fmt.Fprintf(stderr, "wrote %s: %d series, %d change points\n", path, len(rep.Series), len(rep.Changes))
+	fmt.Fprintf(stderr, "wrote %s: %d series, %s\n", path, len(rep.Series), english.Count(len(rep.Changes), "change point"))
 	return nil
 }
 

@@ -131,8 +131,54 @@ func TestHistoryChangesAndPage(t *testing.T) {
 	}
 	// Twelve commits without the step: no change point.
 	flat, _ := historyOfTrials(t, false, 1)
-	if code, out, _ := historyRun(t, "changes", flat); code != 0 || !strings.Contains(out, "0 change points") {
+	if code, out, _ := historyRun(t, "changes", flat); code != 0 || !strings.Contains(out, "no change point") {
 		t.Errorf("changes of a step-free history: exit %d:\n%s", code, out)
+	}
+}
+
+// TestHistoryChangesCounts checks history's lines count what they name,
+// in correct English: a series too short to test is not counted as
+// tested, and one commit is not "1 commits".
+func TestHistoryChangesCounts(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	pool := filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json")
+	code, _, stderr := historyRun(t, "add", store, pool, "--commit", strings.Repeat("a", 40))
+	if code != 0 || !strings.Contains(stderr, "(1 scenario)") {
+		t.Fatalf("add: exit %d: %s", code, stderr)
+	}
+	if code, out, _ := historyRun(t, "check", store); code != 0 || !strings.Contains(out, "1 record of 1 commit, whole") {
+		t.Errorf("check of one record: exit %d: %s", code, out)
+	}
+	code, out, _ := historyRun(t, "changes", store)
+	first, _, _ := strings.Cut(out, "\n")
+	if want := "1 series, not tested: it has fewer than the 6 commits a change point needs"; code != 0 || first != want {
+		t.Errorf("changes of one commit: exit %d, first line %q, want %q", code, first, want)
+	}
+	if !strings.Contains(out, "syscall.read p99: 1 commit, a change point needs 6; not tested") || strings.Contains(out, "1 commits") {
+		t.Errorf("changes of one commit:\n%s", out)
+	}
+	code, out, _ = historyRun(t, "changes", store, "--format", "json")
+	var rep struct {
+		Series []any
+		Tested *int
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.Tested == nil || *rep.Tested != 0 || len(rep.Series) != 1 {
+		t.Errorf("changes --format json of one commit: exit %d, %v: tested %v of %d series", code, err, rep.Tested, len(rep.Series))
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	if code, _, stderr := historyRun(t, "page", store, "-o", site); code != 0 || !strings.Contains(stderr, ": 1 series, 0 change points") {
+		t.Errorf("page of one commit: exit %d: %s", code, stderr)
+	}
+
+	// Twelve commits, a step at the seventh: tested, one found.
+	stepped, _ := historyOfRealTrials(t, false)
+	code, out, _ = historyRun(t, "changes", stepped)
+	first, _, _ = strings.Cut(out, "\n")
+	if want := "1 series tested, family-wise level 0.01 (Holm): 1 change point"; code != 0 || first != want {
+		t.Errorf("changes of twelve commits: exit %d, first line %q, want %q", code, first, want)
+	}
+	if !strings.Contains(out, "(6 commits)") {
+		t.Errorf("changes of twelve commits: no side of 6 commits:\n%s", out)
 	}
 }
 

@@ -116,9 +116,12 @@ type Warning struct {
 
 // Report is what Detect found.
 type Report struct {
-	Level    float64   `json:"level"`
-	MinSize  int       `json:"min_size"`
-	Series   []Tested  `json:"series"`
+	Level   float64  `json:"level"`
+	MinSize int      `json:"min_size"`
+	Series  []Tested `json:"series"`
+	// Tested is how many of Series were tested: the others have too
+	// few commits for a change point (a WarnShort each).
+	Tested   int       `json:"tested"`
 	Changes  []Change  `json:"changes"`
 	Warnings []Warning `json:"warnings,omitempty"`
 }
@@ -134,6 +137,7 @@ func Detect(series []Series, opt Options) *Report {
 	rep := &Report{Level: opt.Level, MinSize: opt.MinSize, Changes: []Change{}}
 	tested := rep.admit(series, opt)
 	m := len(tested)
+	rep.Tested = m
 	if m == 0 {
 		return rep
 	}

@@ -3,11 +3,13 @@ package changes
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"io"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/english"
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 )
 
 // ns words a latency.
@@ -39,8 +41,8 @@ func (c Change) words() (kind, before, after, shift string) {
 	if c.Regression() {
 		kind = "regression"
 	}
-	before = fmt.Sprintf("%s [%s, %s] (%d commits)", ns(c.Before.Center), ns(c.Before.Lo), ns(c.Before.Hi), c.Before.Commits)
-	after = fmt.Sprintf("%s [%s, %s] (%d commits)", ns(c.After.Center), ns(c.After.Lo), ns(c.After.Hi), c.After.Commits)
+	before = fmt.Sprintf("%s [%s, %s] (%s)", ns(c.Before.Center), ns(c.Before.Lo), ns(c.Before.Hi), english.Count(c.Before.Commits, "commit"))
+	after = fmt.Sprintf("%s [%s, %s] (%s)", ns(c.After.Center), ns(c.After.Lo), ns(c.After.Hi), english.Count(c.After.Commits, "commit"))
 	shift = fmt.Sprintf("%s [%s, %s]", pct(c.Ratio.Center), pct(c.Ratio.Lo), pct(c.Ratio.Hi))
 	return
 }
@@ -49,13 +51,37 @@ func (c Change) words() (kind, before, after, shift string) {
 func (w Warning) word() string {
 	switch w.Kind {
 	case WarnShort:
-		return fmt.Sprintf("%s: %d commits, a change point needs %d; not tested", w.Key, w.Commits, w.Need)
+		return fmt.Sprintf("%s: %s, a change point needs %d; not tested", w.Key, english.Count(w.Commits, "commit"), w.Need)
 	case WarnFewTrials:
-		return fmt.Sprintf("%s: %d commits have fewer than 6 trials; their intervals are the range of their trials (below 95%%)", w.Key, w.Commits)
+		return fmt.Sprintf("%s: %s fewer than 6 trials; %s the range of %s trials (below 95%%)", w.Key,
+			english.Plural(w.Commits, "1 commit has", fmt.Sprintf("%d commits have", w.Commits)),
+			english.Plural(w.Commits, "its interval is", "their intervals are"), english.Plural(w.Commits, "its", "their"))
 	case WarnUnreachable:
 		return fmt.Sprintf("%s: the permutation test ran too few shuffles to reach its level; it needs about %d", w.Key, w.Need)
 	}
 	return fmt.Sprintf("%s: %s", w.Key, w.Kind)
+}
+
+// headline says how many series were tested, at what level, and how
+// many change points were found: "2 of 3 series tested, ...; 1 change
+// point".
+func (r *Report) headline() string {
+	n := len(r.Series)
+	found := english.Plural(len(r.Changes), "1 change point", fmt.Sprintf("%d change points", len(r.Changes)))
+	if len(r.Changes) == 0 {
+		found = "no change point"
+	}
+	switch {
+	case n == 0:
+		return "no series to test"
+	case r.Tested == 0:
+		return fmt.Sprintf("%d series, %s fewer than the %d commits a change point needs",
+			n, english.Plural(n, "not tested: it has", "none tested: each has"), 2*r.MinSize)
+	case r.Tested < n:
+		return fmt.Sprintf("%d of %d series tested, family-wise level %g (Holm): %s; %d too short to test",
+			r.Tested, n, r.Level, found, n-r.Tested)
+	}
+	return fmt.Sprintf("%d series tested, family-wise level %g (Holm): %s", n, r.Level, found)
 }
 
 // WriteText writes the report as plain lines, for a terminal or a CI log
@@ -64,7 +90,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	g := plaintext.Guard(w)
 	defer g.Flush()
 	w = g
-	fmt.Fprintf(w, "%d series tested, family-wise level %g (Holm); %d change points\n", len(r.Series), r.Level, len(r.Changes))
+	fmt.Fprintln(w, r.headline())
 	for _, c := range r.Changes {
 		kind, before, after, shift := c.words()
 		fmt.Fprintf(w, "\n%s %s at %s (after %s), %s\n", c.Key, kind, shortCommit(c.Commit), shortCommit(c.Prev), c.Time.UTC().Format(time.RFC3339))
@@ -81,7 +107,7 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // WriteMarkdown writes the report as a Markdown table.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	fmt.Fprintf(w, "### Change points\n\n%d series tested, family-wise level %g (Holm): %d change points.\n\n", len(r.Series), r.Level, len(r.Changes))
+	fmt.Fprintf(w, "### Change points\n\n%s.\n\n", r.headline())
 	if len(r.Changes) > 0 {
 		fmt.Fprintln(w, "| commit | time | target | scenario | metric | percentile | before | after | change | p (level) |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
@@ -93,7 +119,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	if len(r.Warnings) > 0 {
-		fmt.Fprintln(w, "\nWarnings:")
+		if len(r.Changes) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "Warnings:")
 		for _, x := range r.Warnings {
 			fmt.Fprintf(w, "- %s\n", mdEscape(x.word()))
 		}
