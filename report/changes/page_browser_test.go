@@ -140,9 +140,12 @@ type drawnPlot struct {
 	Ticks     []drawnText
 	Points    []drawnPoint
 	Intervals []box
+	Trend     []box       // the vertices of the line that joins the points
 	Changes   []drawnText // each change point's line; Text is its label
 	Lines     []box       // the change points' labels
 	Labels    []drawnText // the commit labels under the axis
+	Dates     []drawnText // the dates under them
+	Levels    int         // the shaded medians between change points
 	Rows      int         // the change table's rows
 	Overflow  bool        // the page scrolls sideways
 }
@@ -150,24 +153,29 @@ type drawnPlot struct {
 // measure is run in the page: each plot's elements and their boxes.
 const measure = `(() => {
   const box = e => { const b = e.getBoundingClientRect(); return {X: b.left, Y: b.top, W: b.width, H: b.height}; };
+  const text = t => ({Box: box(t), Text: t.textContent, Href: t.closest('a') ? t.closest('a').getAttribute('href') : ''});
   const overflow = document.documentElement.scrollWidth > document.documentElement.clientWidth;
   return [...document.querySelectorAll('section.series')].map(sec => {
     const svg = sec.querySelector('svg');
+    const trend = svg.querySelector('polyline.trend');
     return {
       Title: sec.querySelector('h2').textContent,
       SVG: box(svg),
-      Frame: box(svg.querySelector('rect')),
-      Ticks: [...svg.querySelectorAll(':scope > text[text-anchor="end"][font-size="10"]')].map(t => ({Box: box(t), Text: t.textContent})),
+      Frame: box(svg.querySelector('rect.frame')),
+      Ticks: [...svg.querySelectorAll('text.tick')].map(text),
       Points: [...svg.querySelectorAll('.point')].map(p => ({
         Box: box(p),
         Href: p.closest('a') ? p.closest('a').getAttribute('href') : '',
         Tip: p.parentElement.querySelector('title') ? p.parentElement.querySelector('title').textContent : '',
         Outlier: p.classList.contains('outlier'),
       })),
-      Intervals: [...svg.querySelectorAll('line[stroke="#888"]')].map(box),
-      Changes: [...svg.querySelectorAll('g.change')].map(g => ({Box: box(g.querySelector('text')), Text: g.querySelector('text').textContent})),
+      Intervals: [...svg.querySelectorAll('line.interval')].map(box),
+      Trend: trend ? [...trend.points].map(v => { const q = v.matrixTransform(trend.getScreenCTM()); return {X: q.x, Y: q.y, W: 0, H: 0}; }) : [],
+      Changes: [...svg.querySelectorAll('g.change')].map(g => text(g.querySelector('text'))),
       Lines: [...svg.querySelectorAll('g.change line')].map(box),
-      Labels: [...svg.querySelectorAll('text[font-size="9"]')].map(t => ({Box: box(t), Text: t.textContent, Href: t.closest('a') ? t.closest('a').getAttribute('href') : ''})),
+      Labels: [...svg.querySelectorAll('text.commit')].map(text),
+      Dates: [...svg.querySelectorAll('text.date')].map(text),
+      Levels: svg.querySelectorAll('g.level').length,
       Rows: sec.querySelectorAll('table tr').length ? sec.querySelectorAll('table tr').length - 1 : 0,
       Overflow: overflow,
     };
@@ -345,6 +353,12 @@ func TestPageInBrowser(t *testing.T) {
 // background connections otherwise.
 func browser(t *testing.T, bin string) (context.Context, context.CancelFunc) {
 	t.Helper()
+	return browserSized(t, bin, 1280, 900)
+}
+
+// browserSized is browser with a window of width × height.
+func browserSized(t *testing.T, bin string, width, height int) (context.Context, context.CancelFunc) {
+	t.Helper()
 	profile := t.TempDir()
 	actx, acancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(bin),
@@ -359,7 +373,7 @@ func browser(t *testing.T, bin string) (context.Context, context.CancelFunc) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(width, height),
 	)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -388,9 +402,24 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 	if !p.SVG.holds(p.Frame) {
 		t.Errorf("%s: the plot's frame %+v is outside its SVG %+v", name, p.Frame, p.SVG)
 	}
+	checkPoints(t, p, s, opt, wantOutlier)
+	checkTrend(t, p, s)
+	checkAxis(t, p, s)
+	var cs []Change
+	for _, c := range changes {
+		if c.Key == s.Key {
+			cs = append(cs, c)
+		}
+	}
+	checkChanges(t, p, s, cs)
+	checkLabels(t, p, s)
+}
 
-	// Each commit a point, in order, drawn in the frame, each a link to
-	// its commit.
+// checkPoints checks each commit is a point, in order, drawn in the
+// frame off its sides, each a link to its commit, with its interval.
+func checkPoints(t *testing.T, p drawnPlot, s Tested, opt PageOptions, wantOutlier bool) {
+	t.Helper()
+	name := s.Key.String()
 	if len(p.Points) != len(s.Points) {
 		t.Fatalf("%s: %d points drawn, want %d (one per commit)", name, len(p.Points), len(s.Points))
 	}
@@ -409,6 +438,10 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 		if i > 0 && dp.Box.cx() <= p.Points[i-1].Box.cx() {
 			t.Errorf("%s: commit %d is drawn at x=%.1f, not right of the one before (%.1f)", name, i, dp.Box.cx(), p.Points[i-1].Box.cx())
 		}
+		// No commit on the frame's sides: the first and last are inset.
+		if left, right := dp.Box.X-p.Frame.X, p.Frame.X+p.Frame.W-(dp.Box.X+dp.Box.W); left < 2 || right < 2 {
+			t.Errorf("%s: commit %d's point %+v is %.1f and %.1f px from the frame's sides %+v, want 2 at least", name, i, dp.Box, left, right, p.Frame)
+		}
 		switch {
 		case dp.Outlier:
 			outliers++
@@ -416,8 +449,8 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 			if !p.Frame.holds(dp.Box) {
 				t.Errorf("%s: commit %d's outlier mark %+v is outside the frame %+v", name, i, dp.Box, p.Frame)
 			}
-		case !p.Frame.inside(dp.Box.cx(), dp.Box.cy()):
-			t.Errorf("%s: commit %d's point at (%.1f, %.1f) is outside the frame %+v", name, i, dp.Box.cx(), dp.Box.cy(), p.Frame)
+		case !p.Frame.holds(dp.Box):
+			t.Errorf("%s: commit %d's point %+v is not inside the frame %+v", name, i, dp.Box, p.Frame)
 		}
 	}
 	if wantOutlier && outliers == 0 {
@@ -430,11 +463,43 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 		if !p.Frame.holds(iv) {
 			t.Errorf("%s: commit %d's interval %+v is outside the frame %+v", name, i, iv, p.Frame)
 		}
+		if math.Abs(iv.cx()-p.Points[i].Box.cx()) > 0.5 || iv.Y > p.Points[i].Box.cy()+0.5 && !p.Points[i].Outlier {
+			t.Errorf("%s: commit %d's interval %+v is not through its point %+v", name, i, iv, p.Points[i].Box)
+		}
 	}
+}
 
-	// The log axis: labels top to bottom in decreasing order, evenly in
-	// log, inside the SVG; and each point where its tooltip's value is on
-	// that axis.
+// checkTrend checks the points are joined, oldest to newest, through
+// each one's center.
+func checkTrend(t *testing.T, p drawnPlot, s Tested) {
+	t.Helper()
+	name := s.Key.String()
+	if len(s.Points) < 2 {
+		return
+	}
+	if len(p.Trend) != len(p.Points) {
+		t.Errorf("%s: the line joins %d points, want %d", name, len(p.Trend), len(p.Points))
+		return
+	}
+	for i, v := range p.Trend {
+		dp := p.Points[i].Box
+		// An outlier's triangle has its tip where the line ends.
+		slack := 0.6
+		if p.Points[i].Outlier {
+			slack = dp.H
+		}
+		if math.Abs(v.X-dp.cx()) > 0.6 || math.Abs(v.Y-dp.cy()) > slack {
+			t.Errorf("%s: the line's vertex %d at (%.1f, %.1f) is not at commit %d's point (%.1f, %.1f)", name, i, v.X, v.Y, i, dp.cx(), dp.cy())
+		}
+	}
+}
+
+// checkAxis checks the log axis: labels top to bottom in decreasing
+// order, evenly in log, inside the SVG; and each point where its
+// tooltip's value is on that axis.
+func checkAxis(t *testing.T, p drawnPlot, s Tested) {
+	t.Helper()
+	name := s.Key.String()
 	if len(p.Ticks) < 2 {
 		t.Fatalf("%s: %d axis labels, want two at least", name, len(p.Ticks))
 	}
@@ -472,54 +537,102 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 			t.Errorf("%s: commit %d (%s) is drawn at y=%.1f, the axis puts %s at %.1f", name, i, shortCommit(s.Points[i].Commit), dp.Box.cy(), ns(s.Points[i].Center), want)
 		}
 	}
+}
 
-	// A mark per change point of the series, between its two commits,
-	// and a table row each.
-	var cs []Change
-	for _, c := range changes {
-		if c.Key == s.Key {
-			cs = append(cs, c)
-		}
-	}
+// checkChanges checks a mark per change point of the series, between
+// its two commits, naming its commit and p-value, a table row each, and
+// the shaded medians between them.
+func checkChanges(t *testing.T, p drawnPlot, s Tested, cs []Change) {
+	t.Helper()
+	name := s.Key.String()
 	if len(p.Changes) != len(cs) || len(p.Lines) != len(cs) || p.Rows != len(cs) {
 		t.Errorf("%s: %d change marks, %d lines and %d table rows; want %d each", name, len(p.Changes), len(p.Lines), p.Rows, len(cs))
-	} else {
-		for j, c := range cs {
-			line := p.Lines[j]
-			if x := line.cx(); x <= p.Points[c.Index-1].Box.cx() || x >= p.Points[c.Index].Box.cx() {
-				t.Errorf("%s: change %s is marked at x=%.1f, not between its commits (%.1f, %.1f)", name, shortCommit(c.Commit), x, p.Points[c.Index-1].Box.cx(), p.Points[c.Index].Box.cx())
-			}
-			if !p.Frame.holds(line) {
-				t.Errorf("%s: change %s's line %+v is outside the frame %+v", name, shortCommit(c.Commit), line, p.Frame)
-			}
-			if !strings.HasPrefix(p.Changes[j].Text, shortCommit(c.Commit)) {
-				t.Errorf("%s: change mark %q, want it to name %s", name, p.Changes[j].Text, shortCommit(c.Commit))
-			}
-			if !p.Frame.holds(p.Changes[j].Box) {
-				t.Errorf("%s: change %s's label %+v is outside the frame %+v", name, shortCommit(c.Commit), p.Changes[j].Box, p.Frame)
-			}
+		return
+	}
+	if want := len(cs) + min(len(cs), 1); p.Levels != want {
+		t.Errorf("%s: %d shaded medians for %d change points, want %d", name, p.Levels, len(cs), want)
+	}
+	for j, c := range cs {
+		line := p.Lines[j]
+		if x := line.cx(); x <= p.Points[c.Index-1].Box.cx() || x >= p.Points[c.Index].Box.cx() {
+			t.Errorf("%s: change %s is marked at x=%.1f, not between its commits (%.1f, %.1f)", name, shortCommit(c.Commit), x, p.Points[c.Index-1].Box.cx(), p.Points[c.Index].Box.cx())
+		}
+		if !p.Frame.holds(line) {
+			t.Errorf("%s: change %s's line %+v is outside the frame %+v", name, shortCommit(c.Commit), line, p.Frame)
+		}
+		if !strings.HasPrefix(p.Changes[j].Text, shortCommit(c.Commit)) || !strings.HasSuffix(p.Changes[j].Text, fmt.Sprintf(" p=%.2g", c.P)) {
+			t.Errorf("%s: change mark %q, want it to name %s and its p-value %.2g", name, p.Changes[j].Text, shortCommit(c.Commit), c.P)
+		}
+		if !p.Frame.holds(p.Changes[j].Box) {
+			t.Errorf("%s: change %s's label %+v is outside the frame %+v", name, shortCommit(c.Commit), p.Changes[j].Box, p.Frame)
 		}
 	}
+}
 
-	// The commit labels: inside the SVG, below the frame, none on top of
-	// another, each naming a commit and linking to its record.
+// checkLabels checks the commit labels and their dates: inside the SVG,
+// below the frame, none on top of another, each naming a commit (and
+// linking to its record, checkRecords), each date its commit's, in
+// order, under it.
+func checkLabels(t *testing.T, p drawnPlot, s Tested) {
+	t.Helper()
+	name := s.Key.String()
 	if len(p.Labels) < min(2, len(s.Points)) {
 		t.Errorf("%s: %d commit labels for %d commits", name, len(p.Labels), len(s.Points))
 	}
+	if len(p.Dates) != len(p.Labels) {
+		t.Fatalf("%s: %d dates for %d commit labels", name, len(p.Dates), len(p.Labels))
+	}
+	layout, _ := dateAxis(s.Points)
+	var last time.Time
 	for j, l := range p.Labels {
-		if !p.SVG.holds(l.Box) {
-			t.Errorf("%s: commit label %q at %+v is outside the SVG %+v (clipped)", name, l.Text, l.Box, p.SVG)
+		d := p.Dates[j]
+		for _, x := range []drawnText{l, d} {
+			if !p.SVG.holds(x.Box) {
+				t.Errorf("%s: label %q at %+v is outside the SVG %+v (clipped)", name, x.Text, x.Box, p.SVG)
+			}
+			if x.Box.Y < p.Frame.Y+p.Frame.H {
+				t.Errorf("%s: label %q is inside the frame", name, x.Text)
+			}
 		}
-		if l.Box.Y < p.Frame.Y+p.Frame.H {
-			t.Errorf("%s: commit label %q is inside the frame", name, l.Text)
+		if d.Box.Y < l.Box.Y+l.Box.H-0.5 || math.Abs(d.Box.X+d.Box.W-(l.Box.X+l.Box.W)) > d.Box.W {
+			t.Errorf("%s: date %q at %+v is not under commit label %q at %+v", name, d.Text, d.Box, l.Text, l.Box)
 		}
+		i := labelledPoint(p, j)
+		at, err := time.Parse(layout, d.Text)
+		switch {
+		case !strings.HasPrefix(s.Points[i].Commit, l.Text):
+			t.Errorf("%s: commit label %q is under commit %d, %s", name, l.Text, i, s.Points[i].Commit)
+		case err != nil || d.Text != s.Points[i].Time.UTC().Format(layout):
+			t.Errorf("%s: date %q under commit %q, want %q", name, d.Text, l.Text, s.Points[i].Time.UTC().Format(layout))
+		case j > 0 && at.Before(last):
+			t.Errorf("%s: dates out of order: %q after %s", name, d.Text, last.Format(layout))
+		}
+		last = at
 		if j > 0 {
-			prev := p.Labels[j-1].Box
-			if l.Box.X < prev.X+prev.W {
-				t.Errorf("%s: commit labels %q and %q overlap (x %.1f to %.1f, then from %.1f)", name, p.Labels[j-1].Text, l.Text, prev.X, prev.X+prev.W, l.Box.X)
+			for _, pair := range [][2]drawnText{{p.Labels[j-1], l}, {p.Dates[j-1], d}} {
+				if prev := pair[0].Box; pair[1].Box.X < prev.X+prev.W {
+					t.Errorf("%s: labels %q and %q overlap (x %.1f to %.1f, then from %.1f)", name, pair[0].Text, pair[1].Text, prev.X, prev.X+prev.W, pair[1].Box.X)
+				}
 			}
 		}
 	}
+}
+
+// labelledPoint is the point commit label j is under: centred on it, or
+// the last label, ending at it.
+func labelledPoint(p drawnPlot, j int) int {
+	l := p.Labels[j].Box
+	at := l.cx()
+	if j == len(p.Labels)-1 && len(p.Points) > 1 {
+		at = l.X + l.W
+	}
+	best := 0
+	for i, pt := range p.Points {
+		if math.Abs(pt.Box.cx()-at) < math.Abs(p.Points[best].Box.cx()-at) {
+			best = i
+		}
+	}
+	return best
 }
 
 // checkRecords fetches each commit label's link, as a reader following it

@@ -2,11 +2,13 @@ package changes
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
-// The axis always has two labels at least, inside its range, at values
-// its three-digit labels spell exactly.
+// The axis always has two labels at least, three where its three-digit
+// labels can spell them exactly, inside its range.
 func TestLogTicks(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -18,6 +20,7 @@ func TestLogTicks(t *testing.T) {
 		{"one commit's ±5%", 18900, 21100, []float64{19000, 20000, 21000}},
 		{"a half step", 1009.5, 1019.5, []float64{1010, 1015}},
 		{"thinned to six at most", 1000.5, 1095.5, []float64{1010, 1030, 1050, 1070, 1090}},
+		{"two of a decade: round steps instead", 450, 1300, []float64{500, 700, 900, 1100, 1300}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := logTicks(math.Log(c.lo), math.Log(c.hi))
@@ -31,5 +34,32 @@ func TestLogTicks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPageSelfContained checks the page asks for nothing: no script, no
+// style sheet, image or font from elsewhere; its only addresses are the
+// links PageOptions make.
+func TestPageSelfContained(t *testing.T) {
+	p := loadPool(t, "trials-syscall-read.json", "syscall.read", 2)
+	rep := Detect(p.history(rand.New(rand.NewPCG(1, 2)), 20, 6, 10, 2), Options{Seed: 1})
+	if len(rep.Changes) == 0 {
+		t.Fatalf("no change point to draw: %+v", rep)
+	}
+	for _, opt := range []PageOptions{{}, {CommitURL: "https://example.com/c/%s"}} {
+		var b strings.Builder
+		if err := rep.WritePage(&b, opt); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		for _, bad := range []string{"<script", "<link", "<img", "<iframe", " src=", "@import", "url(", "//cdn"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("the page has %q", bad)
+			}
+		}
+		hrefs := strings.Count(page, `href="`)
+		if want := strings.Count(page, `href="https://example.com/c/`); hrefs != want || (opt.CommitURL == "") != (hrefs == 0) {
+			t.Errorf("the page has %d links, %d of them --commit-url's (%q)", hrefs, want, opt.CommitURL)
+		}
 	}
 }
