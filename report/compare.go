@@ -77,7 +77,8 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 	opt.boots = base.Target.ClockOf() == result.ClockVirtual
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
-	if opt.Stored {
+	// Boots in virtual time carry no between-run spread to calibrate.
+	if opt.Stored && !opt.boots {
 		if c := opt.Calibration; c == nil {
 			rep.Warnings = append(rep.Warnings, stats.Warning{Kind: stats.WarnWithinRunOnly, Side: stats.Baseline, Target: base.Target.Name, Detail: base.Environment.KernelRelease})
 		} else {
