@@ -219,9 +219,9 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 func (sr *ScenarioReport) checkRuns(base, cand *result.Scenario, force bool) error {
 	if base.Params != cand.Params {
 		if !force {
-			return fmt.Errorf("%w in scenario %s (baseline %s, candidate %s): the runs measure different things; rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, short(base.Params), short(cand.Params))
+			return fmt.Errorf("%w in scenario %s: %s; the runs measure different things: rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, paramsDiffText(base, cand))
 		}
-		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params)})
+		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params), Detail: paramsDiffText(base, cand)})
 	}
 	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
 	sr.Warnings = append(sr.Warnings, SteppedWarnings(base, cand)...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -14,10 +15,17 @@ type Difference struct {
 	What string `json:"what"` // "sysctl vm.swappiness", "syscall-read command sha256"
 	Base string `json:"baseline"`
 	Cand string `json:"candidate"`
+	// Digest says the values are digests (a sha256, a commit), whole
+	// here: text may shorten them (ShortDigest), a machine must not.
+	Digest bool `json:"-"`
 }
 
-// respect is one recorded respect of a Result: what and its value.
-type respect struct{ what, value string }
+// respect is one recorded respect of a Result: what and its value, and
+// whether that is a digest.
+type respect struct {
+	what, value string
+	digest      bool
+}
 
 // respects lists what a Result records about what was measured: the
 // kernel, its command line and configuration, the CPU, the target's
@@ -28,13 +36,17 @@ func respects(r *result.Result) []respect {
 	var out []respect
 	add := func(what, v string) {
 		if v != "" {
-			out = append(out, respect{what, v})
+			out = append(out, respect{what: what, value: v})
 		}
+	}
+	// A digest is recorded whole, "(none)" where a Result lacks it.
+	addDigest := func(what, v string) {
+		out = append(out, respect{what: what, value: orNoDigest(v), digest: true})
 	}
 	e, t := r.Environment, r.Target
 	add("kernel", e.KernelRelease)
 	add("kernel version", e.KernelVersion)
-	add("kernel config", short(e.ConfigHash))
+	addDigest("kernel config", e.ConfigHash)
 	add("kernel command line", e.Cmdline)
 	add("CPU", e.CPUModel)
 	if e.CPUs > 0 {
@@ -57,8 +69,10 @@ func respects(r *result.Result) []respect {
 		for _, x := range sc.Executables {
 			p := sc.Name + " " + x.Role
 			add(p, x.Path)
-			add(p+" sha256", short(x.SHA256))
-			add(p+" commit", commitText(x))
+			addDigest(p+" sha256", x.SHA256)
+			if x.GitHead != "" {
+				out = append(out, respect{what: p + " commit", value: commitText(x), digest: true})
+			}
 		}
 	}
 	return out
@@ -67,36 +81,31 @@ func respects(r *result.Result) []respect {
 // differing lists, in the order first recorded, each respect whose value
 // is not the same in all of rs (a respect one lacks reads "-"), with its
 // value in each.
-func differing(rs []*result.Result) (whats []string, values [][]string) {
-	vals := map[string][]string{}
+func differing(rs []*result.Result) []Differing {
+	var out []Differing
+	at := map[string]int{} // what → index in out
 	for i, r := range rs {
 		for _, x := range respects(r) {
-			if _, ok := vals[x.what]; !ok {
-				whats = append(whats, x.what)
-				vals[x.what] = make([]string, len(rs))
+			k, ok := at[x.what]
+			if !ok {
+				k = len(out)
+				at[x.what] = k
+				out = append(out, Differing{What: x.what, Values: make([]string, len(rs)), Digest: x.digest})
 			}
-			vals[x.what][i] = x.value
+			out[k].Values[i] = x.value
 		}
 	}
-	out := whats[:0]
-	for _, w := range whats {
-		v := vals[w]
-		same := true
-		for i := range v {
-			if v[i] != v[0] {
-				same = false
+	return slices.DeleteFunc(out, func(d Differing) bool {
+		for i := range d.Values {
+			d.Values[i] = orNone(d.Values[i])
+		}
+		for _, v := range d.Values {
+			if v != d.Values[0] {
+				return false
 			}
 		}
-		if same {
-			continue
-		}
-		for i := range v {
-			v[i] = orNone(v[i])
-		}
-		out = append(out, w)
-		values = append(values, v)
-	}
-	return out, values
+		return true
+	})
 }
 
 // Differences lists what the two Results record differently about what
@@ -106,10 +115,9 @@ func Differences(base, cand *result.Result) []Difference {
 	if base == nil || cand == nil {
 		return nil
 	}
-	whats, values := differing([]*result.Result{base, cand})
-	ds := make([]Difference, len(whats))
-	for i, w := range whats {
-		ds[i] = Difference{What: w, Base: values[i][0], Cand: values[i][1]}
+	var ds []Difference
+	for _, d := range differing([]*result.Result{base, cand}) {
+		ds = append(ds, Difference{What: d.What, Base: d.Values[0], Cand: d.Values[1], Digest: d.Digest})
 	}
 	return ds
 }
@@ -132,14 +140,35 @@ func sysctlText(s result.Sysctl) string {
 }
 
 func commitText(x result.Executable) string {
-	if x.GitHead == "" {
-		return ""
-	}
-	h := short(x.GitHead)
+	h := x.GitHead
 	if x.GitDirty {
 		h += " (modified)"
 	}
 	return h
+}
+
+func orNoDigest(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// ShortDigest is a digest as text shows it: its first 12 hex digits, an
+// algorithm's prefix ("sha256:") dropped and what follows a space (a
+// commit's " (modified)") kept.
+func ShortDigest(s string) string {
+	d, rest, _ := strings.Cut(s, " ")
+	if _, hex, ok := strings.Cut(d, ":"); ok {
+		d = hex
+	}
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	if rest != "" {
+		return d + " " + rest
+	}
+	return d
 }
 
 // short is a digest cut to its first 12 characters, "(none)" for none.
@@ -151,4 +180,25 @@ func short(digest string) string {
 		return digest[:12]
 	}
 	return digest
+}
+
+// paramsDiffText names what differs between the parameters of two runs of
+// a scenario (result.ParamsDiff): "duration 500ms (baseline) vs 200ms
+// (candidate)", a field each, or, where the definitions do not say, the
+// two digests.
+func paramsDiffText(base, cand *result.Scenario) string {
+	ds := result.ParamsDiff(base, cand)
+	if len(ds) == 0 {
+		return fmt.Sprintf("parameter digest %s (baseline) vs %s (candidate)", short(base.Params), short(cand.Params))
+	}
+	const most = 3
+	var parts []string
+	for i, d := range ds {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ds)-most))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (baseline) vs %s (candidate)", d.Field, d.A, d.B))
+	}
+	return strings.Join(parts, ", ")
 }

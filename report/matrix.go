@@ -329,6 +329,8 @@ func (r *Report) Scenario(name string) *ScenarioReport {
 type Differing struct {
 	What   string
 	Values []string // in Matrix.Targets order
+	// Digest says the values are whole digests (see Difference.Digest).
+	Digest bool
 }
 
 // Differing lists what the targets' Results record differently about what
@@ -342,10 +344,5 @@ func (m *Matrix) Differing() []Differing {
 		}
 		rs = append(rs, t.Result)
 	}
-	whats, values := differing(rs)
-	out := make([]Differing, len(whats))
-	for i, w := range whats {
-		out[i] = Differing{What: w, Values: values[i]}
-	}
-	return out
+	return differing(rs)
 }

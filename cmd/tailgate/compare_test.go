@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -30,6 +32,9 @@ type fakeRun struct {
 	scales   []float64
 	seed     uint64
 	kernel   string
+	// duration, when set, is recorded in the scenario's definition, as a
+	// run records its trials' duration.
+	duration time.Duration
 }
 
 func (f fakeRun) result() *result.Result {
@@ -48,13 +53,17 @@ func (f fakeRun) result() *result.Result {
 	if f.kernel == "" {
 		f.kernel = "6.1.0-test"
 	}
+	var def json.RawMessage
+	if f.duration > 0 {
+		def = json.RawMessage(fmt.Sprintf(`{"name":%q,"workload":{"kind":"syscall","syscall":"read"},"tracers":{"syscall":{}},"duration":%d}`, f.scenario, f.duration))
+	}
 	return &result.Result{
 		Schema:      result.SchemaVersion,
 		Finished:    time.Unix(int64(f.seed), 0),
 		Target:      result.Target{Name: "host", Kind: "host"},
 		Environment: result.Environment{KernelRelease: f.kernel, CPUModel: "test cpu", CPUs: 2},
 		Scenarios: []result.Scenario{{
-			Name: f.scenario, Params: f.params, Trials: len(f.scales),
+			Name: f.scenario, Params: f.params, Definition: def, Trials: len(f.scales),
 			Metrics: map[string]*result.Metric{"syscall.read": m},
 		}},
 	}
@@ -125,6 +134,27 @@ func TestCompareExitCodes(t *testing.T) {
 				t.Errorf("stderr is not one line:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestCompareNamesDifferingParams: runs of different trial durations are
+// refused (exit 2) in one line that names the field and both values, not
+// the two digests; forced, the warning names them too.
+func TestCompareNamesDifferingParams(t *testing.T) {
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", params: "243b61c9aa69f00d", scales: steady, seed: 1, duration: 500 * time.Millisecond}.write(t, dir, "base.json")
+	short := fakeRun{scenario: "syscall-read", params: "82f4850ec743f00d", scales: steady, seed: 2, duration: 200 * time.Millisecond}.write(t, dir, "short.json")
+	const want = "duration 500ms (baseline) vs 200ms (candidate)"
+	code, stdout, stderr := cli("compare", base, short)
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "syscall-read: "+want) {
+		t.Errorf("exit %d, want 2 and one line naming %q:\n%s%s", code, want, stdout, stderr)
+	}
+	if strings.Contains(stderr, "243b61c9aa69") || strings.Contains(stderr, "82f4850ec743") {
+		t.Errorf("the error names the digests, not what differs: %s", stderr)
+	}
+	code, stdout, stderr = cli("compare", base, short, "--force")
+	if code != 0 || !strings.Contains(stdout, "parameters differ: "+want+"; compared because forced") {
+		t.Errorf("forced: exit %d, want 0 and the fields in the warning:\n%s%s", code, stdout, stderr)
 	}
 }
 

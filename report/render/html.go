@@ -142,7 +142,7 @@ func writeHTML(w io.Writer, m *report.Matrix) error {
 		Headlines: headlines(m),
 		Warnings:  warnings(m),
 		Names:     sideNames(m),
-		Differ:    m.Differing(),
+		Differ:    shortDigests(m.Differing()),
 		Trends:    htmlTrends(m.Trends),
 	}
 	if len(m.Trends) > 0 {

@@ -152,7 +152,27 @@ func differenceLine(r *report.Report) string {
 	}
 	var parts []string
 	for _, d := range ds {
-		parts = append(parts, fmt.Sprintf("%s %s → %s", d.What, d.Base, d.Cand))
+		b, c := d.Base, d.Cand
+		if d.Digest {
+			b, c = report.ShortDigest(b), report.ShortDigest(c)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s", d.What, b, c))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// shortDigests is ds with each digest shortened for a reader
+// (report.ShortDigest).
+func shortDigests(ds []report.Differing) []report.Differing {
+	out := make([]report.Differing, len(ds))
+	for i, d := range ds {
+		out[i] = d
+		if d.Digest {
+			out[i].Values = make([]string, len(d.Values))
+			for j, v := range d.Values {
+				out[i].Values[j] = report.ShortDigest(v)
+			}
+		}
+	}
+	return out
 }

@@ -70,6 +70,9 @@ func warningText(w stats.Warning, base, cand string) string {
 		}
 		return fmt.Sprintf("scenario %s is not in %s; not compared", w.Scenario, base)
 	case stats.WarnParamsDiffer:
+		if w.Detail != "" {
+			return fmt.Sprintf("parameters differ: %s; compared because forced", w.Detail)
+		}
 		return fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", w.Base, w.Cand)
 	case stats.WarnTracerVariant:
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)

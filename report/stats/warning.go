@@ -18,7 +18,8 @@ const (
 	// WarnScenarioOneSide: Scenario is on Side only; not compared.
 	WarnScenarioOneSide WarningKind = "scenario on one side"
 	// WarnParamsDiffer: Scenario's parameter digests differ (Base, Cand,
-	// shortened); compared because forced.
+	// shortened; Detail names the differing fields); compared because
+	// forced.
 	WarnParamsDiffer WarningKind = "parameters differ"
 	// WarnTracerVariant: Scenario's tracer Detail attached as Base in the
 	// baseline and as Cand in the candidate (tp_btf and raw_tp, say: a
