@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
@@ -60,9 +61,10 @@ func annotation(p pairing, scenario string, v stats.Verdict) (cmd, title, msg st
 	// Names come from Result files: each stays on its line (oneLine), and
 	// only the warnings below start lines of their own.
 	title = oneLine(fmt.Sprintf("tailgate: %s%s %s %s %s", target, scenario, v.Metric, v.Quantile, what))
-	msg = fmt.Sprintf("%s%s %s %s: %s → %s (%s, 95%% CI %s, threshold %s)",
-		p.prefix(), scenario, v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-		FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v))
+	base, cand := report.VerdictValues(v)
+	msg = fmt.Sprintf("%s%s %s %s: %s → %s (%s, %s, threshold %s)",
+		p.prefix(), scenario, v.Metric, v.Quantile, FormatNs(base), FormatNs(cand),
+		FormatDelta(v.Ratio), ciPhrase(v), thresholdLabel(v))
 	if v.Kind == stats.Inconclusive {
 		msg += ": " + verdictLabel(v)
 	}

@@ -35,6 +35,7 @@ type htmlSide struct {
 
 type htmlScenario struct {
 	Name, ID string
+	Values   string // what the tables' values are (valuesNote), or ""
 	Metrics  []htmlMetric
 	NoEvents string // the metrics without events, or ""
 	Warnings []string
@@ -153,7 +154,7 @@ func writeHTML(w io.Writer, m *report.Matrix) error {
 	}
 	header := tableHeader(m)[1:]
 	for _, s := range m.Scenarios {
-		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name)}
+		hs := htmlScenario{Name: s.Name, ID: htmlID("scenario", s.Name), Values: valuesNote(m, s)}
 		var empty []string
 		empty, hs.Warnings = scenarioNotes(m, s.Name)
 		if len(empty) > 0 {
@@ -252,7 +253,8 @@ figure svg { max-width: 100%; height: auto; }
 </section>
 {{end}}{{range .Scenarios}}<section class="scenario" id="{{.ID}}">
 <h2>scenario {{.Name}}</h2>
-{{range .Metrics}}<section class="metric" id="metric--{{.ID}}">
+{{if .Values}}<p class="note">{{.Values}}</p>
+{{end}}{{range .Metrics}}<section class="metric" id="metric--{{.ID}}">
 <h3>{{.Name}}</h3>
 {{if .Tail}}<figure class="tail" id="tail--{{.ID}}">{{.Tail}}</figure>
 {{end}}{{if .Trials}}<figure class="trials" id="trials--{{.ID}}">{{.Trials}}</figure>

@@ -167,9 +167,10 @@ func trialSeconds(r *result.Result, scenario string) float64 {
 // is a regression (or inconclusive under Strict), skipped when it is
 // inconclusive, its numbers and warnings as output.
 func junitCaseOf(p pairing, scenario string, v stats.Verdict, o JUnitOptions) junitCase {
-	line := fmt.Sprintf("%s%s %s: %s → %s, %s (95%% CI %s), threshold %s: %s",
-		p.prefix(), v.Metric, v.Quantile, FormatNs(v.Base), FormatNs(v.Cand),
-		FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(v), verdictLabel(v))
+	base, cand := report.VerdictValues(v)
+	line := fmt.Sprintf("%s%s %s: %s → %s, %s (%s), threshold %s: %s",
+		p.prefix(), v.Metric, v.Quantile, FormatNs(base), FormatNs(cand),
+		FormatDelta(v.Ratio), ciPhrase(v), thresholdLabel(v), verdictLabel(v))
 	c := junitCase{Name: p.prefix() + v.Metric + " " + v.Quantile, Classname: "tailgate." + scenario, Time: junitTime(0)}
 	detail := []string{line}
 	for _, warn := range v.Warnings {

@@ -65,6 +65,9 @@ func writeMarkdown(w io.Writer, m *report.Matrix) error {
 			status = fmt.Sprintf("%d %s", reg, english.Plural(reg, "regression", "regressions"))
 		}
 		fmt.Fprintf(ew, "\n<details%s>\n<summary><b>%s</b>: %s</summary>\n\n", open, htmlEscape(s.Name), status)
+		if note := valuesNote(m, s); note != "" && len(s.Metrics) > 0 {
+			fmt.Fprintf(ew, "%s\n\n", mdEscape(capitalize(note)))
+		}
 		if len(s.Metrics) > 0 {
 			fmt.Fprintf(ew, "| %s |\n|---|---|--:|%s\n", strings.Join(header, " | "), strings.Repeat("--:|--:|---|--:|---|", len(m.Targets)-1))
 		}

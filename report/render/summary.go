@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/english"
@@ -78,6 +79,28 @@ func thresholdLabel(v stats.Verdict) string {
 		return "-"
 	}
 	return "±" + FormatPercent(v.Threshold)
+}
+
+// ciLabel is v's 95% interval as a report shows it, or, where so few
+// rounds (or trials) bound it on neither side ([-100%, -]), how many
+// there were.
+func ciLabel(v stats.Verdict) string {
+	if v.Lo > 0 && !math.IsInf(v.Hi, 0) || math.IsNaN(v.Lo) || math.IsNaN(v.Hi) {
+		return FormatCI(v.Lo, v.Hi)
+	}
+	if v.Rounds > 0 {
+		return fmt.Sprintf("too few rounds (%d)", v.Rounds)
+	}
+	return fmt.Sprintf("too few trials (%d)", min(v.BaseTrials, v.CandTrials))
+}
+
+// ciPhrase is ciLabel inside a sentence: "95% CI [+2.1%, +9.8%]", or
+// "95% CI: too few rounds (3)".
+func ciPhrase(v stats.Verdict) string {
+	if l := ciLabel(v); strings.HasPrefix(l, "too few") {
+		return "95% CI: " + l
+	}
+	return "95% CI " + ciLabel(v)
 }
 
 // role names target i's part: baseline and candidate in a report,

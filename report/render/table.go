@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/olekukonko/tablewriter/tw"
@@ -86,22 +87,38 @@ func fitTable(m *report.Matrix, s report.MatrixScenario, width int, targets []in
 	return t
 }
 
-// tableRow is one percentile of a metric, its verdicts worded by mark.
+// tableRow is one percentile of a metric, its verdicts worded by mark:
+// the values the deltas are of (report.MatrixRow.Shown).
 func tableRow(metric string, row report.MatrixRow, mark func(stats.Verdict) string) []string {
-	out := []string{metric, row.Quantile, cellValue(row.Cells[0])}
-	for _, c := range row.Cells[1:] {
+	shown := row.Shown()
+	out := []string{metric, row.Quantile, FormatNs(shown[0])}
+	for i, c := range row.Cells[1:] {
+		value := FormatNs(shown[i+1])
 		if v := c.Verdict; v != nil {
-			out = append(out, cellValue(c), FormatDelta(v.Ratio), FormatCI(v.Lo, v.Hi), thresholdLabel(*v), mark(*v))
+			out = append(out, value, FormatDelta(v.Ratio), ciLabel(*v), thresholdLabel(*v), mark(*v))
 		} else {
-			out = append(out, cellValue(c), "-", "-", "-", "not compared")
+			out = append(out, value, "-", "-", "-", "not compared")
 		}
 	}
 	return out
 }
 
-func cellValue(c report.MatrixCell) string {
-	if !c.Present {
-		return "-"
+// valuesNote says what the values of scenario s's table are when its
+// deltas are paired rounds' estimates (report.MatrixRow.Shown), "" when
+// they are ratios of the values themselves.
+func valuesNote(m *report.Matrix, s report.MatrixScenario) string {
+	rounds := s.PairedRounds()
+	if len(rounds) == 0 {
+		return ""
 	}
-	return FormatNs(c.Value)
+	n := fmt.Sprint(rounds[0])
+	if last := rounds[len(rounds)-1]; last != rounds[0] {
+		n += "-" + fmt.Sprint(last)
+	}
+	ref, target, delta := column(m, 0), "candidate", "delta"
+	if !m.TwoSided {
+		ref, target, delta = m.Targets[0].Name, "a target", "its delta"
+	}
+	return fmt.Sprintf("values: %s = the median of its trials'; %s = %s × (1 + %s), the delta estimated from %s paired rounds",
+		ref, target, ref, delta, n)
 }

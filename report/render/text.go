@@ -71,6 +71,9 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 			return ew.err
 		}
 		if len(s.Metrics) > 0 {
+			if note := valuesNote(m, s); note != "" {
+				line(2, "%s", note)
+			}
 			for _, t := range textTables(m, s, o.Width, narrow) {
 				if t.title != "" {
 					line(2, "%s", t.title)
