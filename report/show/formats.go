@@ -234,13 +234,13 @@ func (d *Document) OpenMetrics(w io.Writer) error {
 		}
 	}
 	const hname, sname = "tailgate_latency_seconds", "tailgate_latency_quantile_seconds"
-	fmt.Fprintf(w, "# TYPE %s histogram\n# UNIT %s seconds\n# HELP %s Latency of a scenario's metric, all trials merged, in buckets that are the same in every run: %d per power of two from %s to %s.\n",
-		hname, hname, hname, 1<<omSubBits, seconds(1<<omMinExp), seconds(1<<omMaxExp))
 	bounds := OpenMetricsBounds()
 	les := make([]string, len(bounds))
 	for i, b := range bounds {
 		les[i] = seconds(float64(b))
 	}
+	fmt.Fprintf(w, "# TYPE %s histogram\n# UNIT %s seconds\n# HELP %s Latency of a scenario's metric, all trials merged, in buckets that are the same in every run: %d per power of two, le from %s to %s, each the largest whole ns its bucket holds.\n",
+		hname, hname, hname, 1<<omSubBits, les[0], les[len(les)-1])
 	for _, s := range all {
 		for i, c := range s.m.Cumulative() {
 			fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", hname, s.labels, les[i], c)

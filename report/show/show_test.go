@@ -4,22 +4,27 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // sample is a Result of two scenarios: syscall-read with three trials of
@@ -161,66 +166,128 @@ func parseOpenMetrics(t *testing.T, text []byte) map[string]*dto.MetricFamily {
 	}
 }
 
-// TestOpenMetricsParses reads the output with an OpenMetrics parser: every
-// histogram has the fixed bucket set, each bucket the events of the Result
-// at or below it, and the quantiles are there.
+// TestOpenMetricsParses reads the output with prometheus/common's
+// OpenMetrics parser, of the sample and of recorded runs of 2 and 5
+// trials: every histogram has the fixed bucket set, the first and last
+// bounds its HELP names, counts that never fall, each bucket the events
+// of the Result at or below it, and the Result's count and sum; the
+// summary's quantiles are the merged percentiles.
 func TestOpenMetricsParses(t *testing.T) {
-	res := sample(t)
-	var b bytes.Buffer
-	if err := New(res).OpenMetrics(&b); err != nil {
-		t.Fatal(err)
-	}
-	fams := parseOpenMetrics(t, b.Bytes())
-	h, s := fams["tailgate_latency_seconds"], fams["tailgate_latency_quantile_seconds"]
-	if h == nil || s == nil || h.GetType() != dto.MetricType_HISTOGRAM || s.GetType() != dto.MetricType_SUMMARY || h.GetUnit() != "seconds" {
-		t.Fatalf("families: %v", fams)
-	}
-	if len(h.Metric) != 3 || len(s.Metric) != 3 {
-		t.Errorf("%d histograms, %d summaries; want 3 each (the metrics with events)", len(h.Metric), len(s.Metric))
-	}
-	bounds := OpenMetricsBounds()
-	found := false
-	for _, m := range h.Metric {
-		hg := m.GetHistogram()
-		if len(hg.Bucket) != len(bounds)+1 || !math.IsInf(hg.Bucket[len(hg.Bucket)-1].GetUpperBound(), 1) {
-			t.Fatalf("%d buckets, want the fixed %d and +Inf", len(hg.Bucket), len(bounds))
-		}
-		for i, b := range bounds {
-			if got := hg.Bucket[i].GetUpperBound(); got != float64(b)/1e9 {
-				t.Errorf("bucket %d: le %g, want %g", i, got, float64(b)/1e9)
+	for name, res := range map[string]*result.Result{"sample": sample(t), "recorded 2 trials": recorded(t, 2), "recorded 5 trials": recorded(t, 5)} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := New(res).OpenMetrics(&b); err != nil {
+				t.Fatal(err)
 			}
-		}
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["scenario"] != "syscall-read" || labels["metric"] != "syscall.read" {
-			continue
-		}
-		found = true
-		merged := res.Scenarios[0].Metrics["syscall.read"].Merged()
-		if hg.GetSampleCount() != merged.Count() || math.Abs(hg.GetSampleSum()-merged.Mean()*float64(merged.Count())/1e9) > 1e-9 {
-			t.Errorf("count %d sum %g; want %d, %g", hg.GetSampleCount(), hg.GetSampleSum(), merged.Count(), merged.Mean()*float64(merged.Count())/1e9)
-		}
-		// A bucket's cumulative count is the events at or below its bound.
-		for _, bk := range hg.Bucket[:len(bounds)] {
-			le := uint64(math.Round(bk.GetUpperBound() * 1e9))
-			var want uint64
-			for i, c := range merged.Counts() {
-				if lo, w := hist.Bounds(i); lo+w-1 <= le {
-					want += c
+			fams := parseOpenMetrics(t, b.Bytes())
+			h, s := fams["tailgate_latency_seconds"], fams["tailgate_latency_quantile_seconds"]
+			if h == nil || s == nil || h.GetType() != dto.MetricType_HISTOGRAM || s.GetType() != dto.MetricType_SUMMARY || h.GetUnit() != "seconds" {
+				t.Fatalf("families: %v", fams)
+			}
+			checkHelpBounds(t, h.GetHelp())
+			merged := map[string]*hist.Histogram{}
+			for _, sc := range res.Scenarios {
+				for name, m := range sc.Metrics {
+					if m.Merged().Count() > 0 {
+						merged[sc.Name+" "+name] = m.Merged()
+					}
 				}
 			}
-			if bk.GetCumulativeCount() != want {
-				t.Errorf("le %g: %d, want %d", bk.GetUpperBound(), bk.GetCumulativeCount(), want)
+			if len(h.Metric) != len(merged) || len(s.Metric) != len(merged) {
+				t.Errorf("%d histograms, %d summaries; want %d each (the metrics with events)", len(h.Metric), len(s.Metric), len(merged))
+			}
+			for _, m := range h.Metric {
+				checkHistogram(t, m, merged[seriesKey(m)])
+			}
+			for _, m := range s.Metric {
+				checkSummary(t, m, merged[seriesKey(m)])
+			}
+		})
+	}
+}
+
+// seriesKey is a series' "scenario metric".
+func seriesKey(m *dto.Metric) string {
+	labels := map[string]string{}
+	for _, l := range m.Label {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels["scenario"] + " " + labels["metric"]
+}
+
+// checkHelpBounds: the histogram's HELP names the first and last bounds
+// as the buckets have them.
+func checkHelpBounds(t *testing.T, help string) {
+	t.Helper()
+	bounds := OpenMetricsBounds()
+	var first, last float64
+	_, after, ok := strings.Cut(help, "le from ")
+	if n, err := fmt.Sscanf(after, "%g to %g,", &first, &last); !ok || err != nil || n != 2 {
+		t.Fatalf("HELP %q: no \"le from X to Y,\" (%v)", help, err)
+	}
+	if first != float64(bounds[0])/1e9 || last != float64(bounds[len(bounds)-1])/1e9 {
+		t.Errorf("HELP says le from %g to %g; the buckets run from %g to %g", first, last, float64(bounds[0])/1e9, float64(bounds[len(bounds)-1])/1e9)
+	}
+}
+
+// checkHistogram checks one parsed histogram against the Result's merged
+// histogram of its series.
+func checkHistogram(t *testing.T, m *dto.Metric, merged *hist.Histogram) {
+	t.Helper()
+	if merged == nil {
+		t.Fatalf("series %s is not in the Result", seriesKey(m))
+	}
+	hg, bounds := m.GetHistogram(), OpenMetricsBounds()
+	if len(hg.Bucket) != len(bounds)+1 || !math.IsInf(hg.Bucket[len(hg.Bucket)-1].GetUpperBound(), 1) {
+		t.Fatalf("%d buckets, want the fixed %d and +Inf", len(hg.Bucket), len(bounds))
+	}
+	if hg.GetSampleCount() != merged.Count() || math.Abs(hg.GetSampleSum()-merged.Mean()*float64(merged.Count())/1e9) > 1e-9*hg.GetSampleSum() {
+		t.Errorf("%s: count %d sum %g; want %d, %g", seriesKey(m), hg.GetSampleCount(), hg.GetSampleSum(), merged.Count(), merged.Mean()*float64(merged.Count())/1e9)
+	}
+	var prev uint64
+	for i, bk := range hg.Bucket {
+		if bk.GetCumulativeCount() < prev {
+			t.Errorf("%s: le %g holds %d, fewer than the bucket below (%d)", seriesKey(m), bk.GetUpperBound(), bk.GetCumulativeCount(), prev)
+		}
+		prev = bk.GetCumulativeCount()
+		if i == len(bounds) {
+			if prev != merged.Count() {
+				t.Errorf("%s: +Inf holds %d, want all %d", seriesKey(m), prev, merged.Count())
+			}
+			break
+		}
+		if got := bk.GetUpperBound(); got != float64(bounds[i])/1e9 {
+			t.Errorf("bucket %d: le %g, want %g", i, got, float64(bounds[i])/1e9)
+		}
+		// A bucket's cumulative count is the events at or below its bound.
+		le := uint64(math.Round(bk.GetUpperBound() * 1e9))
+		var want uint64
+		for j, c := range merged.Counts() {
+			if lo, w := hist.Bounds(j); lo+w-1 <= le {
+				want += c
 			}
 		}
-		if labels["target"] != "host" || labels["kernel"] != "6.1.0-test" {
-			t.Errorf("labels %v", labels)
+		if prev != want {
+			t.Errorf("%s: le %g: %d, want %d", seriesKey(m), bk.GetUpperBound(), prev, want)
 		}
 	}
-	if !found {
-		t.Error("no histogram of syscall-read syscall.read")
+}
+
+// checkSummary: the summary's quantiles are the merged percentiles, in
+// seconds.
+func checkSummary(t *testing.T, m *dto.Metric, merged *hist.Histogram) {
+	t.Helper()
+	if merged == nil {
+		t.Fatalf("series %s is not in the Result", seriesKey(m))
+	}
+	sm := m.GetSummary()
+	if sm.GetSampleCount() != merged.Count() || len(sm.Quantile) != len(stats.Percentiles) {
+		t.Errorf("%s: count %d, %d quantiles", seriesKey(m), sm.GetSampleCount(), len(sm.Quantile))
+	}
+	for i, q := range sm.Quantile {
+		if want := stats.Percentiles[i].Of(merged) / 1e9; q.GetQuantile() != stats.Percentiles[i].Q || math.Abs(q.GetValue()-want) > 1e-12*want {
+			t.Errorf("%s: quantile %g = %g, want %s = %g", seriesKey(m), q.GetQuantile(), q.GetValue(), stats.Percentiles[i].Name, want)
+		}
 	}
 }
 
@@ -294,6 +361,63 @@ func TestBenchstatParses(t *testing.T) {
 	}
 	if diff := cmp.Diff(trials, p99["SyscallRead/syscall.read/p99"]); diff != "" {
 		t.Errorf("p99 of each trial (-want +got):\n%s", diff)
+	}
+}
+
+// TestBenchstatValues reads the benchstat lines of recorded runs of 2
+// and 5 trials with x/perf's benchfmt and summarizes them with its
+// benchmath, as benchstat does: each benchmark's samples are the
+// trials' own percentiles, in trial order, so its centre is their
+// median; and benchmath, like the trackers, gives so few trials no
+// interval.
+func TestBenchstatValues(t *testing.T) {
+	for _, n := range []int{2, 5} {
+		t.Run(fmt.Sprintf("%d trials", n), func(t *testing.T) {
+			res := recorded(t, n)
+			var b bytes.Buffer
+			if err := New(res).Benchstat(&b); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]float64{}
+			r := benchfmt.NewReader(bytes.NewReader(b.Bytes()), "recorded.txt")
+			for r.Scan() {
+				rec, ok := r.Result().(*benchfmt.Result)
+				if !ok {
+					t.Fatalf("not a result: %v", r.Result())
+				}
+				v, _ := rec.Value("sec/op")
+				got[string(rec.Name.Full())] = append(got[string(rec.Name.Full())], v*1e9)
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, sc := range res.Scenarios {
+				for name, m := range sc.Metrics {
+					for _, p := range stats.Percentiles {
+						want++
+						key := camel(sc.Name) + "/" + name + "/" + p.Name
+						var trials []float64
+						for _, tr := range m.Trials {
+							trials = append(trials, p.Of(tr.Histogram))
+						}
+						if diff := cmp.Diff(trials, got[key], cmpopts.EquateApprox(1e-12, 0)); diff != "" {
+							t.Errorf("%s: samples (-trials +benchstat):\n%s", key, diff)
+							continue
+						}
+						sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(got[key], &benchmath.DefaultThresholds), 0.95)
+						sorted := slices.Sorted(slices.Values(trials))
+						median := (sorted[(n-1)/2] + sorted[n/2]) / 2
+						if math.Abs(sum.Center-median) > 1e-9*median || len(sum.Warnings) == 0 {
+							t.Errorf("%s: benchmath centre %g, warnings %v; want the trials' median %g, and no interval from %d", key, sum.Center, sum.Warnings, median, n)
+						}
+					}
+				}
+			}
+			if len(got) != want {
+				t.Errorf("%d benchmarks, want %d", len(got), want)
+			}
+		})
 	}
 }
 
