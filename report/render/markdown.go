@@ -49,58 +49,66 @@ func writeMarkdown(w io.Writer, m *report.Matrix) error {
 		header[i] = mdEscape(header[i])
 	}
 	for _, s := range m.Scenarios {
-		var reg int
-		for _, p := range ps {
-			if rs := p.r.Scenario(s.Name); rs != nil {
-				for _, v := range rs.Verdicts {
-					if v.Kind == stats.Regression {
-						reg++
-					}
+		writeMarkdownScenario(ew, m, s, header)
+	}
+	return ew.err
+}
+
+// writeMarkdownScenario writes scenario s of m as a collapsible section,
+// open when it holds a regression: its table under header, the metrics
+// without events, the warnings and the evidence of a regression.
+func writeMarkdownScenario(ew *errWriter, m *report.Matrix, s report.MatrixScenario, header []string) {
+	ps := pairings(m)
+	var reg int
+	for _, p := range ps {
+		if rs := p.r.Scenario(s.Name); rs != nil {
+			for _, v := range rs.Verdicts {
+				if v.Kind == stats.Regression {
+					reg++
 				}
 			}
 		}
-		open, status := "", "no regressions"
-		if reg > 0 {
-			open = " open"
-			status = fmt.Sprintf("%d %s", reg, english.Plural(reg, "regression", "regressions"))
-		}
-		fmt.Fprintf(ew, "\n<details%s>\n<summary><b>%s</b>: %s</summary>\n\n", open, htmlEscape(s.Name), status)
-		if note := valuesNote(m, s); note != "" && len(s.Metrics) > 0 {
+	}
+	open, status := "", "no regressions"
+	if reg > 0 {
+		open = " open"
+		status = fmt.Sprintf("%d %s", reg, english.Plural(reg, "regression", "regressions"))
+	}
+	fmt.Fprintf(ew, "\n<details%s>\n<summary><b>%s</b>: %s</summary>\n\n", open, htmlEscape(s.Name), status)
+	if len(s.Metrics) > 0 {
+		if note := valuesNote(m, s); note != "" {
 			fmt.Fprintf(ew, "%s\n\n", mdEscape(capitalize(note)))
 		}
-		if len(s.Metrics) > 0 {
-			fmt.Fprintf(ew, "| %s |\n|---|---|--:|%s\n", strings.Join(header, " | "), strings.Repeat("--:|--:|---|--:|---|", len(m.Targets)-1))
-		}
-		for _, mm := range s.Metrics {
-			for _, row := range mm.Rows {
-				cells := tableRow(mm.Name, row, mdVerdict)[1:]
-				cells[0] = mdEscape(cells[0]) // the percentile, as the Result names it
-				fmt.Fprintf(ew, "| %s | %s |\n", mdCode(mm.Name), strings.Join(cells, " | "))
-			}
-		}
-		empty, warns := scenarioNotes(m, s.Name)
-		if len(empty) > 0 {
-			codes := make([]string, len(empty))
-			for i, e := range empty {
-				codes[i] = mdCode(e)
-			}
-			fmt.Fprintf(ew, "\nNo events: %s\n", strings.Join(codes, ", "))
-		}
-		if len(warns) > 0 {
-			fmt.Fprintf(ew, "\nWarnings:\n")
-			for _, warn := range warns {
-				fmt.Fprintf(ew, "- %s\n", mdEscape(warn))
-			}
-		}
-		for _, p := range ps {
-			if p.target != "" && hasEvidence(p.r, s.Name) {
-				fmt.Fprintf(ew, "\n%s vs %s:\n", mdEscape(p.target), mdEscape(p.ref))
-			}
-			writeEvidenceMarkdown(ew, p.r, s.Name)
-		}
-		fmt.Fprintf(ew, "\n</details>\n")
+		fmt.Fprintf(ew, "| %s |\n|---|---|--:|%s\n", strings.Join(header, " | "), strings.Repeat("--:|--:|---|--:|---|", len(m.Targets)-1))
 	}
-	return ew.err
+	for _, mm := range s.Metrics {
+		for _, row := range mm.Rows {
+			cells := tableRow(mm.Name, row, mdVerdict)[1:]
+			cells[0] = mdEscape(cells[0]) // the percentile, as the Result names it
+			fmt.Fprintf(ew, "| %s | %s |\n", mdCode(mm.Name), strings.Join(cells, " | "))
+		}
+	}
+	empty, warns := scenarioNotes(m, s.Name)
+	if len(empty) > 0 {
+		codes := make([]string, len(empty))
+		for i, e := range empty {
+			codes[i] = mdCode(e)
+		}
+		fmt.Fprintf(ew, "\nNo events: %s\n", strings.Join(codes, ", "))
+	}
+	if len(warns) > 0 {
+		fmt.Fprintf(ew, "\nWarnings:\n")
+		for _, warn := range warns {
+			fmt.Fprintf(ew, "- %s\n", mdEscape(warn))
+		}
+	}
+	for _, p := range ps {
+		if p.target != "" && hasEvidence(p.r, s.Name) {
+			fmt.Fprintf(ew, "\n%s vs %s:\n", mdEscape(p.target), mdEscape(p.ref))
+		}
+		writeEvidenceMarkdown(ew, p.r, s.Name)
+	}
+	fmt.Fprintf(ew, "\n</details>\n")
 }
 
 // mdVerdict is a verdict as the Markdown table shows it, coloured.

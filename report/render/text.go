@@ -28,11 +28,8 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 	// CI logs show, begins with a workflow command (plaintext.Guard).
 	g := plaintext.Guard(w)
 	ew := &errWriter{w: g}
-	line := func(hang int, format string, args ...any) {
-		for _, l := range wrapHanging(plaintext.Line(fmt.Sprintf(format, args...)), o.Width, hang) {
-			fmt.Fprintln(ew, l)
-		}
-	}
+	tl := textLines{ew: ew, width: o.Width}
+	line := tl.line
 	const label = 11 // "%-10s " lines continue under their text
 	ps := pairings(m)
 	narrow := tooWide(m, o.Width)
@@ -65,32 +62,8 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 		}
 	}
 	for _, s := range m.Scenarios {
-		fmt.Fprintln(ew)
-		line(2, "scenario %s", s.Name)
-		if ew.err != nil {
-			return ew.err
-		}
-		if len(s.Metrics) > 0 {
-			if note := valuesNote(m, s); note != "" {
-				line(2, "%s", note)
-			}
-			for _, t := range textTables(m, s, o.Width, narrow) {
-				if t.title != "" {
-					line(2, "%s", t.title)
-				}
-				if err := t.Render(ew); err != nil {
-					return err
-				}
-			}
-		}
-		// Metrics without events on any target share one line rather
-		// than a warning each.
-		empty, warns := scenarioNotes(m, s.Name)
-		if len(empty) > 0 {
-			line(2, "no events: %s", strings.Join(empty, ", "))
-		}
-		for _, warn := range warns {
-			line(2, "warning: %s", warn)
+		if err := writeTextScenario(tl, m, s, narrow); err != nil {
+			return err
 		}
 	}
 	for _, p := range ps {
@@ -106,6 +79,55 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 		return err
 	}
 	return ew.err
+}
+
+// textLines writes the lines of a text report, each wrapped within
+// width.
+type textLines struct {
+	ew    *errWriter
+	width int
+}
+
+// line writes one line, wrapped at width, its continuations indented by
+// hang.
+func (t textLines) line(hang int, format string, args ...any) {
+	for _, l := range wrapHanging(plaintext.Line(fmt.Sprintf(format, args...)), t.width, hang) {
+		fmt.Fprintln(t.ew, l)
+	}
+}
+
+// writeTextScenario writes scenario s of m: its heading, what its values
+// are where they are not plain quantiles, its tables (narrowed with
+// narrow), the metrics without events and the warnings.
+func writeTextScenario(tl textLines, m *report.Matrix, s report.MatrixScenario, narrow bool) error {
+	fmt.Fprintln(tl.ew)
+	tl.line(2, "scenario %s", s.Name)
+	if tl.ew.err != nil {
+		return tl.ew.err
+	}
+	if len(s.Metrics) > 0 {
+		if note := valuesNote(m, s); note != "" {
+			tl.line(2, "%s", note)
+		}
+		for _, t := range textTables(m, s, tl.width, narrow) {
+			if t.title != "" {
+				tl.line(2, "%s", t.title)
+			}
+			if err := t.Render(tl.ew); err != nil {
+				return err
+			}
+		}
+	}
+	// Metrics without events on any target share one line rather than a
+	// warning each.
+	empty, warns := scenarioNotes(m, s.Name)
+	if len(empty) > 0 {
+		tl.line(2, "no events: %s", strings.Join(empty, ", "))
+	}
+	for _, warn := range warns {
+		tl.line(2, "warning: %s", warn)
+	}
+	return nil
 }
 
 // writeText is WriteText with the full rows.

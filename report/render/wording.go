@@ -85,17 +85,7 @@ func warningText(w stats.Warning, base, cand string) string {
 	case stats.WarnLevelUnreachable:
 		return fmt.Sprintf("%s: %d rounds are too few for the exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
 	case stats.WarnGateDiffers:
-		what := "every metric"
-		if w.Metric != "*" {
-			what = w.Metric
-		}
-		side := func(v string) string {
-			if v == "" {
-				return "does not gate it"
-			}
-			return "gates it at " + v
-		}
-		return fmt.Sprintf("the candidate's gate block differs at %s %s (the baseline %s, the candidate %s): the baseline's policy is applied", what, w.Percentile, side(w.Base), side(w.Cand))
+		return gateDiffersText(w)
 	case stats.WarnMetricOneSide:
 		return fmt.Sprintf("metric %s is in the %s only; not compared", w.Metric, w.Side)
 	case stats.WarnMetricNoEvents:
@@ -128,6 +118,21 @@ func warningText(w stats.Warning, base, cand string) string {
 		return fmt.Sprintf("the calibration was measured with %s %q, %s with %q; applied all the same", fieldLabel(w.Field), w.Cand, base, w.Base)
 	}
 	return string(w.Kind)
+}
+
+// gateDiffersText words a WarnGateDiffers.
+func gateDiffersText(w stats.Warning) string {
+	what := "every metric"
+	if w.Metric != "*" {
+		what = w.Metric
+	}
+	side := func(v string) string {
+		if v == "" {
+			return "does not gate it"
+		}
+		return "gates it at " + v
+	}
+	return fmt.Sprintf("the candidate's gate block differs at %s %s (the baseline %s, the candidate %s): the baseline's policy is applied", what, w.Percentile, side(w.Base), side(w.Cand))
 }
 
 // steppedText words a WarnSingleStepped.
