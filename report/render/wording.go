@@ -83,6 +83,9 @@ func warningText(w stats.Warning, base, cand string) string {
 	case stats.WarnInterference:
 		return fmt.Sprintf("other work took over %.0f%% of the measured CPUs' time in %d of %s trials of %s and %d of %s of %s (at most %s): disturbed trials spread the comparison, so it needs more of them; a quieter CPU or a runner of its own narrows it", 100*report.DisturbedShare, w.BaseCount, w.Base, base, w.CandCount, w.Cand, cand, w.Detail)
 	case stats.WarnLevelUnreachable:
+		if w.Side == stats.Candidate { // boots in virtual time
+			return fmt.Sprintf("%s: %s of the candidate are too few for the rank-sum test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, english.Count(w.BaseCount, "boot"), w.Detail, w.CandCount)
+		}
 		return fmt.Sprintf("%s: %d rounds are too few for the exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
 	case stats.WarnGateDiffers:
 		return gateDiffersText(w)

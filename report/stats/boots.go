@@ -110,19 +110,19 @@ func newTwoSample(x, y []float64) *rankData {
 	m, n := len(x), len(y)
 	return &rankData{
 		values: d, tail: mannWhitneyTail(m, n), resolution: bootResolution,
-		count: min(m, n), minFor: minBootsFor,
+		count: n, minFor: func(a float64) int { return minBootsFor(m, a) }, boots: true,
 	}
 }
 
-// minBootsFor is the fewest boots a side (equal sides) at which the
-// rank-sum test can reach one-sided level a at all: the sides apart,
-// chance 1/C(2n, n).
-func minBootsFor(a float64) int {
+// minBootsFor is the fewest candidate boots beside m of the baseline at
+// which the rank-sum test can reach one-sided level a at all: the sides
+// apart, chance 1/C(m+n, n); m = 0 asks it of equal sides.
+func minBootsFor(m int, a float64) int {
 	if !(a > 0) {
 		return math.MaxInt32
 	}
 	for n := 1; n < 64; n++ {
-		if 1/binomial(2*n, n) <= a {
+		if 1/binomial(max(m, n)+n, n) <= a {
 			return n
 		}
 	}

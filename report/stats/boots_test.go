@@ -105,8 +105,11 @@ func TestMannWhitneyTail(t *testing.T) {
 			t.Errorf("m=%d n=%d: P(U = mn) = %g, want %g", m, n, tail[m*n], want)
 		}
 	}
-	if got := minBootsFor(0.01); got != 5 {
-		t.Errorf("minBootsFor(0.01) = %d, want 5 (1/252)", got)
+	if got := minBootsFor(0, 0.01); got != 5 {
+		t.Errorf("minBootsFor(0, 0.01) = %d, want 5 (1/252)", got)
+	}
+	if got := minBootsFor(6, 0.01); got != 4 {
+		t.Errorf("minBootsFor(6, 0.01) = %d, want 4 beside 6 (1/210; 3 is 1/84)", got)
 	}
 }
 

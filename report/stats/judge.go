@@ -143,7 +143,11 @@ func decideRanks(v *Verdict, q float64, upRejected, downRejected bool, beta floa
 	}
 	n := p.count
 	if need := p.need(v.Level); v.Level > 0 && need > n {
-		v.Warnings = append(v.Warnings, Warning{Kind: WarnLevelUnreachable, Percentile: v.Quantile, Side: Both, BaseCount: n, CandCount: need, Detail: strconv.FormatFloat(v.Level, 'g', 2, 64)})
+		side := Both // rounds
+		if p.boots {
+			side = Candidate
+		}
+		v.Warnings = append(v.Warnings, Warning{Kind: WarnLevelUnreachable, Percentile: v.Quantile, Side: side, BaseCount: n, CandCount: need, Detail: strconv.FormatFloat(v.Level, 'g', 2, 64)})
 	}
 	c := math.Log(v.Ratio)
 	lo := p.lower(v.Level)

@@ -46,6 +46,9 @@ type rankData struct {
 	// reached; nil means minRoundsFor.
 	count  int
 	minFor func(a float64) int
+	// boots says count is the candidate's boots (CompareBoots), not
+	// rounds.
+	boots bool
 }
 
 // need is the fewest rounds (or boots a side) that can reach level a.
