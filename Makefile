@@ -6,7 +6,7 @@ BIN     := bin/tailgate
 GOFLAGS_BUILD := -trimpath
 export CGO_ENABLED := 0
 
-.PHONY: all build run test unit deps generate check-generate bench bench-gate bench-program vet fuzz release
+.PHONY: all build run test unit deps generate check-generate bench bench-summary bench-gate bench-program vet fuzz release
 
 all: build
 
@@ -69,6 +69,11 @@ check-generate: generate
 bench:
 	$(GO) test ./bpf/syscalls/ -run '^$$' -bench TracerCost -benchtime 20x
 	$(GO) test ./report/ ./report/stats/ -run '^$$' -bench . -benchtime 20x
+
+# The quick figures of BENCHMARKS.md's summary table, measured again here
+# (about five minutes; as root): one TSV line each on standard output.
+bench-summary: build
+	scripts/bench-summary.sh
 
 # Real gate runs on this machine, many times over (long: an hour or more):
 # A/A false alarms of same-job and stored-baseline gates, and how often a
