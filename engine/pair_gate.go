@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/english"
+	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
@@ -106,6 +107,7 @@ func (g PairGate) Gate(ctx context.Context, targets []Target, spec Spec) (*repor
 	if run == nil {
 		return nil, runErr
 	}
+	defer run.p.End()
 	if err := WriteTargetResults(g.Output, targets, run.results, runErr, g.Log); err != nil {
 		return nil, err
 	}
@@ -161,6 +163,7 @@ type pairRun struct {
 	plannedOut bool
 	results    []*result.Result
 	ran        Ran
+	p          *progress.Reporter
 }
 
 // run runs the rounds. It returns nil before any round (bad options, no
@@ -177,7 +180,7 @@ func (g PairGate) run(ctx context.Context, targets []Target, spec Spec) (*pairRu
 			}
 		}
 	}
-	pr := &pairRun{g: g, rounds: MaxGateRounds}
+	pr := &pairRun{g: g, rounds: MaxGateRounds, p: progress.New(g.Log, progress.Options{Mode: g.Progress})}
 	if g.Rounds > 0 {
 		pr.rounds = g.Rounds
 		pr.plan = &lookPlan{rounds: stats.PlanLooks(pr.rounds)}
@@ -198,10 +201,10 @@ func (g PairGate) run(ctx context.Context, targets []Target, spec Spec) (*pairRu
 	// Both trials of a round start their pinning at the same CPU, drawn
 	// per round: a CPU that is slower than the other falls on both.
 	cpuOffset := func(int) int { return rng.IntN(1 << 16) }
-	plan := Plan{Rounds: pr.rounds, Budget: g.Budget, Retries: g.Retries, Look: pr.look, Order: order, CPUOffset: cpuOffset, Slice: g.Slice, Jobs: g.Jobs}
+	plan := Plan{Rounds: pr.rounds, Budget: g.Budget, Retries: g.Retries, Look: pr.look, Order: order, CPUOffset: cpuOffset, Slice: g.Slice, Jobs: g.Jobs, Progress: pr.p}
 	pr.start = time.Now()
-	fmt.Fprintf(g.Log, "gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s\n",
-		targets[0].Name(), targets[1].Name(), seed, pr.rounds, g.Budget)
+	pr.p.Line(fmt.Sprintf("gate: %s (base) vs %s (head), paired rounds in random order (seed %#x), up to %d rounds or %s",
+		targets[0].Name(), targets[1].Name(), seed, pr.rounds, g.Budget))
 	results, ran, err := Rounds(ctx, targets, spec, plan, g.Log)
 	if pr.plannedOut {
 		ran.Why = StopLooks
@@ -217,20 +220,7 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 	if r == 1 {
 		pr.firstDone = time.Now()
 	}
-	if pr.plan == nil && r >= min(planAfter, pr.rounds) {
-		per := time.Duration(0)
-		if r > 1 {
-			per = time.Since(pr.firstDone) / time.Duration(r-1)
-		}
-		plan := stats.PlanLooks
-		if res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual {
-			plan = stats.PlanBootLooks
-			fmt.Fprintf(pr.g.Log, "gate: boots in virtual time repeat whatever the host does: each side's boots are compared as one sample (docs/statistics.md)\n")
-		}
-		pr.plan = &lookPlan{rounds: plan(min(planRounds(r, time.Since(pr.start), per, pr.g.Budget), pr.rounds))}
-		fmt.Fprintf(pr.g.Log, "gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate\n",
-			per.Round(10*time.Millisecond), joinInts(pr.plan.rounds), len(pr.plan.rounds))
-	}
+	pr.planLooks(r, res)
 	k := pr.plan.lookAt(r)
 	if k == 0 || res[0] == nil || res[1] == nil {
 		return false, nil
@@ -241,12 +231,41 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 	}
 	pr.last, pr.lastLook, pr.lastRound = rep, k, r
 	st := rep.Stopping(false)
-	fmt.Fprintf(pr.g.Log, "look %d/%d after round %d: %s\n", k, len(pr.plan.rounds), r, stoppingCounts(st))
+	pr.p.Look(lookLine(k, len(pr.plan.rounds), r, rep))
 	if k == len(pr.plan.rounds) && !st.Stop {
 		pr.plannedOut = true
 		return true, nil
 	}
 	return st.Stop, nil
+}
+
+// planLooks plans the looks after round r once planAfter rounds ran,
+// within the budget at the pace of the rounds since the first (the first
+// loads what later ones reuse); until then the rounds planned for
+// progress are what the budget allows at the pace so far.
+func (pr *pairRun) planLooks(r int, res []*result.Result) {
+	if pr.plan != nil {
+		pr.p.Plan(pr.plan.rounds[len(pr.plan.rounds)-1], "rounds")
+		return
+	}
+	elapsed := time.Since(pr.start)
+	if r < min(planAfter, pr.rounds) {
+		pr.p.Plan(min(planRounds(r, elapsed, elapsed/time.Duration(r), pr.g.Budget), pr.rounds), "rounds")
+		return
+	}
+	per := time.Duration(0)
+	if r > 1 {
+		per = time.Since(pr.firstDone) / time.Duration(r-1)
+	}
+	plan := stats.PlanLooks
+	if res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual {
+		plan = stats.PlanBootLooks
+		pr.p.Line("gate: boots in virtual time repeat whatever the host does: each side's boots are compared as one sample (docs/statistics.md)")
+	}
+	pr.plan = &lookPlan{rounds: plan(min(planRounds(r, elapsed, per, pr.g.Budget), pr.rounds))}
+	pr.p.Line(fmt.Sprintf("gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate",
+		per.Round(10*time.Millisecond), joinInts(pr.plan.rounds), len(pr.plan.rounds)))
+	pr.p.Plan(pr.plan.rounds[len(pr.plan.rounds)-1], "rounds")
 }
 
 // options are the comparison's at look k.
@@ -283,7 +302,7 @@ func (pr *pairRun) report() (*report.Report, error) {
 	if pr.g.Slice > 0 && ran.Whole == "" {
 		pr.last.Run.Slice = pr.g.Slice
 	}
-	fmt.Fprintf(pr.g.Log, "gate: %s\n", stopReason(ran, pr.last.Run.Stop, pr.g.Budget))
+	pr.p.Line("gate: " + stopReason(ran, pr.last.Run.Stop, pr.g.Budget))
 	return pr.last, nil
 }
 

@@ -45,6 +45,9 @@ type Plan struct {
 	// Jobs, when above 1 and every target is Independent, runs a round's
 	// trials at once, up to Jobs of them.
 	Jobs int
+	// Progress shows the rounds; nil shows them on the log Rounds is
+	// given. Rounds ends it (progress.Reporter.End).
+	Progress *progress.Reporter
 }
 
 // RoundsOptions are what the commands that run targets in rounds (a
@@ -65,6 +68,8 @@ type RoundsOptions struct {
 	Compare report.Options
 	// Log receives progress, the plan and what was written.
 	Log io.Writer
+	// Progress is how the progress shows: progress.Verbose for -v.
+	Progress progress.Mode
 }
 
 // Independent is a target whose trials measure nothing of the machine
@@ -228,8 +233,11 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 		return make([]*result.Result, len(targets)), Ran{Why: StopRounds}, err
 	}
 	rr.start = time.Now()
-	rr.p = progress.New(log)
-	defer rr.p.Done()
+	if rr.p = plan.Progress; rr.p == nil {
+		rr.p = progress.New(log, progress.Options{})
+	}
+	defer rr.p.End()
+	rr.p.Plan(rr.rounds, "rounds")
 	rr.chooseWay()
 	for r := 1; r <= rr.rounds; r++ {
 		if plan.Budget > 0 && r > 1 && time.Since(rr.start) >= plan.Budget {
@@ -241,6 +249,7 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 			return rr.results(), rr.ran, err
 		}
 		rr.ran.Rounds, rr.ran.Elapsed = r, time.Since(rr.start)
+		rr.p.Add(1)
 		if plan.Look != nil {
 			out := rr.results()
 			stop, err := plan.Look(r, out)
@@ -249,10 +258,12 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 			}
 			if stop {
 				rr.ran.Why = StopDecided
-				return out, rr.ran, nil
+				break
 			}
 		}
 	}
+	// The rounds planned are those that ran once they stop short.
+	rr.p.Plan(rr.ran.Rounds, "rounds")
 	rr.ran.Elapsed = time.Since(rr.start)
 	return rr.results(), rr.ran, nil
 }
@@ -365,35 +376,31 @@ func (rr *roundsRun) round(ctx context.Context, r int) error {
 	return rr.wholeRound(ctx, r, order, offset)
 }
 
-// request is the trial of slot s, pinned from offset, its progress shown
-// under label.
-func (rr *roundsRun) request(s slot, label string, offset *int) runner.Request {
+// request is the trial of slot s, pinned from offset, its progress
+// shown as the round's and its target's ("round 3, head").
+func (rr *roundsRun) request(s slot, offset *int) runner.Request {
 	keep := func(sc *scenarios.Scenario) bool { return rr.every || scenarioTrials(rr.spec, sc) >= s.round }
 	req := oneTrial(rr.prepared[s.target], keep)
 	req.CPUOffset = offset
-	done, total := rr.done(s), rr.rounds*len(rr.targets)
-	req.Progress = func(e runner.Event) {
-		switch {
-		case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
-			rr.p.Step(done, total, fmt.Sprintf("%s: %s: %s", label, e.Scenario, e.Phase), "")
-		case e.Phase == runner.PhaseTrial && e.Detail != "":
-			rr.p.Step(done, total, fmt.Sprintf("%s: %s: trial done", label, e.Scenario), e.Detail)
-		}
-	}
+	label := rr.label(s)
+	gated := gatedOf(req.Scenarios)
+	req.Progress = func(e runner.Event) { stepProgress(rr.p, label, e.Scenario, e, gated) }
 	return req
 }
 
-// done is the trials before slot s's, for progress.
-func (rr *roundsRun) done(s slot) int { return (s.round-1)*len(rr.targets) + s.place }
+// label names slot s's trial for progress: "round 3, head".
+func (rr *roundsRun) label(s slot) string {
+	return fmt.Sprintf("round %d, %s", s.round, rr.targets[s.target].Name())
+}
 
 // slicedRound runs round r's two trials interleaved in slices
 // (runner.RunPair), the order's first side first.
 func (rr *roundsRun) slicedRound(ctx context.Context, r int, order []int, offset *int) error {
-	label := fmt.Sprintf("round %d/%d, %s and %s in slices", r, rr.rounds, rr.targets[order[0]].Name(), rr.targets[order[1]].Name())
+	label := fmt.Sprintf("round %d, %s and %s in slices", r, rr.targets[order[0]].Name(), rr.targets[order[1]].Name())
 	var reqs [2]runner.Request
 	var stamps [2]func(*result.Result)
 	for k, ti := range order {
-		reqs[ti], stamps[ti], _ = rr.targets[ti].(Interleaver).Interleave(rr.request(slot{r, k, ti}, label, offset))
+		reqs[ti], stamps[ti], _ = rr.targets[ti].(Interleaver).Interleave(rr.request(slot{r, k, ti}, offset))
 	}
 	pair, err := runner.RunPair(ctx, reqs, order[0], rr.plan.Slice)
 	for attempt := 1; attempt <= rr.plan.Retries && retryable(ctx, err); attempt++ {
@@ -448,10 +455,10 @@ func (rr *roundsRun) wholeRound(ctx context.Context, r int, order []int, offset 
 // retries allow when it broke.
 func (rr *roundsRun) wholeTrial(ctx context.Context, s slot, offset *int) trialRun {
 	t := rr.targets[s.target]
-	label := fmt.Sprintf("round %d/%d, %s", s.round, rr.rounds, t.Name())
-	req := rr.request(s, label, offset)
+	label := rr.label(s)
+	req := rr.request(s, offset)
 	if b, ok := t.(Booter); ok {
-		rr.p.Step(rr.done(s), rr.rounds*len(rr.targets), label+": booting "+b.Booting(), "")
+		rr.p.Status(label + ": booting " + b.Booting())
 	}
 	res, err := t.Run(ctx, req, rr.p)
 	for attempt := 1; attempt <= rr.plan.Retries && retryable(ctx, err); attempt++ {

@@ -23,8 +23,15 @@ type RunOutputs struct {
 	// Stdout and Log are standard output and error; the table goes to
 	// Stdout unless the Result or a format takes it (Check).
 	Stdout, Log io.Writer
-	table       io.Writer
+	// Width is the columns the table keeps to (termwidth of Table's
+	// writer); 0 is no limit.
+	Width int
+	table io.Writer
 }
+
+// Table is where the table goes, once Check chose: standard output, or
+// Log when standard output carries the Result or a format.
+func (o *RunOutputs) Table() io.Writer { return o.table }
 
 // Check refuses, before anything runs, outputs that cannot be written or
 // would collide: -o - with several targets, a file that cannot be
@@ -90,13 +97,14 @@ func Work(sh *shard.Spec, ss []*scenarios.Scenario, targets []Target, log io.Wri
 // (Check).
 func RunEach(ctx context.Context, targets []Target, work [][]*scenarios.Scenario, spec Spec, o RunOutputs, p *progress.Reporter) error {
 	var firstErr error
+	PlanTrials(p, targets, work, spec)
 	for i, t := range targets {
 		if len(work[i]) == 0 && len(targets) > 1 {
 			continue
 		}
 		spec.Scenarios = work[i]
 		res, runErr := Run(ctx, t, spec, p)
-		p.Done()
+		p.End()
 		if res != nil && len(res.Scenarios) > 0 {
 			if err := show.RenderRun(o.table, res); err != nil {
 				return err

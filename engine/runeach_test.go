@@ -30,7 +30,7 @@ func TestRunEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := spec(1, 1).Scenarios
-	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &stderr), Spec{}, o, progress.New(&bytes.Buffer{}))
+	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &stderr), Spec{}, o, progress.New(&bytes.Buffer{}, progress.Options{}))
 	var ie *InfraError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "guest oops") {
 		t.Errorf("err %v, want A's failure as an InfraError", err)
@@ -67,7 +67,7 @@ func TestRunEachOneTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := spec(1).Scenarios
-	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &out), Spec{}, o, progress.New(&bytes.Buffer{}))
+	err := RunEach(context.Background(), ts, Work(nil, ss, ts, &out), Spec{}, o, progress.New(&bytes.Buffer{}, progress.Options{}))
 	if !errors.As(err, new(*InputError)) {
 		t.Errorf("err %v, want the InputError of Prepare", err)
 	}
@@ -94,7 +94,7 @@ func TestRunEachShard(t *testing.T) {
 	}
 	o := RunOutputs{Stdout: &bytes.Buffer{}, Log: &stderr}
 	o.Check(ts)
-	if err := RunEach(context.Background(), ts, work, Spec{}, o, progress.New(&bytes.Buffer{})); err != nil {
+	if err := RunEach(context.Background(), ts, work, Spec{}, o, progress.New(&bytes.Buffer{}, progress.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	ran := 0
@@ -114,7 +114,7 @@ func TestRunEachShard(t *testing.T) {
 	one, log1 := fakes("A")
 	o = RunOutputs{Path: path, Stdout: &bytes.Buffer{}, Log: &bytes.Buffer{}}
 	o.Check(one)
-	if err := RunEach(context.Background(), one, [][]*scenarios.Scenario{nil}, Spec{}, o, progress.New(&bytes.Buffer{})); err != nil {
+	if err := RunEach(context.Background(), one, [][]*scenarios.Scenario{nil}, Spec{}, o, progress.New(&bytes.Buffer{}, progress.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); err != nil || len(*log1) != 1 {

@@ -271,15 +271,15 @@ func (s Store) SaveCalibration(cal *stats.Calibration) error {
 }
 
 // Calibrate runs spec runs times on t, each run of its own independent
-// trials, and measures the spread between runs (stats.Calibrate); log
-// gets a line per run and the progress.
-func Calibrate(ctx context.Context, t Target, spec Spec, runs int, log io.Writer) (*stats.Calibration, []*result.Result, error) {
+// trials, and measures the spread between runs (stats.Calibrate); p
+// shows the trials of all runs, and a line as each run starts.
+func Calibrate(ctx context.Context, t Target, spec Spec, runs int, p *progress.Reporter) (*stats.Calibration, []*result.Result, error) {
 	var all []*result.Result
+	defer p.End()
+	p.Plan(runs*plannedTrials(spec.request(t.Name())), "trials")
 	for i := range runs {
-		fmt.Fprintf(log, "calibrate: run %d of %d on %s\n", i+1, runs, t.Name())
-		p := progress.New(log)
+		p.Line(fmt.Sprintf("calibrate: run %d of %d on %s", i+1, runs, t.Name()))
 		res, err := Run(ctx, t, spec, p)
-		p.Done()
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return nil, nil, Infra(errors.New("interrupted; nothing stored"))
 		}

@@ -25,6 +25,8 @@ type StoredGate struct {
 	// Options are the comparison's; Strict fails an inconclusive verdict.
 	Options report.Options
 	Strict  bool
+	// Progress is how the run's progress shows: progress.Verbose for -v.
+	Progress progress.Mode
 }
 
 // MissingError is scenarios without a stored baseline for a target, found
@@ -61,9 +63,9 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 	if err := g.Store.CheckClock(spec.Scenarios, t.Name(), clock); err != nil {
 		return nil, err
 	}
-	p := progress.New(log)
+	p := progress.New(log, progress.Options{Mode: g.Progress})
 	res, err := Run(ctx, t, spec, p)
-	p.Done()
+	p.End()
 	if errors.Is(err, context.Canceled) {
 		return nil, Infra(errors.New("interrupted; nothing compared"))
 	}

@@ -85,7 +85,7 @@ func TestStoredGateInterrupted(t *testing.T) {
 // read, or that has nothing to compare with, is the input's.
 func TestLoadBase(t *testing.T) {
 	ts, _ := fakes("A")
-	cand, err := Run(context.Background(), ts[0], spec(1), progress.New(io.Discard))
+	cand, err := Run(context.Background(), ts[0], spec(1), progress.New(io.Discard, progress.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

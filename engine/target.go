@@ -287,7 +287,7 @@ func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []v
 			break
 		}
 		if bs.trials > 1 {
-			p.Line(fmt.Sprintf("%s: boot %d/%d", v.Name(), trial, bs.trials))
+			p.Status(fmt.Sprintf("%s: boot %d/%d", v.Name(), trial, bs.trials))
 		}
 		wg.Add(1)
 		go func() {
@@ -297,10 +297,41 @@ func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []v
 			if boots[i].err != nil {
 				cancel()
 			}
+			bootProgress(bs.req, trial, boots[i].res)
 		}()
 	}
 	wg.Wait()
 	return boots
+}
+
+// bootProgress tells req's progress what the boot of trial measured
+// (res, nil when it failed): each scenario's trial finished, or, at the
+// first trial, skipped.
+func bootProgress(req runner.Request, trial int, res *result.Result) {
+	if req.Progress == nil || res == nil {
+		return
+	}
+	event := func(name string) runner.Event {
+		e := runner.Event{Scenario: name, Count: len(req.Scenarios), Trial: trial}
+		for i, s := range req.Scenarios {
+			if s.Name == name {
+				e.Index, e.Trials = i+1, req.Resolve(s).Trials
+			}
+		}
+		return e
+	}
+	for i := range res.Scenarios {
+		e := event(res.Scenarios[i].Name)
+		e.Phase, e.Measured = runner.PhaseTrial, runner.Measure(&res.Scenarios[i])
+		req.Progress(e)
+	}
+	for _, sk := range res.Skipped {
+		if trial == 1 {
+			e := event(sk.Scenario)
+			e.Phase, e.Detail = runner.PhaseSkipped, sk.Reason
+			req.Progress(e)
+		}
+	}
 }
 
 // Independent says why v's trials measure the machine they run on, ""
@@ -421,7 +452,7 @@ func (v *VM) boot(ctx context.Context, k *kernels.Kernel, kernelTypes string, re
 		}
 		gr.Scenarios = append(gr.Scenarios, b)
 	}
-	res, err := vm.Run(ctx, m, gr, func(s string) { p.Line(v.Name() + ": " + s) })
+	res, err := vm.Run(ctx, m, gr, func(s string) { p.Detail(v.Name() + ": " + s) })
 	if res != nil {
 		res.Target.Name = v.Name()
 	}
@@ -461,8 +492,8 @@ func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*resu
 	}
 	req.Progress = func(e runner.Event) {
 		switch {
-		case e.Phase == runner.PhaseTrial && e.Detail != "":
-			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Detail))
+		case e.Phase == runner.PhaseTrial && e.Measured != nil:
+			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Measured.Text(nil)))
 		case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
 			line(fmt.Sprintf("%s: %s", e.Scenario, e.Phase))
 		case e.Phase == runner.PhaseSkipped:
@@ -478,48 +509,19 @@ func Run(ctx context.Context, t Target, spec Spec, p *progress.Reporter) (*resul
 	if err := spec.Check(); err != nil {
 		return nil, err
 	}
-	req, err := t.Prepare(spec.request(t.Name()))
+	asked := spec.request(t.Name())
+	req, err := t.Prepare(asked)
 	if err != nil {
 		return nil, err
 	}
+	if _, planned := p.Counts(); planned == 0 {
+		p.Plan(plannedTrials(asked), "trials")
+	}
+	// What Prepare passed over (a VM's scenarios that virtual time
+	// cannot measure) counts as done, as a skipped scenario does.
+	p.Add(plannedTrials(asked) - plannedTrials(req))
 	req.Progress = runProgress(req, p)
 	return t.Run(ctx, req, p)
-}
-
-// runProgress shows a run's trials on p: "scenario (i/n): trial k/N done".
-func runProgress(req runner.Request, p *progress.Reporter) func(runner.Event) {
-	total := 0
-	for _, s := range req.Scenarios {
-		total += req.Resolve(s).Trials
-	}
-	trialsOf := func(name string) int {
-		for _, s := range req.Scenarios {
-			if s.Name == name {
-				return req.Resolve(s).Trials
-			}
-		}
-		return 0
-	}
-	done := 0
-	return func(e runner.Event) {
-		label := fmt.Sprintf("%s (%d/%d)", e.Scenario, e.Index, e.Count)
-		switch e.Phase {
-		case runner.PhaseAttach:
-			p.Step(done, total, label+": attaching tracers", "")
-		case runner.PhaseWarmup:
-			p.Step(done, total, label+": warmup", "")
-		case runner.PhaseSkipped:
-			done += trialsOf(e.Scenario)
-			p.Line(fmt.Sprintf("%s: skipped: %s", label, e.Detail))
-		case runner.PhaseTrial:
-			if e.Detail == "" {
-				p.Step(done, total, fmt.Sprintf("%s: trial %d/%d", label, e.Trial, e.Trials), "")
-				return
-			}
-			done++
-			p.Step(done, total, fmt.Sprintf("%s: trial %d/%d done", label, e.Trial, e.Trials), e.Detail)
-		}
-	}
 }
 
 // ClockOf is the clock t's trials run on (result.ClockVirtual or

@@ -41,6 +41,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Build, "build", "", "shell `CMD` that builds a commit in its checkout, e.g. 'make bin/server'")
 	fs.StringVar(&o.Repo, "repo", ".", "the repository's checkout `DIR`")
 	fs.StringVar(&o.Out, "o", "", "keep each step's build log, gate report and Results in `DIR` (new or empty)")
+	verbose := fs.Bool("v", false, "each gate's "+verboseUsage)
 	args, gateArgs := cmdline.CutDashes(args)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
@@ -55,6 +56,9 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	o.Scenario = pos[0]
 	abs, _ := filepath.Abs(pos[0])
+	if *verbose {
+		gateArgs = append(gateArgs, "-v")
+	}
 	o.Gate = &bisect.ExecGate{Exe: exe, Scenario: abs, Args: gateArgs, Log: stderr}
 	out, err := bisect.Run(ctx, o)
 	switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/english"
+	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report/render"
@@ -74,7 +75,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	engine.RecoverSysctls(sysctl.Root, stderr)
-	cal, all, err := engine.Calibrate(ctx, targets[0], spec, *runs, stderr)
+	cal, all, err := engine.Calibrate(ctx, targets[0], spec, *runs, progress.New(stderr, progress.Options{Mode: fl.run.progressMode()}))
 	if err != nil {
 		return err
 	}

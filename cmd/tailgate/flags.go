@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report"
@@ -61,7 +62,7 @@ func (fl *commandFlags) forRounds(names []string, env roundsEnv, o *engine.Round
 	if err != nil {
 		return rounds{}, err
 	}
-	o.Output, o.Compare = fl.run.output, fl.report.options()
+	o.Output, o.Compare, o.Progress = fl.run.output, fl.report.options(), fl.run.progressMode()
 	if engine.AtOnce(targets) == "" {
 		o.Jobs = engine.Jobs(fl.targets.Jobs)
 	}
@@ -79,6 +80,8 @@ type runFlags struct {
 	output    string
 	// maxTime is the most wall time the plan may take (--max-time).
 	maxTime time.Duration
+	// verbose is -v: every step of the progress, as a line.
+	verbose bool
 }
 
 // The flags hold what scenario files hold (scenarios.ParseTrials and the
@@ -97,6 +100,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		f.warmupSet = err == nil
 		return err
 	})
+	fs.BoolVar(&f.verbose, "v", false, verboseUsage)
 	f.maxTime = engine.DefaultMaxTime
 	fs.Func("max-time", "the most wall `duration` the plan may take, its trials and warmups counted (default "+scenarios.ShortDuration(engine.DefaultMaxTime)+"); a longer plan is refused before it starts", func(s string) error {
 		d, err := time.ParseDuration(s)
@@ -107,6 +111,12 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 }
+
+// verboseUsage says what -v does, wherever progress shows.
+const verboseUsage = "verbose progress: every step of every trial as a line, with each metric's events (default: on a terminal one line that fills; elsewhere a line per trial and per look)"
+
+// progressMode is how the progress shows: progress.Verbose with -v.
+func (f *runFlags) progressMode() progress.Mode { return progress.ModeFor(f.verbose) }
 
 // checkTime refuses a plan of planned wall time over --max-time
 // (engine.CheckTime).

@@ -146,7 +146,8 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 		return err
 	}
 	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
-	g := engine.StoredGate{Store: engine.Store{Path: fl.baseline, Log: stderr}, Save: fl.save, Options: fl.report.options(), Strict: fl.report.strict}
+	g := engine.StoredGate{Store: engine.Store{Path: fl.baseline, Log: stderr}, Save: fl.save, Options: fl.report.options(), Strict: fl.report.strict,
+		Progress: fl.run.progressMode()}
 	var res *result.Result
 	if fl.candidate != "" {
 		res, err = gateCandidate(fs, pos, fl.candidate)

@@ -321,6 +321,7 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	build := fs.String("build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
 	dir := fs.String("build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")
 	dry := fs.Bool("dry-run", false, "print the gate command and do not run it")
+	verbose := fs.Bool("v", false, "the gate's "+verboseUsage)
 	args, gateArgs := cmdline.CutDashes(args)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
@@ -341,6 +342,9 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 		return usagef("%w", err)
 	} else if err != nil {
 		return infra(err)
+	}
+	if *verbose {
+		gateArgs = append(gateArgs, "-v")
 	}
 	gargs := p.GateArgs(gateArgs)
 	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(p.Head.Commit), history.Short(p.Base.Commit), p.Head.Target, joinArgs(gargs))

@@ -74,5 +74,5 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := fl.run.checkTime(planned, "the trials and warmups of "+english.Count(len(ss), "scenario")+" on "+english.Count(len(targets), "target")); err != nil {
 		return err
 	}
-	return engine.RunEach(ctx, targets, work, spec, outs, progress.New(stderr))
+	return engine.RunEach(ctx, targets, work, spec, outs, progress.New(stderr, progress.Options{Mode: fl.run.progressMode()}))
 }

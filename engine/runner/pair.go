@@ -238,7 +238,7 @@ func (p *pairScenario) finish(ctx context.Context, ws [2]*slicedWorker) (out [2]
 		if err != nil {
 			return out, err
 		}
-		p.emit[side](Event{Phase: PhaseTrial, Trial: 1, Detail: detail(sr, ops, elapsed)})
+		p.emit[side](Event{Phase: PhaseTrial, Trial: 1, Measured: &Measured{Ops: ops, Elapsed: elapsed, Events: events(sr)}})
 		p.emit[side](Event{Phase: PhaseDone, Trial: 1})
 	}
 	return got, nil

@@ -9,8 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,9 +83,52 @@ type Event struct {
 	Trial    int // 1-based; 0 while attaching or warming up
 	Trials   int
 	Phase    Phase
-	// Detail says what a finished trial measured (Phase Trial), or why a
-	// scenario was skipped (Phase Skipped), for plain-line progress.
+	// Measured is what a finished trial measured (Phase Trial); nil
+	// while the trial runs.
+	Measured *Measured
+	// Detail says why a scenario was skipped (Phase Skipped).
 	Detail string
+}
+
+// Measured is what a finished trial measured, for progress: the
+// workload's operations, how long it ran, and each metric's events.
+type Measured struct {
+	Ops     uint64
+	Elapsed time.Duration
+	Events  map[string]uint64
+}
+
+// Measure is what the last trial of sr measured, its workload's ops and
+// time from its metrics' last trial.
+func Measure(sr *result.Scenario) *Measured {
+	m := &Measured{Events: events(sr)}
+	for _, met := range sr.Metrics {
+		if len(met.Trials) > 0 {
+			tr := met.Trials[len(met.Trials)-1]
+			m.Ops, m.Elapsed = tr.Ops, time.Duration(tr.Duration*float64(time.Second))
+			break
+		}
+	}
+	return m
+}
+
+// Text says what m measured: "5182 ops in 0.2s; tcp.rr n=1234", the
+// events of metrics in their order, or of every metric by name when
+// metrics is nil. A metric m has no count of is left out.
+func (m *Measured) Text(metrics []string) string {
+	out := fmt.Sprintf("%d ops in %.1fs", m.Ops, m.Elapsed.Seconds())
+	if m.Ops == 0 {
+		out = fmt.Sprintf("%.1fs", m.Elapsed.Seconds())
+	}
+	if metrics == nil {
+		metrics = slices.Sorted(maps.Keys(m.Events))
+	}
+	for _, n := range metrics {
+		if c, ok := m.Events[n]; ok {
+			out += fmt.Sprintf("; %s n=%d", n, c)
+		}
+	}
+	return out
 }
 
 // Phase is the step of a scenario an Event reports.
@@ -94,7 +138,7 @@ type Phase string
 const (
 	PhaseAttach  Phase = "attach"  // loading and attaching the tracers
 	PhaseWarmup  Phase = "warmup"  // the scenario's warmup, not measured
-	PhaseTrial   Phase = "trial"   // a trial started (Detail empty) or finished
+	PhaseTrial   Phase = "trial"   // a trial started (Measured nil) or finished
 	PhaseDone    Phase = "done"    // every trial of the scenario ran
 	PhaseSkipped Phase = "skipped" // the kernel cannot trace it (SkipUnsupported)
 )
@@ -358,7 +402,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 			return sr, err
 		}
 		sr.Trials = trial
-		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, m.stats.Ops, m.elapsed)})
+		emit(Event{Phase: PhaseTrial, Trial: trial, Measured: &Measured{Ops: m.stats.Ops, Elapsed: m.elapsed, Events: events(sr)}})
 	}
 	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
@@ -559,7 +603,7 @@ func runScenarioWorkers(ctx context.Context, s *scenarios.Scenario, exe string, 
 			sr.Metrics[name].Trials = append(sr.Metrics[name].Trials, m.Trials[0])
 		}
 		sr.Trials = trial
-		emit(Event{Phase: PhaseTrial, Trial: trial, Detail: detail(sr, ops, elapsed)})
+		emit(Event{Phase: PhaseTrial, Trial: trial, Measured: &Measured{Ops: ops, Elapsed: elapsed, Events: events(sr)}})
 	}
 	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
@@ -674,19 +718,13 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-func detail(sr *result.Scenario, ops uint64, d time.Duration) string {
-	names := make([]string, 0, len(sr.Metrics))
-	for n := range sr.Metrics {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := fmt.Sprintf("%d ops in %.1fs", ops, d.Seconds())
-	if ops == 0 {
-		out = fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	for _, n := range names {
-		tr := sr.Metrics[n].Trials
-		out += fmt.Sprintf("; %s n=%d", n, tr[len(tr)-1].Summary.Count)
+// events is each metric's events in sr's last trial.
+func events(sr *result.Scenario) map[string]uint64 {
+	out := make(map[string]uint64, len(sr.Metrics))
+	for n, m := range sr.Metrics {
+		if len(m.Trials) > 0 {
+			out[n] = m.Trials[len(m.Trials)-1].Summary.Count
+		}
 	}
 	return out
 }

@@ -94,7 +94,7 @@ func TestInterruptedRunLeavesNoWorker(t *testing.T) {
 	req := Request{
 		Scenarios: []*scenarios.Scenario{syscallRead(t, 50, 300*time.Millisecond)},
 		Progress: func(e Event) {
-			if e.Phase == "trial" && e.Detail != "" {
+			if e.Phase == "trial" && e.Measured != nil {
 				trialsDone++
 				if trialsDone == 1 {
 					// Cut the run in the middle of the next trial.
