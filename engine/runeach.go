@@ -106,7 +106,7 @@ func RunEach(ctx context.Context, targets []Target, work [][]*scenarios.Scenario
 		res, runErr := Run(ctx, t, spec, p)
 		p.End()
 		if res != nil && len(res.Scenarios) > 0 {
-			if err := show.RenderRun(o.table, res); err != nil {
+			if err := show.RenderRun(o.table, res, o.Width); err != nil {
 				return err
 			}
 			path := func(f string) string { return OutputPath(f, t, len(targets)) }

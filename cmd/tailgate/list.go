@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report/render"
 )
 
@@ -50,7 +51,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch *format {
 	case "text":
-		return render.WriteCatalog(stdout, engine.Catalog())
+		return render.WriteCatalog(stdout, engine.Catalog(), termwidth.Of(stdout))
 	case "json":
 		return render.WriteCatalogJSON(stdout, engine.Catalog())
 	}

@@ -53,15 +53,20 @@ func commands() []command {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: tailgate COMMAND [flags] [args]\n\ncommands:\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: tailgate COMMAND [flags] [args]\n\ncommands:\n")
+	// A summary too long for the line goes on under itself.
+	const lead = 13 // "  %-10s "
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		wrapped := strings.TrimSuffix(cmdline.Wrap(c.summary, cmdline.HelpWidth(w)-lead), "\n")
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, strings.ReplaceAll(wrapped, "\n", "\n"+strings.Repeat(" ", lead)))
 	}
-	fmt.Fprintf(w, "\n'tailgate help COMMAND [SUBCOMMAND]' or 'tailgate COMMAND -h' shows a command's\nusage, examples and exit codes.\n\n")
-	fmt.Fprint(w, strings.TrimSuffix(helpEnd(exits{"0 pass", "1 regression", exitBadInput, exitInfraAny},
+	fmt.Fprintf(&b, "\n'tailgate help COMMAND [SUBCOMMAND]' or 'tailgate COMMAND -h' shows a command's\nusage, examples and exit codes.\n\n")
+	fmt.Fprint(&b, strings.TrimSuffix(helpEnd(exits{"0 pass", "1 regression", exitBadInput, exitInfraAny},
 		"tailgate doctor",
 		"tailgate run syscall-read --trials 5 -o read.json",
 		"tailgate gate --kernel debian:6.1-cloud --kernel ./bzImage timer-1ms"), "\n"))
+	cmdline.PrintHelp(w, b.String())
 }
 
 func commandNames() []string {

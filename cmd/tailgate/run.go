@@ -12,6 +12,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/shard"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 	"github.com/tailgate-ci/tailgate/report/show"
 )
 
@@ -61,6 +62,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := outs.Check(targets); err != nil {
 		return err
 	}
+	outs.Width = termwidth.Of(outs.Table())
 	engine.RecoverSysctls(sysctl.Root, stderr)
 	spec := fl.run.spec(nil)
 	// Every built-in: pass over those this kernel cannot trace (kfunc

@@ -1,8 +1,8 @@
 // Package cmdline is the command-line plumbing every tailgate command shares:
 // flag sets that print nothing by themselves, flags after arguments, help
-// wrapped to Width columns with the flags spelled --name, and a bash
-// completion script. The commands, their flags and their help text stay
-// in cmd/tailgate.
+// wrapped to the terminal (at most Width columns) with the flags spelled
+// --name, and a bash completion script. The commands, their flags and
+// their help text stay in cmd/tailgate.
 package cmdline
 
 import (
@@ -43,6 +43,7 @@ func SetUsage(fs *flag.FlagSet, w io.Writer, text string) {
 // the usage lines and the README spell them: --name, and -o only for a
 // one-letter name.
 func PrintFlags(w io.Writer, fs *flag.FlagSet) {
+	width := HelpWidth(w)
 	fs.VisitAll(func(f *flag.Flag) {
 		dash := "--"
 		if len(f.Name) == 1 {
@@ -60,7 +61,7 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 				text += fmt.Sprintf(" (default %v)", f.DefValue)
 			}
 		}
-		text = strings.ReplaceAll(wrapFlagText(text), "\n", "\n    \t")
+		text = strings.ReplaceAll(wrapFlagText(text, width), "\n", "\n    \t")
 		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
 	})
 }

@@ -4,15 +4,23 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 )
 
 // Width is the most Columns a line of help takes: a terminal of 100
 // Columns shows it unbroken.
 const Width = 100
 
-// PrintHelp writes a usage text to w, each line wrapped to Width.
+// HelpWidth is the Columns help written to w keeps to: w's width
+// (termwidth: $COLUMNS, a terminal's, or a pipe's), at most Width.
+func HelpWidth(w io.Writer) int {
+	return min(termwidth.Of(w), Width)
+}
+
+// PrintHelp writes a usage text to w, each line wrapped to HelpWidth.
 func PrintHelp(w io.Writer, text string) {
-	fmt.Fprint(w, Wrap(text, Width))
+	fmt.Fprint(w, Wrap(text, HelpWidth(w)))
 }
 
 // Wrap breaks the lines of text wider than width at spaces. A
@@ -117,12 +125,13 @@ func Columns(s string) int {
 	return n
 }
 
-// wrapFlagText wraps a flag's description for PrintFlags, which puts it
-// after "    \t" (eight Columns) and each line after the first likewise.
-func wrapFlagText(text string) string {
+// wrapFlagText wraps a flag's description to width for PrintFlags,
+// which puts it after "    \t" (eight Columns) and each line after the
+// first likewise.
+func wrapFlagText(text string, width int) string {
 	var out []string
 	for _, para := range strings.Split(text, "\n") {
-		wrapped := strings.TrimSuffix(Wrap(para, Width-8), "\n")
+		wrapped := strings.TrimSuffix(Wrap(para, width-8), "\n")
 		out = append(out, wrapped)
 	}
 	return strings.Join(out, "\n")

@@ -22,10 +22,10 @@ func TestFrom(t *testing.T) {
 		{"columns", "80", nil, 80},
 		{"columns over a pipe", "100", pipeW, 100},
 		{"columns padded", " 120 ", nil, 120},
-		{"empty columns, no file", "", nil, Unlimited},
-		{"pipe", "", pipeW, Unlimited},
-		{"zero columns", "0", pipeW, Unlimited},
-		{"bad columns", "wide", pipeW, Unlimited},
+		{"empty columns, no file", "", nil, Piped},
+		{"pipe", "", pipeW, Piped},
+		{"zero columns", "0", pipeW, Piped},
+		{"bad columns", "wide", pipeW, Piped},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := From(tc.columns, tc.f); got != tc.want {
@@ -37,8 +37,8 @@ func TestFrom(t *testing.T) {
 
 func TestOfBuffer(t *testing.T) {
 	t.Setenv("COLUMNS", "")
-	if got := Of(&bytes.Buffer{}); got != Unlimited {
-		t.Errorf("Of(buffer) = %d, want unlimited", got)
+	if got := Of(&bytes.Buffer{}); got != Piped {
+		t.Errorf("Of(buffer) = %d, want %d", got, Piped)
 	}
 	t.Setenv("COLUMNS", "90")
 	if got := Of(&bytes.Buffer{}); got != 90 {

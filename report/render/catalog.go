@@ -43,49 +43,65 @@ type CatalogMetric struct {
 	Kind, Name, Description string
 }
 
-// CatalogWidth is the width tailgate list keeps to.
+// CatalogWidth is the most columns tailgate list takes.
 const CatalogWidth = 100
 
 // catalogWhatWidth is the width of the "what" column of the tracers.
 const catalogWhatWidth = 44
 
-// WriteCatalog lays c out: the scenarios as a table, then a paragraph
-// each, then the tracers and workload metrics as a table.
-func WriteCatalog(w io.Writer, c *Catalog) error {
-	fmt.Fprintln(w, "Scenarios (built in; run with 'tailgate run NAME'):")
-	t := NewTable(w)
-	t.Header([]string{"scenario", "workload", "tracers", "gated"})
-	for _, s := range c.Scenarios {
-		if err := t.Append([]string{s.Name, s.Workload, strings.Join(s.Tracers, ","), gatedList(s.Gate)}); err != nil {
-			return err
-		}
+// WriteCatalog lays c out within width columns (at most CatalogWidth;
+// 0 for CatalogWidth): the scenarios as a table, then a paragraph each,
+// then the tracers and workload metrics as a table. A table too wide is
+// laid out narrower (FitTable).
+func WriteCatalog(w io.Writer, c *Catalog, width int) error {
+	if width <= 0 || width > CatalogWidth {
+		width = CatalogWidth
 	}
-	if err := t.Render(); err != nil {
+	fmt.Fprintln(w, "Scenarios (built in; run with 'tailgate run NAME'):")
+	t := &FitTable{Width: width, Columns: []Column{{Header: "scenario"}, {Header: "workload", Fold: 2}, {Header: "tracers", Fold: 1}, {Header: "gated"}}}
+	for _, s := range c.Scenarios {
+		// Built in, not from a file: the cells' line breaks are kept.
+		t.Rows = append(t.Rows, []string{s.Name, s.Workload, strings.Join(s.Tracers, ","), gatedList(s.Gate)})
+	}
+	if err := t.Render(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	for _, s := range c.Scenarios {
-		fmt.Fprint(w, wrapText(s.Name+": "+s.Description+". Metrics: "+strings.Join(s.Metrics, ", ")+".", CatalogWidth, "    "))
+		fmt.Fprint(w, wrapText(s.Name+": "+s.Description+". Metrics: "+strings.Join(s.Metrics, ", ")+".", width, "    "))
 	}
 	fmt.Fprintln(w, "\nTracers:")
-	t = NewTable(w)
-	t.Header([]string{"tracer", "metrics", "what"})
+	t = &FitTable{Width: width, Columns: []Column{{Header: "tracer"}, {Header: "metrics"}, {Header: "what", Wrap: 24}}}
+	whatWidth := min(catalogWhatWidth, width-narrowRoom(c))
 	for _, k := range c.Tracers {
-		what := wrapText(k.Description, catalogWhatWidth, "")
+		what := wrapText(k.Description, whatWidth, "")
 		for _, key := range k.ValueKeys {
 			what += "(names: tailgate list " + key + ")"
 		}
-		if err := t.Append([]string{k.Name, strings.Join(k.Metrics, "\n"), strings.TrimSuffix(what, "\n")}); err != nil {
-			return err
+		t.Rows = append(t.Rows, []string{k.Name, strings.Join(k.Metrics, "\n"), strings.TrimSuffix(what, "\n")})
+	}
+	for _, m := range c.WorkloadMetrics {
+		what := wrapText(m.Description, whatWidth, "")
+		t.Rows = append(t.Rows, []string{"(" + m.Kind + " workload)", m.Name, strings.TrimSuffix(what, "\n")})
+	}
+	return t.Render(w)
+}
+
+// narrowRoom is the columns the tracers table's first two columns take
+// laid out narrow, with the gaps after them: what the third leaves.
+func narrowRoom(c *Catalog) int {
+	tracer, metric := len("tracer"), len("metrics")
+	for _, k := range c.Tracers {
+		tracer = max(tracer, textWidth(k.Name))
+		for _, m := range k.Metrics {
+			metric = max(metric, textWidth(m))
 		}
 	}
 	for _, m := range c.WorkloadMetrics {
-		what := wrapText(m.Description, catalogWhatWidth, "")
-		if err := t.Append([]string{"(" + m.Kind + " workload)", m.Name, strings.TrimSuffix(what, "\n")}); err != nil {
-			return err
-		}
+		tracer = max(tracer, textWidth("("+m.Kind+" workload)"))
+		metric = max(metric, textWidth(m.Name))
 	}
-	return t.Render()
+	return tracer + gap + metric + gap
 }
 
 // gatedList names what a policy gates, one line each, metrics sorted and

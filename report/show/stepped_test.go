@@ -50,7 +50,7 @@ func TestSteppedWarnings(t *testing.T) {
 	r.Scenarios[0].Trials = 1
 	r.Scenarios[0].Metrics = map[string]*result.Metric{"ufunc.work:tg_op": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h)}}}}
 	var b bytes.Buffer
-	if err := RenderRun(&b, r); err != nil {
+	if err := RenderRun(&b, r, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "\nnote: tg_op begins with xor (31c0), which the kernel single-steps") {
