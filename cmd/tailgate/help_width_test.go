@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 )
 
 // helpPaths is every command and subcommand, as "tailgate PATH --help"
@@ -24,25 +26,36 @@ func helpPaths() [][]string {
 	return paths
 }
 
-// TestHelpFitsWidth runs every command's and subcommand's --help and checks
-// each line fits a terminal of helpWidth columns, tabs expanded.
+// TestHelpFitsWidth runs the top help and every command's and
+// subcommand's --help, in a terminal of 80 columns ($COLUMNS) and piped
+// (100 columns), and checks each line fits, tabs expanded.
 func TestHelpFitsWidth(t *testing.T) {
-	for _, path := range helpPaths() {
-		args := append(append([]string{}, path...), "--help")
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, stdout, stderr := runInProcess(t, args...)
-			if code != exitPass || stderr != "" {
-				t.Fatalf("exit %d, stderr %q", code, stderr)
-			}
-			if !strings.HasPrefix(stdout, "usage: tailgate") {
-				t.Errorf("does not start with its usage:\n%s", stdout)
-			}
-			for _, line := range strings.Split(stdout, "\n") {
-				if n := cmdline.Columns(line); n > cmdline.Width {
-					t.Errorf("%d columns, want at most %d: %s", n, cmdline.Width, line)
+	for _, columns := range []int{80, 0} {
+		width := columns
+		if width == 0 {
+			width = termwidth.Piped
+		}
+		for _, path := range helpPaths() {
+			args := append(append([]string{}, path...), "--help")
+			t.Run(fmt.Sprintf("%s/COLUMNS=%d", strings.Join(args, " "), columns), func(t *testing.T) {
+				t.Setenv("COLUMNS", "")
+				if columns > 0 {
+					t.Setenv("COLUMNS", fmt.Sprint(columns))
 				}
-			}
-		})
+				code, stdout, stderr := runInProcess(t, args...)
+				if code != exitPass || stderr != "" {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				if !strings.HasPrefix(stdout, "usage: tailgate") {
+					t.Errorf("does not start with its usage:\n%s", stdout)
+				}
+				for _, line := range strings.Split(stdout, "\n") {
+					if n := cmdline.Columns(line); n > width {
+						t.Errorf("%d columns, want at most %d: %s", n, width, line)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tailgate-ci/tailgate/internal/termwidth"
 )
 
 // widest is the columns of text's widest line.
@@ -17,8 +19,8 @@ func widest(text string) int {
 }
 
 // baseline show and kernels list keep to $COLUMNS (100 and 80), the
-// values a reader needs still there; without COLUMNS, as on a pipe, the
-// rows are whole, the file on its row (the kernels' rows fit 80 columns).
+// values a reader needs still there; without COLUMNS, as on a pipe, to
+// 100 (the kernels' rows fit 80 columns whole, the baselines' 101).
 func TestListWidths(t *testing.T) {
 	bl := t.TempDir()
 	for _, f := range []string{"trials-syscall-read.json", "trials-pipe-pingpong.json"} {
@@ -50,11 +52,13 @@ func TestListWidths(t *testing.T) {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}
 				t.Logf("COLUMNS=%d: widest line %d columns", columns, widest(out))
-				if columns > 0 {
-					for i, l := range strings.Split(out, "\n") {
-						if n := utf8.RuneCountInString(l); n > columns {
-							t.Errorf("line %d is %d columns, over %d: %q", i+1, n, columns, l)
-						}
+				width := columns
+				if width == 0 {
+					width = termwidth.Piped
+				}
+				for i, l := range strings.Split(out, "\n") {
+					if n := utf8.RuneCountInString(l); n > width {
+						t.Errorf("line %d is %d columns, over %d: %q", i+1, n, width, l)
 					}
 				}
 				for _, w := range tc.want {
@@ -62,7 +66,7 @@ func TestListWidths(t *testing.T) {
 						t.Errorf("lacks %q:\n%s", w, out)
 					}
 				}
-				want := columns == 0 || columns >= tc.fits
+				want := width >= tc.fits
 				if whole := strings.Contains(out, tc.full); whole != want {
 					t.Errorf("has %q: %v, want %v (whole rows from %d columns):\n%s", tc.full, whole, want, tc.fits, out)
 				}
