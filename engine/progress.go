@@ -111,7 +111,7 @@ func PlanTrials(p *progress.Reporter, targets []Target, work [][]*scenarios.Scen
 // lookLine words look k of looks after round r for progress: the tally,
 // then each gated test's verdict so far.
 func lookLine(k, looks, r int, rep *report.Report) (line, verdicts string) {
-	verdicts = lookVerdicts(rep)
+	verdicts = lookVerdicts(rep, k == looks)
 	line = fmt.Sprintf("look %d/%d after round %d: %s", k, looks, r, stoppingCounts(rep.Stopping(false)))
 	if verdicts != "" {
 		line += " (" + verdicts + ")"
@@ -120,9 +120,9 @@ func lookLine(k, looks, r int, rep *report.Report) (line, verdicts string) {
 }
 
 // lookVerdicts words each gated test's verdict at a look: "tcp.rr p99
-// no change, net.tcp.deliver p99 undecided", the scenario named first
-// when there are several.
-func lookVerdicts(rep *report.Report) string {
+// no change, net.tcp.deliver p99 undecided" (inconclusive at the last
+// look), the scenario named first when there are several.
+func lookVerdicts(rep *report.Report, last bool) string {
 	var out []string
 	for _, s := range rep.Scenarios {
 		for _, v := range s.Verdicts {
@@ -134,7 +134,7 @@ func lookVerdicts(rep *report.Report) string {
 				name = s.Name + " " + name
 			}
 			kind := string(v.Kind)
-			if v.Kind == stats.Inconclusive {
+			if v.Kind == stats.Inconclusive && !last {
 				kind = "undecided" // the next look may decide it
 			}
 			out = append(out, name+" "+kind)
