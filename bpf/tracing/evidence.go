@@ -65,6 +65,10 @@ type evidence struct {
 	dropV   *variable
 	done    chan struct{}
 
+	// closing keeps the ring mapped while the reader asks what it holds.
+	closing sync.RWMutex
+	closed  bool
+
 	mu      sync.Mutex
 	flushes []chan struct{} // closed when the reader has emptied the ring
 	epoch   uint64
@@ -146,7 +150,7 @@ func (e *evidence) read() {
 			e.fail(err)
 			return
 		}
-		if e.rd.AvailableBytes() == 0 {
+		if e.ringEmpty() {
 			e.mu.Lock()
 			e.raiseFloors()
 			e.mu.Unlock()
@@ -298,8 +302,19 @@ func (e *evidence) events() (map[string][]Event, uint64, error) {
 	return out, dropped, nil
 }
 
+// ringEmpty says whether the ring holds nothing more to read now; false
+// once the reader is closed (the ring is unmapped then).
+func (e *evidence) ringEmpty() bool {
+	e.closing.RLock()
+	defer e.closing.RUnlock()
+	return !e.closed && e.rd.AvailableBytes() == 0
+}
+
 func (e *evidence) close() {
+	e.closing.Lock()
+	e.closed = true
 	e.rd.Close()
+	e.closing.Unlock()
 	<-e.done
 }
 
