@@ -49,7 +49,7 @@ type Options struct {
 type Log struct {
 	variant tracing.Variant
 	coll    *ebpf.Collection
-	loaded  *tracing.Loaded // holds coll when set: Close detaches only
+	loaded  *tracing.Loaded // holds coll and its links when set
 	links   []link.Link
 	timer   bool
 	took    time.Duration // NewCollection's, for LoadCost
@@ -148,19 +148,37 @@ func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool
 			l.Close()
 		}
 	}()
+	attach := func() ([]link.Link, error) { return attachAll(coll, spec, v) }
+	if l.loaded != nil {
+		// Kept programs stay attached with the Loaded, once.
+		err = l.loaded.Attach("interfere", attach)
+	} else {
+		l.links, err = attach()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// attachAll attaches every program of coll; it returns the links it made
+// also when it fails part way, so that they are closed.
+func attachAll(coll *ebpf.Collection, spec *ebpf.CollectionSpec, v tracing.Variant) ([]link.Link, error) {
+	var links []link.Link
 	for name, p := range coll.Programs {
 		var lk link.Link
+		var err error
 		if v == tracing.TPBTF {
 			lk, err = link.AttachTracing(link.TracingOptions{Program: p})
 		} else {
 			lk, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: spec.Programs[name].AttachTo, Program: p})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", name, err)
+			return links, fmt.Errorf("attach %s: %w", name, err)
 		}
-		l.links = append(l.links, lk)
+		links = append(links, lk)
 	}
-	return l, nil
+	return links, nil
 }
 
 // LoadCost returns what loading the log's programs cost.
@@ -204,7 +222,9 @@ func (l *Log) RunStats() (tracing.RunStats, error) {
 	return rs, nil
 }
 
-// Close detaches and unloads everything; it returns the first error.
+// Close detaches and unloads what the Log owns; kept programs
+// (tracing.Loaded) stay attached with the Loaded. It returns the first
+// error.
 func (l *Log) Close() error {
 	var first error
 	for _, lk := range l.links {

@@ -15,6 +15,29 @@ import (
 // anyway.
 const followBias = 1 << 32
 
+// noTask is a tgid no task has (follow.bpf.h's fast path compares it
+// first): what programs that stay attached between Tracers count.
+const noTask = ^uint32(0)
+
+// stopCounting sets follow.bpf.h's variables to count no task: no tgid,
+// no cgroup, no process followed. Tracers that count every task (AllTasks)
+// go on counting, into maps the next Tracer resets.
+func (t *Tracer) stopCounting() error {
+	for _, v := range []struct {
+		name  string
+		value any
+	}{{"targ_tgid", noTask}, {"targ_cgroup", uint64(0)}, {"followed", uint64(0)}} {
+		tv, ok := t.vars[v.name]
+		if !ok {
+			continue
+		}
+		if err := tv.Set(v.value); err != nil {
+			return fmt.Errorf("%s: stop counting: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
 // FollowProcess counts process tgid, and the processes it forks from now
 // on, as the fork program does for the children of the traced process: a
 // process tree that was running before the tracer attached (attach --pid)

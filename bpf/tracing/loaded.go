@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,17 +13,22 @@ import (
 	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
 // Loaded keeps tracers' loaded programs and maps so that they are
-// verified once and attached many times: by the trial workers of a run one
-// after another, each a fresh process that gets them as inherited file
-// descriptors (Export, ImportLoaded). A tracer loaded with TracerOptions.Loaded
-// takes its collection from here when one of its name and variant is
-// kept, resetting every map to what a fresh load would hold; otherwise it
-// loads one and keeps it here. The collections are the Loaded's, not the
-// Tracers': closing a Tracer detaches it, closing the Loaded unloads.
+// verified and attached once and counted through many times: by the trial
+// workers of a run one after another, each a fresh process that gets them
+// as inherited file descriptors (Export, ImportLoaded). A tracer loaded
+// with TracerOptions.Loaded takes its collection from here when one of its
+// name and variant is kept, resetting every map to what a fresh load would
+// hold; otherwise it loads one and keeps it here. The first Tracer of a
+// collection attaches it (Attach) and the attachment stays with the
+// Loaded, in the process that made it, until Detach or Close: a worker
+// given attached programs only sets which task they count. The
+// collections are the Loaded's, not the Tracers': closing a Tracer stops
+// its counting, closing the Loaded detaches and unloads.
 type Loaded struct {
 	mu   sync.Mutex
 	sets map[string]*objectSet // by tracer name
@@ -34,6 +40,11 @@ type objectSet struct {
 	// used is set once a Tracer holds the set: two Tracers at once would
 	// count into the same maps.
 	used bool
+	// links are the attachments this process made and keeps; elsewhere
+	// says the process that exported the set keeps them (ImportLoaded).
+	links     []link.Link
+	attached  bool
+	elsewhere bool
 }
 
 // NewLoaded returns an empty set of kept objects.
@@ -91,6 +102,63 @@ func (o *Loaded) Release(name string) {
 	}
 }
 
+// Attach attaches tracer name's kept programs with attach, unless they
+// are attached already: by an earlier Tracer of this process, whose links
+// stay here, or by the process that exported them. A program attached
+// twice would run twice for every event and count it twice.
+func (o *Loaded) Attach(name string, attach func() ([]link.Link, error)) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	set, ok := o.sets[name]
+	if !ok {
+		return fmt.Errorf("%s: no kept objects to attach", name)
+	}
+	if set.attached || set.elsewhere {
+		return nil
+	}
+	links, err := attach()
+	if err != nil {
+		closeLinks(links)
+		return err
+	}
+	set.links, set.attached = links, true
+	return nil
+}
+
+// Detach detaches every kept program this process attached; they stay
+// loaded, to be attached again by the next Tracer. It returns the first
+// error.
+func (o *Loaded) Detach() error {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.detach()
+}
+
+// detach is Detach with o.mu held.
+func (o *Loaded) detach() error {
+	var first error
+	for name, set := range o.sets {
+		if err := closeLinks(set.links); err != nil && first == nil {
+			first = fmt.Errorf("%s: detach: %w", name, err)
+		}
+		set.links, set.attached = nil, false
+	}
+	return first
+}
+
+func closeLinks(links []link.Link) error {
+	var first error
+	for _, l := range links {
+		if err := l.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // Programs returns the names of tracer name's kept programs; ok is false
 // when none are kept (or o is nil).
 func (o *Loaded) Programs(name string) (programs []string, ok bool) {
@@ -117,29 +185,45 @@ func (o *Loaded) Len() int {
 	return len(o.sets)
 }
 
-// Close unloads every kept collection.
+// Close detaches and unloads every kept collection.
 func (o *Loaded) Close() {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	_ = o.detach()
 	for name, set := range o.sets {
 		set.coll.Close()
 		delete(o.sets, name)
 	}
 }
 
-// reuse readies a kept collection for another attach, as a fresh load of
+// reuse readies a kept collection for another Tracer, as a fresh load of
 // spec would be: its constants (.rodata) must be spec's, its other global
 // variables (.data, .bss) are set to spec's values, and every other map is
-// emptied and given spec's contents. The programs are not attached, so no
-// program writes meanwhile.
+// emptied and given spec's contents. The programs may be attached, with
+// the variables of the last Tracer's Close counting no task: the global
+// variables, which say which tasks count, are set last, once the maps the
+// programs count into are fresh.
 func reuse(coll *ebpf.Collection, spec *ebpf.CollectionSpec, skip map[string]*ebpf.Map) error {
-	for name, m := range coll.Maps {
-		if _, ok := skip[name]; ok {
-			continue
+	names := make([]string, 0, len(coll.Maps))
+	for name := range coll.Maps {
+		if _, ok := skip[name]; !ok {
+			names = append(names, name)
 		}
+	}
+	section := func(name string) int {
+		if strings.HasPrefix(name, ".") {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(section(a), section(b)), cmp.Compare(a, b))
+	})
+	for _, name := range names {
+		m := coll.Maps[name]
 		ms := spec.Maps[name]
 		if ms == nil {
 			return fmt.Errorf("map %s: not in the object", name)
@@ -317,6 +401,9 @@ type LoadedSet struct {
 	Variant  Variant        `json:"variant"`
 	Programs map[string]int `json:"programs"`
 	Maps     map[string]int `json:"maps"`
+	// Attached says the exporting process keeps the programs attached:
+	// the importer must not attach them again.
+	Attached bool `json:"attached,omitempty"`
 }
 
 // Export returns a copy of every kept program's and map's descriptor, as
@@ -343,7 +430,7 @@ func (o *Loaded) Export(first int) ([]*os.File, LoadedFiles, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		set := o.sets[name]
-		sf := LoadedSet{Name: name, Variant: set.variant, Programs: map[string]int{}, Maps: map[string]int{}}
+		sf := LoadedSet{Name: name, Variant: set.variant, Programs: map[string]int{}, Maps: map[string]int{}, Attached: set.attached || set.elsewhere}
 		for pn, p := range set.coll.Programs {
 			n, err := add(name+"/"+pn, p.FD())
 			if err != nil {
@@ -378,7 +465,7 @@ func ImportLoaded(files LoadedFiles) (*Loaded, error) {
 	o := NewLoaded()
 	for _, sf := range files.Sets {
 		coll := &ebpf.Collection{Programs: map[string]*ebpf.Program{}, Maps: map[string]*ebpf.Map{}}
-		o.sets[sf.Name] = &objectSet{variant: sf.Variant, coll: coll}
+		o.sets[sf.Name] = &objectSet{variant: sf.Variant, coll: coll, elsewhere: sf.Attached}
 		for pn, fd := range sf.Programs {
 			unix.CloseOnExec(fd)
 			p, err := ebpf.NewProgramFromFD(fd)

@@ -71,7 +71,7 @@ type Tracer struct {
 	stats    *ebpf.Map
 	tids     *ebpf.Map
 	vars     map[string]*variable
-	objs     *Loaded       // holds coll when set: Close detaches only
+	objs     *Loaded       // holds coll and its links when set
 	gen      atomic.Uint64 // last follow_gen written; workload threads register concurrently
 	missBase uint64        // recursion misses at the last Reset
 	biased   bool          // followed carries followBias (FollowProcess)
@@ -185,9 +185,7 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 	if err = t.readVariables(spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
-	links, err := attach(coll, spec)
-	t.links = append(t.links, links...)
-	if err != nil {
+	if err = t.attach(opts.Loaded, func() ([]link.Link, error) { return attach(coll, spec) }); err != nil {
 		return nil, err
 	}
 	if opts.Evidence > 0 && spec.Variables["evidence_on"] != nil {
@@ -196,6 +194,18 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		}
 	}
 	return t, nil
+}
+
+// attach attaches the tracer's programs with attachFn: the links are the
+// Tracer's when it owns its collection, else the kept collection's
+// (Loaded.Attach), which may be attached already.
+func (t *Tracer) attach(kept *Loaded, attachFn func() ([]link.Link, error)) error {
+	if t.objs != nil {
+		return kept.Attach(t.name, attachFn)
+	}
+	links, err := attachFn()
+	t.links = append(t.links, links...)
+	return err
 }
 
 // configureSpec makes the load-time settings of opts on spec: map sizes,
@@ -569,7 +579,9 @@ func (t *Tracer) ProgramIDs() []ebpf.ProgramID {
 	return ids
 }
 
-// Close detaches and unloads everything; it returns the first error.
+// Close detaches and unloads what the Tracer owns; the programs of a kept
+// collection (Loaded) stay attached, counting no task. It returns the
+// first error.
 func (t *Tracer) Close() error {
 	var first error
 	for _, l := range t.links {
@@ -585,6 +597,11 @@ func (t *Tracer) Close() error {
 	switch {
 	case t.coll == nil:
 	case t.objs != nil:
+		// The programs stay attached (Loaded): they count no task until
+		// the next Tracer's reuse says which.
+		if err := t.stopCounting(); err != nil && first == nil {
+			first = err
+		}
 		t.objs.Release(t.name)
 	default:
 		t.coll.Close()

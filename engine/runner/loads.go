@@ -11,17 +11,24 @@ import (
 )
 
 // Loads keeps the tracers of a target's scenarios loaded, from the first
-// trial that needs them until Close: each trial's worker, a fresh
-// process, attaches programs the kernel verified once instead of loading
-// them anew. The verifier's time is a kernel's own (seconds a program on
-// some builds, see BENCHMARKS.md), so without this every trial paid it.
-// What the workers share is only code the kernel checked; every map is
-// reset to a fresh load's contents as a worker takes it (tracing.Loaded).
-// A Request without Loads loads once per Run or RunPair.
+// trial that needs them until Close, and the running scenario's attached:
+// each trial's worker, a fresh process, counts through programs the
+// kernel verified once and this process attached, instead of loading and
+// attaching them anew. The verifier's time is a kernel's own (seconds a
+// program on some builds), and a detach waits for the kernel's RCU grace
+// periods (tens of ms on a busy machine): without this every trial paid
+// both (BENCHMARKS.md). What the workers share is only code the kernel
+// checked; every map is reset to a fresh load's contents as a worker takes
+// it, and between workers the programs count no task (tracing.Loaded). A
+// Request without Loads loads once per Run or RunPair.
 type Loads struct {
 	mu    sync.Mutex
 	by    map[string]*tracing.Loaded // by scenario, as it runs
 	cache *btf.Cache
+	// attached is the key of the scenario whose tracers are attached,
+	// "" for none: only one scenario's, so that another scenario's
+	// programs do not run in this one's trials.
+	attached string
 }
 
 // NewLoads returns an empty Loads.
@@ -29,12 +36,13 @@ func NewLoads() *Loads {
 	return &Loads{by: map[string]*tracing.Loaded{}, cache: btf.NewCache()}
 }
 
-// noTask is a tgid no task has: what a parent's tracers count while it
-// loads and attaches them once to see that they attach.
+// noTask is a tgid no task has: what a parent's tracers count as it
+// attaches them, and between its workers.
 const noTask = ^uint32(0)
 
-// forScenario returns the tracers of s loaded, loading them on first use;
-// nil when s needs none, or when loading failed here: each worker then
+// forScenario returns the tracers of s loaded and attached, loading them
+// on first use and detaching the scenario's attached before; nil when s
+// needs none, or when loading or attaching failed here: each worker then
 // loads its own and reports the failure as a trial's error, classified as
 // ever.
 func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
@@ -48,30 +56,46 @@ func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
 	key := string(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if objs, ok := l.by[key]; ok {
+	if l.attached != key {
+		if objs := l.by[l.attached]; objs != nil {
+			_ = objs.Detach() // a link that will not close goes with the Loaded's Close
+		}
+		l.attached = ""
+	}
+	objs, ok := l.by[key]
+	switch {
+	case !ok:
+		objs = tracing.NewLoaded()
+		l.by[key] = objs
+	case objs == nil:
+		return nil // it failed to load before
+	case l.attached == key:
 		return objs
 	}
-	objs, err := preload(s, l.cache)
-	if err != nil {
-		objs = nil
+	if err := attachKept(s, l.cache, objs); err != nil {
+		_ = objs.Detach() // what attached before the failure
+		if !ok {
+			objs.Close()
+			l.by[key] = nil
+		}
+		return nil
 	}
-	l.by[key] = objs
+	l.attached = key
 	return objs
 }
 
-// preload loads and attaches s's tracers as a worker would, counting no
-// task, detaches them and keeps what was loaded.
-func preload(s *scenarios.Scenario, cache *btf.Cache) (*tracing.Loaded, error) {
+// attachKept loads s's tracers into objs, or takes the ones kept there,
+// and attaches them as a worker would, counting no task; closing the
+// Tracers leaves them attached with objs.
+func attachKept(s *scenarios.Scenario, cache *btf.Cache, objs *tracing.Loaded) error {
 	if err := tracing.RemoveMemlock(); err != nil {
-		return nil, err
+		return err
 	}
-	objs := tracing.NewLoaded()
 	kb := kernelBTF{cache: cache, loaded: objs}
 	opts := tracing.TracerOptions{TGID: noTask, Threads: scenarios.ThreadsAttributable(s.Workload), BTF: cache, Evidence: s.Evidence, Loaded: objs}
 	ilog, err := loadInterference(s, kb)
 	if err != nil {
-		objs.Close()
-		return nil, err
+		return err
 	}
 	if ilog != nil {
 		defer ilog.Close()
@@ -79,16 +103,15 @@ func preload(s *scenarios.Scenario, cache *btf.Cache) (*tracing.Loaded, error) {
 	}
 	ts, err := attachTracers(s, opts)
 	if err != nil {
-		objs.Close()
-		return nil, err
+		return err
 	}
 	for _, t := range ts {
 		t.Close()
 	}
-	return objs, nil
+	return nil
 }
 
-// Close unloads every tracer kept.
+// Close detaches and unloads every tracer kept.
 func (l *Loads) Close() {
 	if l == nil {
 		return
