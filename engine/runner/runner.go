@@ -251,7 +251,7 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		var err error
 		emit := emitter(s, i+1, len(req.Scenarios), req.Progress)
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, kb, req.KernelText, emit, nil)
+			sr, err = runScenario(ctx, s, kb, newSymbolizer(req.KernelText), emit, nil)
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, loads, req.CPUOffset, emit)
 		}
@@ -351,10 +351,19 @@ type kernelBTF struct {
 	loaded *tracing.Loaded
 }
 
+// newSymbolizer is a symbolizer for a scenario's evidence that leaves the
+// kernel's own text (text, when set) for the host to name.
+func newSymbolizer(text symbols.TextRange) *symbols.Symbolizer {
+	sym := symbols.NewSymbolizer()
+	sym.LeaveCore(text)
+	return sym
+}
+
 // runScenario runs every trial of s in this process, its progress told to
-// emit. With ctl (a sliced worker's), the parent says when to warm up and
-// when to run each slice of the one trial (see sliceControl).
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text symbols.TextRange, emit func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
+// emit and its evidence named by sym. With ctl (a sliced worker's), the
+// parent says when to warm up and when to run each slice of the one trial
+// (see sliceControl).
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *symbols.Symbolizer, emit func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
 	sr, err = newScenarioResult(s)
 	if err != nil {
 		return nil, err
@@ -390,8 +399,6 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, text 
 	if err := warmUp(ctx, s, wl, ctl, emit); err != nil {
 		return sr, err
 	}
-	sym := symbols.NewSymbolizer()
-	sym.LeaveCore(text)
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: PhaseTrial, Trial: trial})
 		m, err := at.trial(ctx, s, wl, ctl)

@@ -56,6 +56,11 @@ type workerRequest struct {
 	// Loaded names the inherited descriptors of the tracers its parent
 	// loaded for it (Loads); none loads them here.
 	Loaded *tracing.LoadedFiles `json:"loaded,omitempty"`
+	// LeaveUser makes the worker leave the user frames of other processes
+	// as hex, with the mappings that hold them (workerReply.UserMaps), for
+	// the parent to name from symbol tables it reads once for every trial
+	// (hostUser).
+	LeaveUser bool `json:"leave_user,omitempty"`
 }
 
 // workerReply is what a worker writes on stdout.
@@ -70,6 +75,9 @@ type workerReply struct {
 	// BadTarget and Unsupported carry AttachError's classes.
 	BadTarget   bool `json:"bad_target,omitempty"`
 	Unsupported bool `json:"unsupported,omitempty"`
+	// UserMaps are, by process, the mappings holding the user frames
+	// left as hex (workerRequest.LeaveUser).
+	UserMaps map[uint32][]symbols.Mapping `json:"user_maps,omitempty"`
 }
 
 // WorkerMain runs the trial a parent asked for and returns the exit code.
@@ -129,11 +137,15 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 		defer objs.Close()
 		kb.loaded = objs
 	}
-	sr, err := runScenario(ctx, s, kb, req.KernelText, emitter(s, 1, 1, nil), ctl)
+	sym := newSymbolizer(req.KernelText)
+	if req.LeaveUser {
+		sym.LeaveOthers()
+	}
+	sr, err := runScenario(ctx, s, kb, sym, emitter(s, 1, 1, nil), ctl)
 	if err != nil {
 		return replyError(err)
 	}
-	return workerReply{Scenario: sr}
+	return workerReply{Scenario: sr, UserMaps: sym.Mappings()}
 }
 
 func replyError(err error) workerReply {
@@ -205,7 +217,7 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 	one := *s
 	one.Trials = 1
 	w := &worker{kmap: hostKernel()}
-	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset, Sliced: sliced}
+	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset, Sliced: sliced, LeaveUser: true}
 	if w.kmap != nil {
 		wr.KernelText = w.kmap.Text()
 	}
@@ -277,18 +289,40 @@ func (w *worker) result(ctx context.Context, runErr error) (*result.Scenario, er
 	if reply.Scenario == nil || reply.Scenario.Trials != 1 {
 		return nil, fmt.Errorf("trial worker (pid %d) returned no trial", pidOf(cmd))
 	}
-	if w.kmap != nil {
-		for _, m := range reply.Scenario.Metrics {
-			for ti := range m.Trials {
-				for ei := range m.Trials[ti].Slowest {
-					e := &m.Trials[ti].Slowest[ei]
+	w.nameFrames(reply)
+	return reply.Scenario, nil
+}
+
+// nameFrames names the frames of the reply's evidence that the worker
+// left as hex: the kernel's from this kernel's symbols (hostKernel), other
+// processes' user frames from their mappings (hostUser).
+func (w *worker) nameFrames(reply workerReply) {
+	if w.kmap == nil && len(reply.UserMaps) == 0 {
+		return
+	}
+	hostUser.mu.Lock()
+	defer hostUser.mu.Unlock()
+	for _, m := range reply.Scenario.Metrics {
+		for ti := range m.Trials {
+			for ei := range m.Trials[ti].Slowest {
+				e := &m.Trials[ti].Slowest[ei]
+				if w.kmap != nil {
 					e.KernelStack = w.kmap.NameStack(e.KernelStack)
+				}
+				if maps, ok := reply.UserMaps[uint32(e.PID)]; ok {
+					hostUser.sym.NameUserStack(e.UserStack, maps)
 				}
 			}
 		}
 	}
-	return reply.Scenario, nil
 }
+
+// hostUser names the user frames workers leave (workerRequest.LeaveUser),
+// keeping each binary's symbol table for every trial of this process.
+var hostUser = struct {
+	mu  sync.Mutex
+	sym *symbols.Symbolizer
+}{sym: symbols.NewSymbolizer()}
 
 // hostKernel is this kernel's symbol map, read from /proc/kallsyms once per
 // process (about 70 ms here, which each trial's worker paid for itself), or

@@ -28,11 +28,14 @@ type Symbolizer struct {
 	ktext   []byte // kallsyms as read: the names of kernel
 	kerr    error
 	elfs    map[string]*elfSyms
-	maps    map[uint32][]mapping // per process, read once
+	maps    map[uint32][]Mapping // per process, read once
 	kallsym string               // path, for tests
 	// core, when set, is the kernel's own text, whose addresses are
 	// left for the host to name (see LeaveCore).
 	core TextRange
+	// left, with LeaveOthers, are the mappings of other processes that
+	// hold the addresses left as hex, by process; nil without.
+	left map[uint32][]Mapping
 }
 
 // TextRange is the kernel's own text, [Start, End): _stext to _etext.
@@ -67,10 +70,54 @@ func (s *Symbolizer) KernelStack(ips []uint64) []string {
 	return s.Frames(ips, false, 0)
 }
 
-// mapping is a file-backed range of a process's address space.
-type mapping struct {
-	start, end, off uint64
-	path            string
+// Mapping is a file-backed range of a process's address space, as
+// /proc/PID/maps lists it.
+type Mapping struct {
+	Start uint64 `json:"start"`
+	End   uint64 `json:"end"`
+	Off   uint64 `json:"off"`
+	Path  string `json:"path"`
+}
+
+// LeaveOthers makes s leave the user addresses of processes other than
+// this one unnamed, as hex, keeping the mappings that hold them
+// (Mappings): a short-lived process (a trial's worker) hands them to a
+// long-lived one, which names them with NameUserStack from symbol tables
+// it reads once for all, instead of each short-lived one reading them
+// again (tens of ms for a large binary such as QEMU's).
+func (s *Symbolizer) LeaveOthers() {
+	if s.left == nil {
+		s.left = map[uint32][]Mapping{}
+	}
+}
+
+// Mappings returns, by process, the mappings holding the addresses s left
+// as hex (LeaveOthers).
+func (s *Symbolizer) Mappings() map[uint32][]Mapping {
+	if len(s.left) == 0 {
+		return nil
+	}
+	return s.left
+}
+
+// NameUserStack names, in place, the frames of a user stack that another
+// process's symbolizer left as hex (LeaveOthers), from maps, the
+// mappings it kept for the stack's process. Other frames are left as
+// they are.
+func (s *Symbolizer) NameUserStack(frames []string, maps []Mapping) {
+	for i, f := range frames {
+		h, ok := strings.CutPrefix(f, "0x")
+		if !ok {
+			continue
+		}
+		addr, ok := parseHex([]byte(h))
+		if !ok {
+			continue
+		}
+		if name, ok := s.fileSymbol(maps, addr); ok {
+			frames[i] = name
+		}
+	}
 }
 
 // ksym is a kernel function's address and where its name starts in the
@@ -84,7 +131,7 @@ type ksym struct {
 
 // NewSymbolizer returns a symbolizer; symbols are read on first use.
 func NewSymbolizer() *Symbolizer {
-	return &Symbolizer{elfs: map[string]*elfSyms{}, maps: map[uint32][]mapping{}, kallsym: "/proc/kallsyms"}
+	return &Symbolizer{elfs: map[string]*elfSyms{}, maps: map[uint32][]Mapping{}, kallsym: "/proc/kallsyms"}
 }
 
 // SystemMap is a kernel's System.map: the addresses of its own text,
@@ -247,10 +294,25 @@ func (s *Symbolizer) User(pid uint32, addr uint64) string {
 			return f.Name()
 		}
 	}
-	if name, ok := s.elfSymbol(pid, addr); ok {
+	if s.left != nil {
+		s.leave(pid, addr)
+	} else if name, ok := s.fileSymbol(s.mappings(pid), addr); ok {
 		return name
 	}
 	return fmt.Sprintf("0x%x", addr)
+}
+
+// leave keeps the mapping of pid that holds addr, for Mappings.
+func (s *Symbolizer) leave(pid uint32, addr uint64) {
+	for _, m := range s.mappings(pid) {
+		if addr < m.Start || addr >= m.End {
+			continue
+		}
+		if !slices.Contains(s.left[pid], m) {
+			s.left[pid] = append(s.left[pid], m)
+		}
+		return
+	}
 }
 
 // Frames names a stack's addresses; user frames belong to pid.
@@ -271,18 +333,18 @@ type elfSyms struct {
 	syms  []elf.Symbol // functions, by address
 }
 
-// elfSymbol finds addr in pid's mappings and names it from the mapped
-// file's symbol table (.symtab, else .dynsym).
-func (s *Symbolizer) elfSymbol(pid uint32, addr uint64) (string, bool) {
-	for _, m := range s.mappings(pid) {
-		if addr < m.start || addr >= m.end {
+// fileSymbol finds addr in a process's mappings and names it from the
+// mapped file's symbol table (.symtab, else .dynsym).
+func (s *Symbolizer) fileSymbol(maps []Mapping, addr uint64) (string, bool) {
+	for _, m := range maps {
+		if addr < m.Start || addr >= m.End {
 			continue
 		}
-		es := s.elf(m.path)
+		es := s.elf(m.Path)
 		if es == nil {
 			return "", false
 		}
-		fileOff := addr - m.start + m.off
+		fileOff := addr - m.Start + m.Off
 		for _, p := range es.loads {
 			if fileOff < p.Off || fileOff >= p.Off+p.Filesz {
 				continue
@@ -300,11 +362,11 @@ func (s *Symbolizer) elfSymbol(pid uint32, addr uint64) (string, bool) {
 
 // mappings are pid's file-backed mappings, from /proc/PID/maps, read once
 // per symbolizer (none once the process is gone).
-func (s *Symbolizer) mappings(pid uint32) []mapping {
+func (s *Symbolizer) mappings(pid uint32) []Mapping {
 	if ms, ok := s.maps[pid]; ok {
 		return ms
 	}
-	var ms []mapping
+	var ms []Mapping
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	for _, line := range strings.Split(string(b), "\n") {
 		// start-end perms offset dev inode path
@@ -322,7 +384,7 @@ func (s *Symbolizer) mappings(pid uint32) []mapping {
 		if err1 != nil || err2 != nil || err3 != nil {
 			continue
 		}
-		ms = append(ms, mapping{start, end, off, f[5]})
+		ms = append(ms, Mapping{Start: start, End: end, Off: off, Path: f[5]})
 	}
 	s.maps[pid] = ms
 	return ms
