@@ -20,8 +20,9 @@ const followBias = 1 << 32
 const noTask = ^uint32(0)
 
 // stopCounting sets follow.bpf.h's variables to count no task: no tgid,
-// no cgroup, no process followed. Tracers that count every task (AllTasks)
-// go on counting, into maps the next Tracer resets.
+// no cgroup, no process followed, and a new generation for the verdicts
+// tasks keep. Tracers that count every task (AllTasks) go on counting,
+// into maps the next Tracer resets.
 func (t *Tracer) stopCounting() error {
 	for _, v := range []struct {
 		name  string
@@ -35,7 +36,7 @@ func (t *Tracer) stopCounting() error {
 			return fmt.Errorf("%s: stop counting: %w", t.name, err)
 		}
 	}
-	return nil
+	return t.bumpGen()
 }
 
 // FollowProcess counts process tgid, and the processes it forks from now
