@@ -57,10 +57,7 @@ func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.attached != key {
-		if objs := l.by[l.attached]; objs != nil {
-			_ = objs.Detach() // a link that will not close goes with the Loaded's Close
-		}
-		l.attached = ""
+		l.detachLocked()
 	}
 	objs, ok := l.by[key]
 	switch {
@@ -109,6 +106,24 @@ func attachKept(s *scenarios.Scenario, cache *btf.Cache, objs *tracing.Loaded) e
 		t.Close()
 	}
 	return nil
+}
+
+// detach detaches the attached scenario's tracers, keeping them loaded.
+func (l *Loads) detach() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.detachLocked()
+}
+
+// detachLocked is detach with l.mu held.
+func (l *Loads) detachLocked() {
+	if objs := l.by[l.attached]; objs != nil {
+		_ = objs.Detach() // a link that will not close goes with the Close
+	}
+	l.attached = ""
 }
 
 // Close detaches and unloads every tracer kept.

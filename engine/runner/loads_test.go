@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,69 +106,84 @@ func TestExecCommandInheritsNoTracerDescriptors(t *testing.T) {
 
 // The parent attaches a scenario's kept tracers once: its workers count
 // through the parent's links, each read once, and make none of their own;
-// the next scenario's trials run with the first's tracers detached, and
-// nothing stays loaded once the Loads close.
+// the tracers are detached, still loaded, once the Run ends, and unloaded
+// once the Loads close.
 func TestWorkersCountThroughTheParentsLinks(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
 		t.Fatalf("needs root for BPF: %v", err)
 	}
 	loads := NewLoads()
 	defer loads.Close()
-	run := func(s *scenarios.Scenario) {
-		t.Helper()
-		res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}, Loads: loads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sr := res.Find(s.Name)
-		if sr == nil || sr.Trials != s.Trials {
-			t.Fatalf("want %d trials of %s, got %+v", s.Trials, s.Name, sr)
-		}
-		m := sr.Metrics["syscall."+strings.TrimPrefix(s.Name, "syscall-")]
-		if m == nil {
-			t.Fatalf("%s: no syscall metric in %v", s.Name, slices.Collect(maps.Keys(sr.Metrics)))
-		}
-		for i, tr := range m.Trials {
-			if tr.Summary.Count < tr.Ops*95/100 || tr.Summary.Count > tr.Ops*105/100 {
-				t.Errorf("%s trial %d: counted %d of the workload's %d calls", s.Name, i+1, tr.Summary.Count, tr.Ops)
-			}
-		}
-	}
-	read := syscallRead(t, 2, 100*time.Millisecond)
-	run(read)
-	if len(loads.by) != 1 {
-		t.Fatalf("%d scenarios loaded, want 1", len(loads.by))
-	}
-	var ids []ebpf.ProgramID
-	for _, objs := range loads.by {
-		ids = objs.ProgramIDs()
-	}
-	first := linksTo(t, ids, len(ids))
-	if len(first) != len(ids) {
-		t.Fatalf("%d links to the %d kept programs, want one each", len(first), len(ids))
-	}
-	run(read)
-	if again := linksTo(t, ids, len(ids)); !maps.Equal(again, first) {
-		t.Errorf("links %v after more trials, want the parent's %v: a worker attached its own", again, first)
-	}
-
-	write, err := scenarios.Lookup("syscall-write")
+	s := syscallRead(t, 3, 100*time.Millisecond)
+	stop := make(chan struct{})
+	seen := make(chan map[link.ID]ebpf.ProgramID)
+	go func() { seen <- watchLinks(loads, stop) }()
+	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}, Loads: loads})
+	close(stop)
+	links := <-seen
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := *write
-	w.Trials, w.Duration, w.Warmup = 1, 100*time.Millisecond, 0
-	run(&w)
-	if left := linksTo(t, ids, 0); len(left) != 0 {
-		t.Errorf("syscall-read's programs still attached by %v after syscall-write ran", left)
+	sr := res.Find(s.Name)
+	if sr == nil || sr.Trials != 3 {
+		t.Fatalf("want 3 trials, got %+v", sr)
 	}
-	var all []ebpf.ProgramID
+	for i, tr := range sr.Metrics["syscall.read"].Trials {
+		if tr.Summary.Count < tr.Ops*95/100 || tr.Summary.Count > tr.Ops*105/100 {
+			t.Errorf("trial %d: counted %d of the workload's %d reads", i+1, tr.Summary.Count, tr.Ops)
+		}
+	}
+	var ids []ebpf.ProgramID
 	for _, objs := range loads.by {
-		all = append(all, objs.ProgramIDs()...)
+		ids = append(ids, objs.ProgramIDs()...)
+	}
+	perProgram := map[ebpf.ProgramID]int{}
+	for _, p := range links {
+		perProgram[p]++
+	}
+	if len(perProgram) != len(ids) {
+		t.Errorf("links to %d of the %d kept programs while the trials ran, want all", len(perProgram), len(ids))
+	}
+	for p, n := range perProgram {
+		if n != 1 {
+			t.Errorf("program %d had %d links while the trials ran, want the parent's one", p, n)
+		}
+	}
+	if left := linksTo(t, ids, 0); len(left) != 0 {
+		t.Errorf("links %v left after the Run, want its tracers detached", left)
 	}
 	loads.Close()
-	if left, err := tracing.StillLoaded(all, 5*time.Second); err != nil || len(left) > 0 {
+	if left, err := tracing.StillLoaded(ids, 5*time.Second); err != nil || len(left) > 0 {
 		t.Errorf("kept programs %v still loaded after the Loads closed (%v)", left, err)
+	}
+}
+
+// watchLinks returns every link the kernel had, until stop, to the
+// programs loads keeps, looked at every 5 ms.
+func watchLinks(loads *Loads, stop <-chan struct{}) map[link.ID]ebpf.ProgramID {
+	seen := map[link.ID]ebpf.ProgramID{}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		loads.mu.Lock()
+		var ids []ebpf.ProgramID
+		for _, objs := range loads.by {
+			if objs != nil {
+				ids = append(ids, objs.ProgramIDs()...)
+			}
+		}
+		loads.mu.Unlock()
+		var it link.Iterator
+		for it.Next() {
+			if info, err := it.Link.Info(); err == nil && slices.Contains(ids, info.Program) {
+				seen[it.ID] = info.Program
+			}
+		}
+		select {
+		case <-stop:
+			return seen
+		case <-tick.C:
+		}
 	}
 }
 

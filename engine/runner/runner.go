@@ -70,8 +70,10 @@ type Request struct {
 	// every true, whatever happened.
 	SliceHook func(running bool) error `json:"-"`
 	// Loads, when set, keeps the tracers loaded across this request's
-	// trials and beyond, until its owner closes it (a gate's rounds); nil
-	// loads them once per Run or RunPair.
+	// trials and beyond, until its owner closes it (a gate's rounds), and
+	// the running scenario's attached until the Run ends, or, for a
+	// RunPair, whose two sides' tracers are attached at once, until the
+	// next scenario or the Close; nil loads them once per Run or RunPair.
 	Loads *Loads `json:"-"`
 }
 
@@ -244,6 +246,10 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 	if loads == nil && !req.InProcess {
 		loads = NewLoads()
 		defer loads.Close()
+	} else {
+		// Another target's trials may run next, whole (a gate's rounds):
+		// this one's programs must not run in them.
+		defer loads.detach()
 	}
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
