@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -245,7 +244,7 @@ func resetMap(name string, m *ebpf.Map, ms *ebpf.MapSpec, spec *ebpf.CollectionS
 		// drained by its new reader.
 		return nil
 	case ebpf.Array, ebpf.PerCPUArray:
-		if err := zeroArray(m); err != nil {
+		if err := zeroKeys(m, int(m.MaxEntries())); err != nil {
 			return err
 		}
 	case ebpf.Hash, ebpf.LRUHash, ebpf.PerCPUHash, ebpf.LRUCPUHash, ebpf.StackTrace:
@@ -328,40 +327,6 @@ func sectionValue(name string, ms *ebpf.MapSpec, spec *ebpf.CollectionSpec) ([]b
 		copy(data[v.Offset:end], v.Value)
 	}
 	return data, nil
-}
-
-func zeroArray(m *ebpf.Map) error {
-	n := int(m.MaxEntries())
-	per := 1
-	if m.Type() == ebpf.PerCPUArray {
-		cpus, err := ebpf.PossibleCPU()
-		if err != nil {
-			return err
-		}
-		per = cpus
-	}
-	keys := make([]uint32, n)
-	for i := range keys {
-		keys[i] = uint32(i)
-	}
-	// Values of the map's size, zero: one per key, or per key and CPU.
-	elem := reflect.ArrayOf(int(m.ValueSize()), reflect.TypeFor[byte]())
-	vals := reflect.MakeSlice(reflect.SliceOf(elem), n*per, n*per).Interface()
-	one := reflect.MakeSlice(reflect.SliceOf(elem), per, per).Interface()
-	if per == 1 {
-		one = reflect.New(elem).Interface()
-	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err == nil {
-		return nil
-	} else if !errors.Is(err, ebpf.ErrNotSupported) {
-		return err
-	}
-	for _, k := range keys {
-		if err := m.Put(k, one); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // emptyMap deletes every key of a hash map.

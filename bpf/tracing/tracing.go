@@ -385,10 +385,10 @@ func (t *Tracer) RemoveThread(tid int) error {
 // Reset zeroes the histograms, e.g. between trials.
 func (t *Tracer) Reset() error {
 	n := len(t.metrics) * hist.Buckets
-	if err := zero(t.hist, n, make([]uint64, n*t.ncpu)); err != nil {
+	if err := zeroKeys(t.hist, n); err != nil {
 		return fmt.Errorf("%s: reset hist: %w", t.name, err)
 	}
-	if err := zero(t.stats, len(t.metrics), make([]stats, len(t.metrics)*t.ncpu)); err != nil {
+	if err := zeroKeys(t.stats, len(t.metrics)); err != nil {
 		return fmt.Errorf("%s: reset hist_stats: %w", t.name, err)
 	}
 	if v, ok := t.vars["hist_missed"]; ok {
@@ -441,16 +441,6 @@ func (t *Tracer) Missed() (uint64, error) {
 		n += m
 	}
 	return n, nil
-}
-
-// zero writes zeros (one per key and CPU) to keys 0..n-1.
-func zero(m *ebpf.Map, n int, zeros any) error {
-	keys := make([]uint32, n)
-	for i := range keys {
-		keys[i] = uint32(i)
-	}
-	_, err := m.BatchUpdate(keys, zeros, nil)
-	return err
 }
 
 // stats mirrors struct hist_stats.
