@@ -56,6 +56,10 @@ type workerRequest struct {
 	// Loaded names the inherited descriptors of the tracers its parent
 	// loaded for it (Loads); none loads them here.
 	Loaded *tracing.LoadedFiles `json:"loaded,omitempty"`
+	// LeaveModules makes the worker leave the frames of the kernel's
+	// modules as hex too: the parent's kallsyms has their symbols
+	// (hostKernel).
+	LeaveModules bool `json:"leave_modules,omitempty"`
 	// LeaveUser makes the worker leave the user frames of other processes
 	// as hex, with the mappings that hold them (workerReply.UserMaps), for
 	// the parent to name from symbol tables it reads once for every trial
@@ -141,6 +145,9 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 	if req.LeaveUser {
 		sym.LeaveOthers()
 	}
+	if req.LeaveModules {
+		sym.LeaveModules()
+	}
 	sr, err := runScenario(ctx, s, kb, sym, emitter(s, 1, 1, nil), ctl)
 	if err != nil {
 		return replyError(err)
@@ -219,7 +226,7 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 	w := &worker{kmap: hostKernel()}
 	wr := workerRequest{Scenario: &one, CPUOffset: cpuOffset, Sliced: sliced, LeaveUser: true}
 	if w.kmap != nil {
-		wr.KernelText = w.kmap.Text()
+		wr.KernelText, wr.LeaveModules = w.kmap.Text(), w.kmap.Modules()
 	}
 	if loaded != nil {
 		first := 3 // os/exec's first ExtraFiles descriptor

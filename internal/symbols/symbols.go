@@ -31,8 +31,10 @@ type Symbolizer struct {
 	maps    map[uint32][]Mapping // per process, read once
 	kallsym string               // path, for tests
 	// core, when set, is the kernel's own text, whose addresses are
-	// left for the host to name (see LeaveCore).
-	core TextRange
+	// left for the host to name (see LeaveCore); with modules, the
+	// addresses above it too (LeaveModules).
+	core    TextRange
+	modules bool
 	// left, with LeaveOthers, are the mappings of other processes that
 	// hold the addresses left as hex, by process; nil without.
 	left map[uint32][]Mapping
@@ -57,6 +59,14 @@ func (s *Symbolizer) LeaveCore(r TextRange) {
 		s.core = r
 	}
 }
+
+// LeaveModules makes s, with LeaveCore, leave the addresses of the
+// kernel's modules, above its own text, as hex too: for a process whose
+// parent, on the same kernel, has its kallsyms with the modules' symbols
+// (SystemMap.Modules). A trial's worker then never reads kallsyms, which
+// took it tens of ms in a trial whose evidence held an interrupt
+// handler's frame.
+func (s *Symbolizer) LeaveModules() { s.modules = true }
 
 // KernelStack names a kernel stack, innermost first. With LeaveCore, the
 // leading frames outside the kernel's text (the BPF program that took the
@@ -135,10 +145,12 @@ func NewSymbolizer() *Symbolizer {
 }
 
 // SystemMap is a kernel's System.map: the addresses of its own text,
-// which a guest booted without KASLR runs at.
+// which a guest booted without KASLR runs at; or this kernel's kallsyms,
+// which has its modules' too.
 type SystemMap struct {
-	sym  *Symbolizer
-	text TextRange
+	sym     *Symbolizer
+	text    TextRange
+	modules bool
 }
 
 // ReadSystemMap reads a System.map (the format of /proc/kallsyms).
@@ -149,7 +161,7 @@ func ReadSystemMap(path string) (*SystemMap, error) {
 	if s.kerr != nil {
 		return nil, s.kerr
 	}
-	m := &SystemMap{sym: s}
+	m := &SystemMap{sym: s, modules: bytes.Contains(s.ktext, []byte("\t["))}
 	for i := range s.kernel {
 		switch s.kname(i) {
 		case "_stext":
@@ -167,15 +179,19 @@ func ReadSystemMap(path string) (*SystemMap, error) {
 // Text is the kernel's own text.
 func (m *SystemMap) Text() TextRange { return m.text }
 
-// Name names a frame left as hex by a guest's LeaveCore; other frames are
-// returned as they are.
+// Modules reports whether the map has the symbols of the kernel's modules
+// (kallsyms, not a System.map): it names the frames LeaveModules leaves.
+func (m *SystemMap) Modules() bool { return m.modules }
+
+// Name names a frame left as hex by LeaveCore (and LeaveModules, when the
+// map has the modules); other frames are returned as they are.
 func (m *SystemMap) Name(frame string) string {
 	h, ok := strings.CutPrefix(frame, "0x")
 	if !ok {
 		return frame
 	}
 	addr, ok := parseHex([]byte(h))
-	if !ok || !m.text.Contains(addr) {
+	if !ok || !(m.text.Contains(addr) || m.modules && addr >= m.text.End) {
 		return frame
 	}
 	return m.sym.Kernel(addr)
@@ -276,7 +292,7 @@ func (s *Symbolizer) kname(i int) string {
 
 // Kernel names a kernel address as function+0xoffset, or hex.
 func (s *Symbolizer) Kernel(addr uint64) string {
-	if s.core.Contains(addr) {
+	if s.core.Contains(addr) || s.modules && s.core.End != 0 && addr >= s.core.End {
 		return fmt.Sprintf("0x%x", addr)
 	}
 	s.once.Do(s.loadKernel)

@@ -151,3 +151,53 @@ func TestGuestLeavesCoreFramesForTheHost(t *testing.T) {
 		}
 	}
 }
+
+// A worker on the host leaves the modules' frames as hex too, and reads
+// no kallsyms; the host's kallsyms, which lists the modules, names them.
+// A System.map, which does not, leaves them alone.
+func TestHostNamesModuleFrames(t *testing.T) {
+	dir := t.TempDir()
+	sysmap := "ffffffff81000000 T _stext\n" +
+		"ffffffff81000300 T vfs_read\n" +
+		"ffffffff81100000 T _etext\n"
+	kallsyms := sysmap + "ffffffffc0001000 t virtblk_request_done\t[virtio_blk]\n"
+	mapPath, kallPath := filepath.Join(dir, "System.map"), filepath.Join(dir, "kallsyms")
+	for p, text := range map[string]string{mapPath: sysmap, kallPath: kallsyms} {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host, err := ReadSystemMap(kallPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !host.Modules() {
+		t.Fatal("kallsyms with a module's symbol: Modules() false")
+	}
+
+	worker := NewSymbolizer()
+	worker.kallsym = filepath.Join(dir, "absent")
+	worker.LeaveCore(host.Text())
+	worker.LeaveModules()
+	got := worker.KernelStack([]uint64{0xffffffffa0002000, 0xffffffff81000320, 0xffffffffc0001010})
+	if want := []string{"0xffffffff81000320", "0xffffffffc0001010"}; !slices.Equal(got, want) {
+		t.Fatalf("worker frames %q, want %q (the program's frame dropped, the rest as hex)", got, want)
+	}
+	if worker.kernel != nil || worker.kerr != nil {
+		t.Error("the worker read kallsyms")
+	}
+	if named, want := host.NameStack(slices.Clone(got)), []string{"vfs_read+0x20", "virtblk_request_done+0x10"}; !slices.Equal(named, want) {
+		t.Errorf("host names %q, want %q", named, want)
+	}
+
+	sm, err := ReadSystemMap(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm.Modules() {
+		t.Error("System.map without modules: Modules() true")
+	}
+	if f := sm.Name("0xffffffffc0001010"); f != "0xffffffffc0001010" {
+		t.Errorf("a System.map named a module's frame %q", f)
+	}
+}
