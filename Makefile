@@ -58,7 +58,7 @@ unit:
 	$(GO) test -count=1 -skip '^TestBucketsAgree$$' ./internal/hist/ ./internal/result/ ./report/ ./report/stats/... ./report/render/ ./scenarios/
 
 # Regenerate the bpf2go output (needs clang): the tracers', and the
-# histogram test's (internal/hist/testdata); CI fails on any diff.
+# histogram test's (internal/hist/bucket.bpf.c); CI fails on any diff.
 BPF2GO_PACKAGES := ./bpf/... ./internal/hist/
 generate:
 	$(GO) generate $(BPF2GO_PACKAGES)

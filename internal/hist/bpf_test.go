@@ -11,9 +11,9 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-// The kernel's side of the bucket math, testdata/bucket.bpf.c over
+// The kernel's side of the bucket math, bucket.bpf.c over
 // bpf/include/hist.bpf.h, built by bpf2go into bucket_bpfel_test.go.
-//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types -go-package hist_test bucket testdata/bucket.bpf.c -- -I../../bpf/include
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types -go-package hist_test bucket bucket.bpf.c -- -I../../bpf/include
 
 // TestBucketsAgree runs hist_bucket from bpf/include/hist.bpf.h in the kernel
 // through BPF_PROG_TEST_RUN and checks it against hist.Bucket on the edges
