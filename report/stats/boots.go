@@ -246,7 +246,9 @@ func rankSumP(x, y []float64) (up, down float64) {
 	return math.Min(up/sum, 1), math.Min(down/sum, 1)
 }
 
-// doubledMidRanks returns each value's mid-rank, doubled (an integer).
+// doubledMidRanks returns each value's mid-rank among v, doubled: a tie
+// group at sorted positions i..j (1-based) has mid-rank (i+j)/2, so the
+// doubled ranks are integers.
 func doubledMidRanks(v []float64) []int {
 	s := slices.Clone(v)
 	slices.Sort(s)

@@ -123,37 +123,20 @@ func logRatios(pairs []roundPair, q float64) []float64 {
 // random order within rounds makes exact.
 func signFlipP(d []float64) (up, down float64) {
 	var abs []float64
+	var pos []bool
 	for _, x := range d {
 		if x != 0 && !math.IsNaN(x) {
-			abs = append(abs, math.Abs(x))
+			abs, pos = append(abs, math.Abs(x)), append(pos, x > 0)
 		}
 	}
-	n := len(abs)
-	if n == 0 {
+	if len(abs) == 0 {
 		return 1, 1
 	}
-	slices.Sort(abs)
-	// Doubled mid-ranks are integers: a tie group at sorted positions
-	// i..j (1-based) has mid-rank (i+j)/2.
-	rank2 := func(a float64) int {
-		lo, _ := slices.BinarySearch(abs, a)
-		hi := lo
-		for hi < n && abs[hi] == a {
-			hi++
-		}
-		return (lo + 1) + hi
-	}
-	ranks := make([]int, 0, n)
-	obs := 0
-	total := 0
-	for _, x := range d {
-		if x == 0 || math.IsNaN(x) {
-			continue
-		}
-		r := rank2(math.Abs(x))
-		ranks = append(ranks, r)
+	ranks := doubledMidRanks(abs)
+	obs, total := 0, 0
+	for i, r := range ranks {
 		total += r
-		if x > 0 {
+		if pos[i] {
 			obs += r
 		}
 	}
