@@ -18,7 +18,7 @@ import (
 
 // RunPair runs one trial of every scenario of reqs[0] and of reqs[1]
 // interleaved in slices (see sliceControl): for each scenario, a sliced
-// worker of each side starts and attaches, each warms up in turn, and then
+// worker of each side starts and attaches, both warm up (warmUp), and then
 // they take turns at slices of at most slice until each has run the
 // scenario's duration. The turns go in pairs, first's side first in even
 // pairs and second in odd ones (A B B A A B ...), so that a drift across
@@ -172,7 +172,7 @@ func (p *pairScenario) start(ctx context.Context, ws *[2]*slicedWorker) error {
 	return nil
 }
 
-// takeTurns has each side warm up in turn, first's first, then run its
+// takeTurns has each side warm up (warmUp), then run its
 // trial in slices of at most p.slice, the turns in pairs (A B B A A B
 // ...), each side's SliceHook told as it starts and stops.
 func (p *pairScenario) takeTurns(ctx context.Context, ws [2]*slicedWorker) (err error) {
@@ -183,14 +183,8 @@ func (p *pairScenario) takeTurns(ctx context.Context, ws [2]*slicedWorker) (err 
 		}
 	}()
 	turns := [2]int{p.first, 1 - p.first}
-	for _, side := range turns {
-		p.emit[side](Event{Phase: PhaseWarmup})
-		if err := h.to(side); err != nil {
-			return err
-		}
-		if err := ws[side].turn(ctx, "warm"); err != nil {
-			return err
-		}
+	if err := p.warmUp(ctx, ws, h, turns); err != nil {
+		return err
 	}
 	for side := range ws {
 		p.emit[side](Event{Phase: PhaseTrial, Trial: 1})
@@ -216,6 +210,39 @@ func (p *pairScenario) takeTurns(ctx context.Context, ws [2]*slicedWorker) (err 
 		}
 	}
 	return h.release()
+}
+
+// warmUp has both sides warm up at once, or in turns, first's first, when
+// either has a hook: a hook's setting holds machine-wide, so a side warms
+// up with its own in force as it runs its slices. A warmup is not
+// measured; what it does is the worker's own (its first faults, its
+// allocations), which the other side's warmup beside it does not undo.
+func (p *pairScenario) warmUp(ctx context.Context, ws [2]*slicedWorker, h *holder, turns [2]int) error {
+	for _, side := range turns {
+		p.emit[side](Event{Phase: PhaseWarmup})
+	}
+	if p.reqs[0].SliceHook == nil && p.reqs[1].SliceHook == nil {
+		for _, side := range turns {
+			if err := ws[side].say(ctx, "warm"); err != nil {
+				return err
+			}
+		}
+		for _, side := range turns {
+			if err := ws[side].await(ctx, "ok"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, side := range turns {
+		if err := h.to(side); err != nil {
+			return err
+		}
+		if err := ws[side].turn(ctx, "warm"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish ends both workers' trial and collects each side's result.

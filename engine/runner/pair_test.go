@@ -118,6 +118,47 @@ func TestRunPairTakesTurns(t *testing.T) {
 
 // A pair cut in the middle returns, leaves no worker running and no BPF
 // program loaded.
+// Two sides with no hooks warm up at once: the warmups of a round take
+// one warmup's time, not two; each side's trial still counts only its
+// own workload's reads.
+func TestRunPairWarmsBothSidesAtOnce(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	sc := syscallRead(t, 1, 100*time.Millisecond)
+	sc.Warmup = 400 * time.Millisecond
+	var mu sync.Mutex
+	var warm, trial time.Time
+	offset := 0
+	var reqs [2]Request
+	for side := range reqs {
+		reqs[side] = Request{Scenarios: []*scenarios.Scenario{sc}, CPUOffset: &offset, Target: result.Target{Name: []string{"base", "head"}[side], Kind: "host"}}
+		reqs[side].Progress = func(e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case e.Phase == PhaseWarmup && warm.IsZero():
+				warm = time.Now()
+			case e.Phase == PhaseTrial && e.Measured == nil && trial.IsZero():
+				trial = time.Now()
+			}
+		}
+	}
+	res, err := RunPair(context.Background(), reqs, 0, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := trial.Sub(warm); d < sc.Warmup || d >= 2*sc.Warmup-100*time.Millisecond {
+		t.Errorf("the warmups took %s: want one warmup's %s (two in turns take %s)", d, sc.Warmup, 2*sc.Warmup)
+	}
+	for side, r := range res {
+		tr := r.Find("syscall-read").Metrics["syscall.read"].Trials[0]
+		if tr.Ops == 0 || tr.Summary.Count > tr.Ops*105/100 {
+			t.Errorf("side %d: the tracer counted %d reads of the workload's %d", side, tr.Summary.Count, tr.Ops)
+		}
+	}
+}
+
 func TestInterruptedPairLeavesNothing(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
 		t.Fatalf("needs root for BPF: %v", err)

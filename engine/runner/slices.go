@@ -19,7 +19,7 @@ import (
 // A sliced worker runs its one trial in slices, taking turns with another
 // worker's trial: the base's and the head's of one round of a same-job
 // gate (RunPair). Both workers start and attach at once; then the parent
-// tells each in turn to warm up, and to run each slice of its trial, while
+// tells them to warm up, and each in turn to run each slice of its trial, while
 // the other waits with its tracers attached and no workload thread
 // running. Whatever the machine does in the round (a burst of other work,
 // a slow spell of the vCPU) falls on both sides' slices alike, instead of
