@@ -148,14 +148,21 @@ func (o *Loaded) detach() error {
 	return first
 }
 
+// closeLinks closes links at once: a close waits for the kernel's RCU
+// grace periods, which waits that overlap share.
 func closeLinks(links []link.Link) error {
-	var first error
-	for _, l := range links {
-		if err := l.Close(); err != nil && first == nil {
-			first = err
+	errs := make([]error, len(links))
+	var wg sync.WaitGroup
+	for i, l := range links {
+		wg.Go(func() { errs[i] = l.Close() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 // Programs returns the names of tracer name's kept programs; ok is false

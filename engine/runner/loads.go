@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -29,7 +30,13 @@ type Loads struct {
 	// "" for none: only one scenario's, so that another scenario's
 	// programs do not run in this one's trials.
 	attached string
+	// seq is attachSeq as they attached.
+	seq uint64
 }
+
+// attachSeq orders the attaches of every Loads: at a hook, the kernel
+// runs programs in the order they attached.
+var attachSeq atomic.Uint64
 
 // NewLoads returns an empty Loads.
 func NewLoads() *Loads {
@@ -78,7 +85,25 @@ func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
 		return nil
 	}
 	l.attached = key
+	l.seq = attachSeq.Add(1)
 	return objs
+}
+
+// forScenarioAfter is forScenario with s's tracers attached after prev's
+// (attached before this): detached and attached again when they attached
+// first. At a hook where both run, the one attached first runs first.
+func (l *Loads) forScenarioAfter(s *scenarios.Scenario, prev *Loads) *tracing.Loaded {
+	if l != nil && prev != nil && l != prev {
+		prev.mu.Lock()
+		before := prev.seq
+		prev.mu.Unlock()
+		l.mu.Lock()
+		if l.attached != "" && l.seq < before {
+			l.detachLocked()
+		}
+		l.mu.Unlock()
+	}
+	return l.forScenario(s)
 }
 
 // attachKept loads s's tracers into objs, or takes the ones kept there,

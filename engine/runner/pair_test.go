@@ -159,6 +159,39 @@ func TestRunPairWarmsBothSidesAtOnce(t *testing.T) {
 	}
 }
 
+// Each round's first side attaches first: at a hook the kernel runs
+// programs in the order they attached, and which side's interval holds
+// the other's program depends on it, so the order is drawn with the
+// round's first side. Kept tracers are attached again only to turn the
+// order round.
+func TestRunPairAttachesTheFirstSideFirst(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	sc := syscallRead(t, 1, 40*time.Millisecond)
+	offset := 0
+	var reqs [2]Request
+	for side := range reqs {
+		reqs[side] = Request{Scenarios: []*scenarios.Scenario{sc}, CPUOffset: &offset, Loads: NewLoads(), Target: result.Target{Name: []string{"base", "head"}[side], Kind: "host"}}
+		defer reqs[side].Loads.Close()
+	}
+	var seqs [][2]uint64
+	for _, first := range []int{0, 0, 1, 1, 0} {
+		if _, err := RunPair(context.Background(), reqs, first, 20*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		seq := [2]uint64{reqs[0].Loads.seq, reqs[1].Loads.seq}
+		if seq[first] >= seq[1-first] {
+			t.Errorf("round with side %d first: attached at %v, want it before the other", first, seq)
+		}
+		seqs = append(seqs, seq)
+	}
+	// Rounds 2 and 4 keep the order of the round before: nothing attached again.
+	if seqs[1] != seqs[0] || seqs[3] != seqs[2] {
+		t.Errorf("attach order %v: a round whose order stands attached again", seqs)
+	}
+}
+
 func TestInterruptedPairLeavesNothing(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
 		t.Fatalf("needs root for BPF: %v", err)
