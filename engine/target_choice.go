@@ -164,7 +164,7 @@ func (ts *TargetChoice) Check() error {
 func (ts *TargetChoice) Resolve() ([]Target, error) {
 	var out []Target
 	for _, k := range ts.Kernels {
-		out = append(out, ts.adhoc(k))
+		out = append(out, ts.kernel(k))
 	}
 	if ts.VM && len(ts.Kernels) == 0 {
 		out = append(out, ts.adhoc(kernels.DefaultSpec))
@@ -317,10 +317,13 @@ func kernelName(spec string) string {
 	return filepath.Base(spec)
 }
 
-// kernel is a matrix's --kernel 'SPEC [CMDLINE]' target: the command line
+// kernel is a --kernel '[NAME=]SPEC [CMDLINE]' target: the command line
 // after the spec is appended to Cmdline, and named in the target's name
-// so that one kernel can appear with several.
+// so that one kernel can appear with several; NAME, when given, is its
+// name instead (two builds of one path, bzImage and bzImage, or one
+// kernel twice).
 func (ts *TargetChoice) kernel(value string) *VM {
+	given, value := cutKernelName(value)
 	fields := strings.Fields(value)
 	spec := ""
 	if len(fields) > 0 {
@@ -337,6 +340,9 @@ func (ts *TargetChoice) kernel(value string) *VM {
 		}
 		t.Target.Name = name
 	}
+	if given != "" {
+		t.Target.Name = given
+	}
 	return t
 }
 
@@ -346,4 +352,19 @@ func describeVM(t *vm.Target) string {
 		d += " " + t.Cmdline
 	}
 	return d
+}
+
+// cutKernelName splits a --kernel value's NAME= off: "base=./bzImage
+// audit=1" is ./bzImage audit=1 named base. Only a first word whose part
+// before '=' is a name is named, so a spec (debian:6.1-cloud, a path
+// with '/') or a command line word is not taken for one; a file named
+// a=b is ./a=b.
+func cutKernelName(value string) (name, rest string) {
+	v := strings.TrimSpace(value)
+	first, _, _ := strings.Cut(v, " ")
+	n, spec, ok := strings.Cut(first, "=")
+	if !ok || spec == "" || !variantName.MatchString(n) || len(n) > result.MaxNameLen {
+		return "", value
+	}
+	return n, strings.TrimPrefix(v, n+"=")
 }

@@ -137,6 +137,39 @@ func TestTargetChoiceInOrder(t *testing.T) {
 	}
 }
 
+// A --kernel NAME=SPEC is named NAME: one kernel can be gated against
+// itself, and two builds of one path against each other; a spec or a
+// command line word with '=' is not taken for a name.
+func TestKernelNamed(t *testing.T) {
+	ts := vmSettings()
+	for _, v := range []string{"base=debian:6.1-cloud", "head=debian:6.1-cloud audit=1", "/b/vmlinux", "debian:6.12-cloud a=b", "./x=y/bzImage"} {
+		ts.Use("kernel", v)
+	}
+	got, _, err := ts.InOrder("/proc/sys", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"base", "head", "vmlinux", "6.12-cloud+a-b", "bzImage"}, names(got)); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	var specs []string
+	for _, g := range got {
+		vt := g.(*VM).Target
+		specs = append(specs, vt.Kernel+"|"+vt.Cmdline)
+	}
+	want := []string{"debian:6.1-cloud|", "debian:6.1-cloud|audit=1", "/b/vmlinux|", "debian:6.12-cloud|a=b", "./x=y/bzImage|"}
+	if diff := cmp.Diff(want, specs); diff != "" {
+		t.Errorf("kernels booted (-want +got):\n%s", diff)
+	}
+	// Unnamed, two builds of one path collide, as one kernel given twice does.
+	two := vmSettings()
+	two.Use("kernel", "/a/bzImage")
+	two.Use("kernel", "/b/bzImage")
+	if _, _, err := two.InOrder("/proc/sys", nil); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("two bzImages unnamed: %v, want refused", err)
+	}
+}
+
 // Check refuses the clocks no VM can have: virtual time under KVM or
 // with more than one vCPU, a clock of another name.
 func TestTargetsCheckClock(t *testing.T) {

@@ -51,6 +51,9 @@ func TestBisectBadInput(t *testing.T) {
 		{"good after bad", []string{"--good", "HEAD", "--bad", "HEAD~1", "--build", "make", "--repo", repo, sc}, "is not an ancestor"},
 		{"no build", []string{"--good", "HEAD~1", "--bad", "HEAD", "--repo", repo, sc}, "--build: give the shell command"},
 		{"no scenario", []string{"--good", "HEAD~1", "--bad", "HEAD", "--build", "make"}, "want --good A --bad B --build CMD SCENARIO"},
+		{"a built-in, not a kernel", []string{"--good", "HEAD~1", "--bad", "HEAD", "--build", "make", "--repo", repo, "syscall-read"}, "or with --kernel a kernel"},
+		{"a command line, not a kernel", []string{"--good", "HEAD~1", "--bad", "HEAD", "--build", "make", "--repo", repo, "--cmdline-file", "boot/cmdline", sc}, "give --kernel too"},
+		{"a kernel the build did not leave", []string{"--good", "HEAD~1", "--bad", "HEAD", "--build", "true", "--repo", repo, "--kernel", "bzImage", "syscall-read"}, "left no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runInProcess(t, append([]string{"bisect"}, tc.args...)...)

@@ -150,7 +150,7 @@ const variantKeys = "each KEY=VALUE a sysctl set during its trials, dir=PATH a d
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
-	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic} (repeatable)", f.use("kernel"))
+	fs.Func("kernel", "run in a VM booting `SPEC`: a bzImage path, debian:ABI or debian:{6.1,6.12,latest}-{cloud,rt,generic}, then its command line; NAME=SPEC names the VM (repeatable)", f.use("kernel"))
 	fs.Func("target", "run on target `NAME` from the targets file (repeatable)", f.use("target"))
 	fs.StringVar(&f.File, "targets", "", "targets `FILE` (default: the built-in vm/targets.yaml)")
 	fs.BoolFunc("vm", "run in a VM booting the default kernel ("+kernels.DefaultSpec+")", f.use("vm"))

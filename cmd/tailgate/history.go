@@ -50,7 +50,7 @@ func historySubs() []cmdline.Sub {
 				"tailgate history html ./history -o site --title 'main, nightly' \\",
 				"    --commit-url https://github.com/OWNER/REPO/commit/%s")},
 		{Name: "confirm", Synopsis: "STORE COMMIT [--target NAME] [--build CMD] [--dry-run] [-- GATE FLAGS]", Run: historyConfirm,
-			About: subAbout("Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel BASE --kernel HEAD, base the commit before. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).",
+			About: subAbout("Re-measures COMMIT (a change point history changes listed) and the commit before it in STORE, in one job: tailgate gate SCENARIO... --kernel P=BASE --kernel C=HEAD, base the commit before, each named after its commit. The kernels are the records' (VM targets), or what --build makes: CMD runs once per commit with TAILGATE_COMMIT set and must write the kernel image to $TAILGATE_OUT/bzImage. Flags after -- go to the gate (--budget, --format).",
 				exits{"0 no regression (or an inconclusive gate, without --strict)", "1 the regression is confirmed",
 					exitBadInput + " (a commit not in the store, a host record without --build)",
 					exitInfraAny + " (git, a build, the gate)"},

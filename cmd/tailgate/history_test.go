@@ -195,7 +195,7 @@ func TestHistoryConfirm(t *testing.T) {
 		t.Fatalf("confirm: exit %d: %s", code, stderr)
 	}
 	// The records ran in virtual time: so does their confirmation.
-	want := "syscall-read --kernel debian:6.1.0-old-cloud-amd64 --kernel debian:6.1.0-new-cloud-amd64 --clock virtual --budget 5m"
+	want := "syscall-read --kernel " + commits[5][:12] + "=debian:6.1.0-old-cloud-amd64 --kernel " + commits[6][:12] + "=debian:6.1.0-new-cloud-amd64 --clock virtual --budget 5m"
 	if strings.Join(got, " ") != want {
 		t.Errorf("gate args %q, want %q", strings.Join(got, " "), want)
 	}
@@ -207,7 +207,7 @@ func TestHistoryConfirm(t *testing.T) {
 		t.Fatalf("confirm --build: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(bdir, "base", "bzImage"))
-	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 7 || got[2] != filepath.Join(bdir, "base", "bzImage") || got[4] != filepath.Join(bdir, "head", "bzImage") {
+	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 7 || got[2] != commits[5][:12]+"="+filepath.Join(bdir, "base", "bzImage") || got[4] != commits[6][:12]+"="+filepath.Join(bdir, "head", "bzImage") {
 		t.Errorf("--build: base built %q, gate args %q", b, got)
 	}
 }

@@ -45,7 +45,7 @@ func commands() []command {
 		{name: "doctor", summary: "check privileges, BTF, tracers, qemu and kvm", run: cmdDoctor},
 		{name: "history", summary: "main's history: record Results per commit, find change points, plot them", run: cmdHistory,
 			subs: cmdline.SubNames(historySubs())},
-		{name: "bisect", summary: "find the commit of your program where a scenario's gated percentile regressed", run: cmdBisect},
+		{name: "bisect", summary: "find the commit of your program or kernel where a gated percentile regressed", run: cmdBisect},
 		{name: "github", summary: "post the report as the pull request's comment (GitHub Actions)", run: cmdGitHub, subs: cmdline.SubNames(githubSubs())},
 		{name: "completion", summary: "print a bash completion script: source <(tailgate completion bash)", run: cmdCompletion},
 		{name: "version", summary: "print tailgate's version and commit (also --version)", run: cmdVersion},

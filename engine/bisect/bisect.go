@@ -42,8 +42,18 @@ type Options struct {
 	// worktree, TAILGATE_COMMIT set to the commit.
 	Build string
 	// Scenario is the scenario file. Its relative paths resolve, for each
-	// build, in the worktree's copy of its directory.
+	// build, in the worktree's copy of its directory. With Kernel, it may
+	// be a built-in scenario's name.
 	Scenario string
+	// Kernel, when set, bisects a kernel: each step boots the kernel the
+	// build left, against the good commit's, in one gate in VMs. A path
+	// is the image in each worktree (arch/x86/boot/bzImage); a debian:
+	// spec is booted as it is on both sides, for a history of boot
+	// parameters (CmdlineFile).
+	Kernel string
+	// CmdlineFile is the file, in each worktree, that holds the kernel's
+	// command line; "" is none.
+	CmdlineFile string
 	// Out keeps each step's files (build and gate logs, reports, Results);
 	// "" keeps none.
 	Out  string
@@ -175,8 +185,11 @@ func (b *bisector) check(ctx context.Context) error {
 	if strings.TrimSpace(o.Build) == "" {
 		return badInputf("--build: give the shell command that builds a commit in its checkout (e.g. 'make bin/server')")
 	}
-	if st, err := os.Stat(o.Scenario); err != nil || !st.Mode().IsRegular() {
-		return badInputf("scenario %s: not a file; bisect gates a scenario file whose workload runs your program (an exec or ufunc scenario)", o.Scenario)
+	if st, err := os.Stat(o.Scenario); o.Kernel == "" && (err != nil || !st.Mode().IsRegular()) {
+		return badInputf("scenario %s: not a file; bisect gates a scenario file whose workload runs your program (an exec or ufunc scenario), or with --kernel a kernel under any scenario", o.Scenario)
+	}
+	if o.CmdlineFile != "" && o.Kernel == "" {
+		return badInputf("--cmdline-file %s: a kernel's command line, for a bisect of a kernel; give --kernel too", o.CmdlineFile)
 	}
 	repo := o.Repo
 	if repo == "" {
@@ -281,9 +294,12 @@ func (b *bisector) bisect(ctx context.Context, out *Outcome) error {
 		return err
 	}
 	b.stepWT = stepWT
-	goodRun := filepath.Join(goodWT, b.rel)
+	good := side{dir: filepath.Join(goodWT, b.rel)}
+	if good.kernel, err = b.kernelArg("good", goodWT, o.Good); err != nil {
+		return err
+	}
 	b.logf("checking bad %s %q against good", Short(o.Bad), b.g.subject(ctx, b.top, o.Bad))
-	out.Check, err = b.step(ctx, 0, o.Bad, goodRun, stepWT)
+	out.Check, err = b.step(ctx, 0, o.Bad, good, stepWT)
 	if err != nil {
 		return err
 	}
@@ -317,7 +333,7 @@ func (b *bisector) bisect(ctx context.Context, out *Outcome) error {
 			about = fmt.Sprintf(" of about %d", n+left)
 		}
 		b.logf("step %d%s: %s %q", n, about, Short(head), b.g.subject(ctx, b.top, head))
-		s, err := b.step(ctx, n, head, goodRun, stepWT)
+		s, err := b.step(ctx, n, head, good, stepWT)
 		if err != nil {
 			return err
 		}
@@ -326,9 +342,43 @@ func (b *bisector) bisect(ctx context.Context, out *Outcome) error {
 	}
 }
 
+// side is the good build as each gate takes it: the directory where the
+// scenario's paths resolve, and the --kernel value of a kernel's bisect.
+type side struct{ dir, kernel string }
+
+// kernelArg is the --kernel value of the kernel the build of commit left
+// in worktree wt, named name: the image (o.Kernel in wt, or the debian:
+// spec) and the command line CmdlineFile holds there. "" when the bisect
+// is a program's. An image or command line file the build did not leave
+// is the input's: the command must leave them there.
+func (b *bisector) kernelArg(name, wt, commit string) (string, error) {
+	o := b.o
+	if o.Kernel == "" {
+		return "", nil
+	}
+	spec := o.Kernel
+	if !strings.HasPrefix(spec, "debian:") {
+		spec = filepath.Join(wt, o.Kernel)
+		if st, err := os.Stat(spec); err != nil || !st.Mode().IsRegular() {
+			return "", badInputf("--kernel %s: the build of %s left no such file; --build must leave the kernel image there", o.Kernel, Short(commit))
+		}
+	}
+	arg := name + "=" + spec
+	if o.CmdlineFile != "" {
+		line, err := os.ReadFile(filepath.Join(wt, o.CmdlineFile))
+		if err != nil {
+			return "", badInputf("--cmdline-file %s: not in %s: %v", o.CmdlineFile, Short(commit), errors.Unwrap(err))
+		}
+		if c := strings.Join(strings.Fields(string(line)), " "); c != "" {
+			arg += " " + c
+		}
+	}
+	return arg, nil
+}
+
 // step builds commit, checked out in worktree wt, and gates it against
 // the good build.
-func (b *bisector) step(ctx context.Context, n int, commit, goodRun, wt string) (Step, error) {
+func (b *bisector) step(ctx context.Context, n int, commit string, good side, wt string) (Step, error) {
 	s := Step{N: n, Commit: commit, Subject: b.g.subject(ctx, b.top, commit)}
 	name := "bad-" + Short(commit)
 	if n > 0 {
@@ -352,7 +402,15 @@ func (b *bisector) step(ctx context.Context, n int, commit, goodRun, wt string) 
 	if err != nil {
 		return s, err
 	}
-	s.Measure, err = b.o.Gate.Gate(ctx, Request{Commit: commit, GoodDir: goodRun, Dir: filepath.Join(wt, b.rel), Out: s.Dir})
+	r := Request{Commit: commit, GoodDir: good.dir, Dir: filepath.Join(wt, b.rel), Out: s.Dir}
+	if good.kernel != "" {
+		k, err := b.kernelArg(Short(commit), wt, commit)
+		if err != nil {
+			return s, err
+		}
+		r.Kernels = [2]string{good.kernel, k}
+	}
+	s.Measure, err = b.o.Gate.Gate(ctx, r)
 	if err != nil {
 		return s, err
 	}

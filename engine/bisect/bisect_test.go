@@ -420,3 +420,98 @@ func TestParseReport(t *testing.T) {
 		t.Error("a report of a newer schema is read")
 	}
 }
+
+// kernelGate checks a kernel's bisect's gates: each side boots the image
+// its own commit's build left, with the command line its commit holds,
+// and is named good or after the commit. A command line with audit=1
+// regresses.
+type kernelGate struct {
+	t     *testing.T
+	good  string
+	gated []string
+}
+
+func (k *kernelGate) Gate(ctx context.Context, r Request) (*Measure, error) {
+	for i, want := range []string{"good", Short(r.Commit)} {
+		name, rest, _ := strings.Cut(r.Kernels[i], "=")
+		image, cmdline, _ := strings.Cut(rest, " ")
+		b, err := os.ReadFile(image)
+		built := map[int]string{0: k.good, 1: r.Commit}[i]
+		if name != want || err != nil || strings.TrimSpace(string(b)) != built {
+			k.t.Errorf("gate of %s, side %d: --kernel %q: want %s= the image built of %s (%v)", Short(r.Commit), i, r.Kernels[i], want, Short(built), err)
+		}
+		if i == 1 {
+			k.gated = append(k.gated, r.Commit+" "+cmdline)
+		}
+	}
+	v := stats.NoChange
+	if strings.Contains(r.Kernels[1], "audit=1") {
+		v = stats.Regression
+	}
+	return &Measure{Verdict: v, Gated: []render.JSONVerdict{{Metric: "syscall.write", Percentile: "p99", Gated: true, Verdict: v}}}, nil
+}
+
+// A kernel's bisect: the build leaves an image in the worktree, each
+// commit's command line is read from its own file, and the first commit
+// whose boot parameters regress is found. The scenario is a built-in's
+// name, not a file.
+func TestRunKernel(t *testing.T) {
+	repo := t.TempDir()
+	gitT(t, repo, "init", "--quiet", "--initial-branch=main")
+	os.WriteFile(filepath.Join(repo, ".gitignore"), []byte("bzImage\n"), 0o644)
+	os.MkdirAll(filepath.Join(repo, "boot"), 0o755)
+	var commits []string
+	for i, line := range []string{"quiet", "quiet  loglevel=3\n", "quiet audit=1", "quiet audit=1 nokaslr", "audit=1"} {
+		os.WriteFile(filepath.Join(repo, "boot", "cmdline"), []byte(line), 0o644)
+		gitT(t, repo, "add", "--all")
+		gitT(t, repo, "commit", "--quiet", "-m", fmt.Sprintf("c%d", i))
+		commits = append(commits, gitT(t, repo, "rev-parse", "HEAD"))
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gate := &kernelGate{t: t, good: commits[0]}
+	var log strings.Builder
+	o := Options{Repo: repo, Good: commits[0], Bad: "main", Build: `echo "$TAILGATE_COMMIT" > bzImage`,
+		Scenario: "syscall-write", Kernel: "bzImage", CmdlineFile: "boot/cmdline", Gate: gate, Log: &log}
+	out, err := Run(context.Background(), o)
+	checkUntouched(t, repo, commits[4], tmp)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	if out.First != commits[2] {
+		t.Errorf("first bad commit %s, want %s (c2, audit=1)\n%s", Short(out.First), Short(commits[2]), log.String())
+	}
+	if len(gate.gated) == 0 || gate.gated[0] != commits[4]+" audit=1" {
+		t.Errorf("gated %q: want the bad commit first, with its command line", gate.gated)
+	}
+	if !slices.Contains(gate.gated, commits[1]+" quiet loglevel=3") {
+		t.Errorf("gated %q: c1's command line not read as one line", gate.gated)
+	}
+
+	// An image the build did not leave is the input's.
+	o.Build, o.Gate = "true", &kernelGate{t: t, good: commits[0]}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--build must leave the kernel image there") {
+		t.Errorf("no image: %v, want bad input", err)
+	}
+	o.Build, o.CmdlineFile = `echo "$TAILGATE_COMMIT" > bzImage`, "boot/none"
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--cmdline-file boot/none: not in") {
+		t.Errorf("no command line file: %v, want bad input", err)
+	}
+	checkUntouched(t, repo, commits[4], tmp)
+}
+
+// A kernel's bisect gates two VMs, each named, where a program's gates
+// two host variants of its builds.
+func TestGateArgs(t *testing.T) {
+	g := &ExecGate{Scenario: "syscall-read", Args: []string{"--clock", "virtual"}}
+	r := Request{Commit: "4d7ad6fe6c15aa", GoodDir: "/g", Dir: "/c", Out: "/o"}
+	want := "gate syscall-read --variant good:dir=/g --variant 4d7ad6fe6c15:dir=/c -o /o/result.json --format json=/o/report.json --format text=/o/report.txt --clock virtual"
+	if got := strings.Join(g.GateArgs(r), " "); got != want {
+		t.Errorf("a program's gate:\n got %s\nwant %s", got, want)
+	}
+	r.Kernels = [2]string{"good=/g/bzImage", "4d7ad6fe6c15=/c/bzImage audit=1"}
+	got := g.GateArgs(r)
+	if want := []string{"gate", "syscall-read", "--kernel", "good=/g/bzImage", "--kernel", "4d7ad6fe6c15=/c/bzImage audit=1", "-o"}; !slices.Equal(got[:7], want) || slices.Contains(got, "--variant") {
+		t.Errorf("a kernel's gate: %q", got)
+	}
+}

@@ -32,6 +32,9 @@ type Request struct {
 	Commit       string
 	GoodDir, Dir string
 	Out          string
+	// Kernels are the good build's and the commit's --kernel values in
+	// a kernel's bisect (each NAME=IMAGE [CMDLINE]); "" in a program's.
+	Kernels [2]string
 }
 
 // Measure is what a gate said of a commit: the verdict of its gated
@@ -104,13 +107,18 @@ type ExecGate struct {
 	Log      io.Writer
 }
 
-// GateArgs are the arguments ExecGate gives tailgate for r.
+// GateArgs are the arguments ExecGate gives tailgate for r: two host
+// variants of the program's builds, or in a kernel's bisect two VMs.
 func (g *ExecGate) GateArgs(r Request) []string {
 	args := []string{"gate", g.Scenario,
-		"--variant", "good:dir=" + r.GoodDir, "--variant", Short(r.Commit) + ":dir=" + r.Dir,
+		"--variant", "good:dir=" + r.GoodDir, "--variant", Short(r.Commit) + ":dir=" + r.Dir}
+	if r.Kernels[0] != "" {
+		args = []string{"gate", g.Scenario, "--kernel", r.Kernels[0], "--kernel", r.Kernels[1]}
+	}
+	args = append(args,
 		"-o", filepath.Join(r.Out, "result.json"),
-		"--format", "json=" + filepath.Join(r.Out, "report.json"),
-		"--format", "text=" + filepath.Join(r.Out, "report.txt")}
+		"--format", "json="+filepath.Join(r.Out, "report.json"),
+		"--format", "text="+filepath.Join(r.Out, "report.txt"))
 	return append(args, g.Args...)
 }
 

@@ -155,10 +155,13 @@ func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error
 }
 
 // GateArgs are the arguments of the same-job gate that re-measures the
-// pair: its scenarios, base's kernel then head's, the clock the head's
-// record ran on when it says, then extra (whose --clock wins).
+// pair: its scenarios, base's kernel then head's, each named after its
+// commit (two builds are both bzImage, and a false lead may have booted
+// one kernel twice), the clock the head's record ran on when it says,
+// then extra (whose --clock wins).
 func (p *Pair) GateArgs(extra []string) []string {
-	args := append(slices.Clone(p.Scenarios), "--kernel", p.Kernels[0], "--kernel", p.Kernels[1])
+	args := append(slices.Clone(p.Scenarios),
+		"--kernel", Short(p.Base.Commit)+"="+p.Kernels[0], "--kernel", Short(p.Head.Commit)+"="+p.Kernels[1])
 	if c := p.HeadRecord.Result.Target.Clock; c != "" {
 		args = append(args, "--clock", c)
 	}
