@@ -89,6 +89,21 @@ func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
 	return objs
 }
 
+// attachedAt is attachSeq as s's tracers attached; false when they are
+// not attached.
+func (l *Loads) attachedAt(s *scenarios.Scenario) (uint64, bool) {
+	if l == nil {
+		return 0, false
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq, l.attached == string(b) && l.attached != ""
+}
+
 // forScenarioAfter is forScenario with s's tracers attached after prev's
 // (attached before this): detached and attached again when they attached
 // first. At a hook where both run, the one attached first runs first.

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,18 +149,10 @@ func (p *pairScenario) start(ctx context.Context, ws *[2]*slicedWorker) error {
 	if p.reqs[0].CPUOffset != nil {
 		offset = *p.reqs[0].CPUOffset
 	}
-	// Both sides' programs run at every hook, each counting its own task:
-	// a side's interval holds the other's program at its start when it
-	// attached first, at its end when second, and the two cost unlike
-	// (p99 ±6.5% in an A/A, BENCHMARKS.md "Attach order"). The side that
-	// runs first attaches first, so the order is the round's draw too.
-	var loaded [2]*tracing.Loaded
-	first, second := p.first, 1-p.first
-	for _, side := range []int{first, second} {
+	for _, side := range []int{p.first, 1 - p.first} {
 		p.emit[side](Event{Phase: PhaseAttach})
 	}
-	loaded[first] = p.reqs[first].Loads.forScenario(p.ss[first])
-	loaded[second] = p.reqs[second].Loads.forScenarioAfter(p.ss[second], p.reqs[first].Loads)
+	loaded := p.attach()
 	for side := range ws {
 		w, err := startSliced(ctx, p.exes[side], p.ss[side], offset, loaded[side])
 		if err != nil {
@@ -172,6 +166,42 @@ func (p *pairScenario) start(ctx context.Context, ws *[2]*slicedWorker) error {
 		}
 	}
 	return nil
+}
+
+// attach returns each side's tracers attached, the round's first side's
+// before the other's. Both sides' programs run at every hook, each
+// counting its own task: a side's interval holds the other's program at
+// its start when it attached first, at its end when second, and the two
+// cost unlike (p99 ±6.5% in an A/A held in one order, BENCHMARKS.md
+// "Attach order"), so the order is the round's draw too. Two sides of
+// one scenario whose tracers are alike take each other's, kept attached:
+// the first side takes the set attached first. Otherwise the second
+// side's set is attached again when it attached first.
+func (p *pairScenario) attach() [2]*tracing.Loaded {
+	first, second := p.first, 1-p.first
+	lf, ls := p.reqs[first].Loads, p.reqs[second].Loads
+	if lf != ls && p.alike() {
+		sf, okf := lf.attachedAt(p.ss[first])
+		ss, oks := ls.attachedAt(p.ss[second])
+		if okf && oks && sf > ss {
+			lf, ls = ls, lf
+		}
+	}
+	var loaded [2]*tracing.Loaded
+	loaded[first] = lf.forScenario(p.ss[first])
+	loaded[second] = ls.forScenarioAfter(p.ss[second], lf)
+	return loaded
+}
+
+// alike says both sides run the same scenario with the same tracers: the
+// same settings, paths and programs.
+func (p *pairScenario) alike() bool {
+	a, err := json.Marshal(p.ss[0])
+	if err != nil {
+		return false
+	}
+	b, err := json.Marshal(p.ss[1])
+	return err == nil && bytes.Equal(a, b)
 }
 
 // takeTurns has each side warm up (warmUp), then run its
