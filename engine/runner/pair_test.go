@@ -159,36 +159,56 @@ func TestRunPairWarmsBothSidesAtOnce(t *testing.T) {
 	}
 }
 
-// Each round's first side attaches first: at a hook the kernel runs
-// programs in the order they attached, and which side's interval holds
-// the other's program depends on it, so the order is drawn with the
-// round's first side. Kept tracers are attached again only to turn the
-// order round.
-func TestRunPairAttachesTheFirstSideFirst(t *testing.T) {
+// Each round's first side's tracers attached first: at a hook the
+// kernel runs programs in the order they attached, and which side's
+// interval holds the other's program depends on it, so the order is
+// drawn with the round's first side. Sides alike take each other's kept
+// sets and attach nothing after the first round; sides unlike attach the
+// second side's again when the draw turns the order round.
+func TestPairAttachesTheFirstSideFirst(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
 		t.Fatalf("needs root for BPF: %v", err)
 	}
 	sc := syscallRead(t, 1, 40*time.Millisecond)
-	offset := 0
-	var reqs [2]Request
-	for side := range reqs {
-		reqs[side] = Request{Scenarios: []*scenarios.Scenario{sc}, CPUOffset: &offset, Loads: NewLoads(), Target: result.Target{Name: []string{"base", "head"}[side], Kind: "host"}}
-		defer reqs[side].Loads.Close()
-	}
-	var seqs [][2]uint64
-	for _, first := range []int{0, 0, 1, 1, 0} {
-		if _, err := RunPair(context.Background(), reqs, first, 20*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		seq := [2]uint64{reqs[0].Loads.seq, reqs[1].Loads.seq}
-		if seq[first] >= seq[1-first] {
-			t.Errorf("round with side %d first: attached at %v, want it before the other", first, seq)
-		}
-		seqs = append(seqs, seq)
-	}
-	// Rounds 2 and 4 keep the order of the round before: nothing attached again.
-	if seqs[1] != seqs[0] || seqs[3] != seqs[2] {
-		t.Errorf("attach order %v: a round whose order stands attached again", seqs)
+	other := *sc
+	other.Evidence++
+	for _, tc := range []struct {
+		name     string
+		ss       [2]*scenarios.Scenario
+		attaches int // after the first round's two
+	}{
+		{"alike", [2]*scenarios.Scenario{sc, sc}, 0},
+		{"unlike", [2]*scenarios.Scenario{sc, &other}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := [2]*Loads{NewLoads(), NewLoads()}
+			defer ls[0].Close()
+			defer ls[1].Close()
+			p := pairScenario{reqs: [2]Request{{Loads: ls[0]}, {Loads: ls[1]}}, ss: tc.ss}
+			seqOf := func(o *tracing.Loaded) uint64 {
+				for _, l := range ls {
+					if l.by[l.attached] == o {
+						return l.seq
+					}
+				}
+				t.Fatalf("a set no Loads has attached")
+				return 0
+			}
+			start := attachSeq.Load()
+			for _, first := range []int{0, 0, 1, 1, 0} {
+				p.first = first
+				got := p.attach()
+				if got[0] == nil || got[1] == nil || got[0] == got[1] {
+					t.Fatalf("sets %p and %p: want one each", got[0], got[1])
+				}
+				if a, b := seqOf(got[first]), seqOf(got[1-first]); a >= b {
+					t.Errorf("side %d first: its set attached at %d, the other's at %d", first, a, b)
+				}
+			}
+			if n := int(attachSeq.Load()-start) - 2; n != tc.attaches {
+				t.Errorf("%d attaches after the first round, want %d", n, tc.attaches)
+			}
+		})
 	}
 }
 
