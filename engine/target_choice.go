@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/config"
@@ -304,7 +307,7 @@ func (ts *TargetChoice) adhoc(spec string) *VM {
 		name += "+" + strings.ReplaceAll(strings.Fields(ts.Cmdline)[0], "=", "-")
 	}
 	return ts.vm(&vm.Target{
-		Name: name, Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
+		Name: fitName(name), Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
 		Cmdline: ts.Cmdline, Accel: ts.Accel, Clock: ts.Clock, Deadline: ts.Deadline,
 	})
 }
@@ -343,7 +346,24 @@ func (ts *TargetChoice) kernel(value string) *VM {
 	if given != "" {
 		t.Target.Name = given
 	}
+	t.Target.Name = fitName(t.Target.Name)
 	return t
+}
+
+// fitName is name within a Result's limit on names: one longer (a kernel
+// and its whole command line) keeps its start and a digest of the whole,
+// so that two long names stay two.
+func fitName(name string) string {
+	if len(name) <= result.MaxNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	tag := "~" + hex.EncodeToString(sum[:4])
+	cut := result.MaxNameLen - len(tag)
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + tag
 }
 
 func describeVM(t *vm.Target) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vm"
@@ -160,6 +161,21 @@ func TestKernelNamed(t *testing.T) {
 	want := []string{"debian:6.1-cloud|", "debian:6.1-cloud|audit=1", "/b/vmlinux|", "debian:6.12-cloud|a=b", "./x=y/bzImage|"}
 	if diff := cmp.Diff(want, specs); diff != "" {
 		t.Errorf("kernels booted (-want +got):\n%s", diff)
+	}
+	// A long command line names the VM within a Result's limit, and two
+	// that differ past it stay two.
+	long := vmSettings()
+	line := "panic=10 printk.time=1 reboot=t pcie_aspm=off log_buf_len=1M no_hash_pointers audit="
+	long.Use("kernel", "debian:6.12-cloud "+line+"0")
+	long.Use("kernel", "debian:6.12-cloud "+line+"1")
+	lt, _, err := long.InOrder("/proc/sys", nil)
+	if err != nil {
+		t.Fatalf("two long command lines: %v", err)
+	}
+	for _, g := range lt {
+		if n := g.Name(); len(n) > result.MaxNameLen || !strings.HasPrefix(n, "6.12-cloud+panic-10+printk.time-1") {
+			t.Errorf("name %q (%d bytes): want the kernel's start within %d", n, len(n), result.MaxNameLen)
+		}
 	}
 	// Unnamed, two builds of one path collide, as one kernel given twice does.
 	two := vmSettings()
