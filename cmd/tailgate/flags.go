@@ -392,11 +392,21 @@ func loadInput(path, what string) (*result.Result, error) {
 	return r, nil
 }
 
-// joinArgs writes args as a command line takes them, with a space after
-// (nothing for none), to stand before more.
+// joinArgs writes args as a shell takes them, each quoted when it needs
+// to be (a --kernel with its command line), with a space after (nothing
+// for none), to stand before more.
 func joinArgs(args []string) string {
-	if len(args) == 0 {
-		return ""
+	var b strings.Builder
+	for _, a := range args {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !shellSafe(r) }) {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		b.WriteString(a + " ")
 	}
-	return strings.Join(args, " ") + " "
+	return b.String()
+}
+
+// shellSafe says r needs no quoting in a shell word.
+func shellSafe(r rune) bool {
+	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
 }
