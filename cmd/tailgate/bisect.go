@@ -14,24 +14,28 @@ import (
 var bisectUsage = `usage: tailgate bisect --good A --bad B --build CMD [--repo DIR] [-o DIR] SCENARIO [-- GATE FLAGS]
        tailgate bisect --good A --bad B --build CMD --kernel IMAGE [--cmdline-file FILE] SCENARIO [-- GATE FLAGS]
 
-Finds the first commit after A, up to B, at which the scenario file's gated percentile
-regressed. git bisect picks the commits; each is built with CMD and gated in the same job
-against A's build, as tailgate gate SCENARIO --variant good:dir=A --variant C:dir=C would
-(dir=: the scenario's directory in each build's checkout). A regression marks the commit
-bad, no change good; an inconclusive gate or a failed build skips it. B is gated first: a B
-that does not regress leaves nothing to bisect. The builds are made in temporary git
-worktrees, one for A and one for git bisect to move, removed on every exit; the checkout is
-not touched. CMD runs in the worktree (sh -c, TAILGATE_COMMIT set). Flags after -- go to
-each gate (--budget, --duration, --clock).
+Finds the first commit after A, up to B, at which the scenario file's gated
+percentile regressed. git bisect picks the commits; each is built with CMD
+and gated in the same job against A's build, as tailgate gate SCENARIO
+--variant good:dir=A --variant C:dir=C would (dir=: the scenario's directory
+in each build's checkout). A regression marks the commit bad, no change
+good; an inconclusive gate or a failed build skips it. B is gated first: a B
+that does not regress leaves nothing to bisect. The builds are made in
+temporary git worktrees, one for A and one for git bisect to move, removed
+on every exit; the checkout is not touched. CMD runs in the worktree (sh -c,
+TAILGATE_COMMIT set). Flags after -- go to each gate (--budget, --duration,
+--clock).
 
-With --kernel, the history is a kernel's: CMD leaves the kernel image at IMAGE in the
-worktree (arch/x86/boot/bzImage), and each step boots A's and C's in one gate in VMs,
-tailgate gate SCENARIO --kernel good=A/IMAGE --kernel C=C/IMAGE; SCENARIO may be a built-in.
-IMAGE a debian: spec boots that kernel on both sides, for a history of boot parameters
-that --cmdline-file FILE (in each worktree) holds.
+With --kernel, the history is a kernel's: CMD leaves the kernel image at
+IMAGE in the worktree (arch/x86/boot/bzImage), and each step boots A's and
+C's in one gate in VMs, tailgate gate SCENARIO --kernel good=A/IMAGE
+--kernel C=C/IMAGE; SCENARIO may be a built-in. IMAGE a debian: spec boots
+that kernel on both sides, for a history of boot parameters that
+--cmdline-file FILE (in each worktree) holds.
 
-Stderr has a line per step: its commit, its verdict and gated ratio, git bisect's term.
-Stdout has the first bad commit and its gate's summary at the end.
+Stderr has a line per step: its commit, its verdict and gated ratio, git
+bisect's term. Stdout has the first bad commit and its gate's summary at the
+end.
 
 ` + helpEnd(exits{"0 B does not regress against A",
 	"1 the regression is bisected (the first bad commit, or the commits skips leave it among)",
