@@ -490,12 +490,18 @@ func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*resu
 		}
 		req.Scenarios = append(req.Scenarios, &s)
 	}
+	var attaching time.Time
 	req.Progress = func(e runner.Event) {
 		switch {
 		case e.Phase == runner.PhaseTrial && e.Measured != nil:
 			line(fmt.Sprintf("%s: trial %d/%d done: %s", e.Scenario, e.Trial, e.Trials, e.Measured.Text(nil)))
-		case e.Phase == runner.PhaseAttach || e.Phase == runner.PhaseWarmup:
+		case e.Phase == runner.PhaseAttach:
+			attaching = time.Now()
 			line(fmt.Sprintf("%s: %s", e.Scenario, e.Phase))
+		case e.Phase == runner.PhaseWarmup:
+			// What a boot spends loading and attaching, in the guest's
+			// own time: instructions in virtual time.
+			line(fmt.Sprintf("%s: %s (attached in %.3fs)", e.Scenario, e.Phase, time.Since(attaching).Seconds()))
 		case e.Phase == runner.PhaseSkipped:
 			line(fmt.Sprintf("%s: skipped: %s", e.Scenario, e.Detail))
 		}
