@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
@@ -392,21 +393,12 @@ func loadInput(path, what string) (*result.Result, error) {
 	return r, nil
 }
 
-// joinArgs writes args as a shell takes them, each quoted when it needs
-// to be (a --kernel with its command line), with a space after (nothing
-// for none), to stand before more.
+// joinArgs writes args as a shell takes them (cmdline.Quote), with a
+// space after (nothing for none), to stand before more.
 func joinArgs(args []string) string {
 	var b strings.Builder
 	for _, a := range args {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !shellSafe(r) }) {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		b.WriteString(a + " ")
+		b.WriteString(cmdline.Quote(a) + " ")
 	}
 	return b.String()
-}
-
-// shellSafe says r needs no quoting in a shell word.
-func shellSafe(r rune) bool {
-	return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -254,23 +253,5 @@ func TestHistoryBadInput(t *testing.T) {
 	os.WriteFile(rec, b[:len(b)/3], 0o644)
 	if code, out, _ := historyRun(t, "check", store); code != 2 || !strings.Contains(out, "torn") {
 		t.Errorf("check of a torn record: exit %d:\n%s", code, out)
-	}
-}
-
-// The gate command confirm prints (and --dry-run gives to run) is one a
-// shell splits back into its arguments: a --kernel with its command line
-// stays one word.
-func TestJoinArgsQuotes(t *testing.T) {
-	args := []string{"syscall-write", "--kernel", "a0b7789b1027=debian:6.12-cloud panic=10 audit=1", "--threshold", "syscall.write:p99=2%", "it's", ""}
-	got, err := exec.Command("sh", "-c", "for a in "+joinArgs(args)+"; do printf '<%s>' \"$a\"; done").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := ""
-	for _, a := range args {
-		want += "<" + a + ">"
-	}
-	if string(got) != want {
-		t.Errorf("the shell split %q into %s, want %s", joinArgs(args), got, want)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
 
 // Root is where the kernel exposes its parameters.
@@ -407,7 +409,7 @@ func (e *RestoreError) Error() string {
 	var parts []string
 	for _, f := range e.Failed {
 		parts = append(parts, fmt.Sprintf("could not restore sysctl %s to %q (%v); set it by hand: sysctl -w %s",
-			f.Setting.Key, f.Setting.Value, f.Err, shellQuote(f.Setting.String())))
+			f.Setting.Key, f.Setting.Value, f.Err, cmdline.Quote(f.Setting.String())))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -418,11 +420,4 @@ func (e *RestoreError) Unwrap() []error {
 		out = append(out, f.Err)
 	}
 	return out
-}
-
-func shellQuote(s string) string {
-	if !strings.ContainsAny(s, " \t'\"$`\\") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
