@@ -56,11 +56,10 @@ func (l *Loads) forScenario(s *scenarios.Scenario) *tracing.Loaded {
 	if l == nil || !NeedsBPF(s) {
 		return nil
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
+	key, ok := loadKey(s)
+	if !ok {
 		return nil
 	}
-	key := string(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.attached != key {
@@ -95,13 +94,20 @@ func (l *Loads) attachedAt(s *scenarios.Scenario) (uint64, bool) {
 	if l == nil {
 		return 0, false
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
+	key, ok := loadKey(s)
+	if !ok {
 		return 0, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.seq, l.attached == string(b) && l.attached != ""
+	return l.seq, l.attached == key
+}
+
+// loadKey is what tells a scenario's tracers apart: the scenario whole,
+// its settings, paths and programs. false when it cannot be written.
+func loadKey(s *scenarios.Scenario) (string, bool) {
+	b, err := json.Marshal(s)
+	return string(b), err == nil
 }
 
 // forScenarioAfter is forScenario with s's tracers attached after prev's

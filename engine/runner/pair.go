@@ -2,9 +2,7 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,12 +194,9 @@ func (p *pairScenario) attach() [2]*tracing.Loaded {
 // alike says both sides run the same scenario with the same tracers: the
 // same settings, paths and programs.
 func (p *pairScenario) alike() bool {
-	a, err := json.Marshal(p.ss[0])
-	if err != nil {
-		return false
-	}
-	b, err := json.Marshal(p.ss[1])
-	return err == nil && bytes.Equal(a, b)
+	a, oka := loadKey(p.ss[0])
+	b, okb := loadKey(p.ss[1])
+	return oka && okb && a == b
 }
 
 // takeTurns has each side warm up (warmUp), then run its
