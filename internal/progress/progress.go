@@ -135,20 +135,15 @@ func (r *Reporter) Counts() (done, planned int) {
 }
 
 // Status says what runs now: on the bar, or as a line when Verbose.
-func (r *Reporter) Status(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch r.mode {
-	case Bar:
-		r.status = s
-		r.draw()
-	case Verbose:
-		r.println(r.stamp() + s)
-	}
-}
+func (r *Reporter) Status(s string) { r.setStatus(s, true) }
 
-// Detail is a step only Verbose prints; on the bar it is the status.
-func (r *Reporter) Detail(s string) {
+// Detail is a step only Verbose prints, unstamped; on the bar it is the
+// status.
+func (r *Reporter) Detail(s string) { r.setStatus(s, false) }
+
+// setStatus puts s on the bar, or prints it when Verbose, after the
+// elapsed time when stamped.
+func (r *Reporter) setStatus(s string, stamped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch r.mode {
@@ -156,6 +151,9 @@ func (r *Reporter) Detail(s string) {
 		r.status = s
 		r.draw()
 	case Verbose:
+		if stamped {
+			s = r.stamp() + s
+		}
 		r.println(s)
 	}
 }
