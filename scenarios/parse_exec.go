@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
 // parseExec is the exec kind's WorkloadKind.Parse: it reads the kind's
@@ -28,7 +29,12 @@ func parseExec(at config.Node, fs []config.Field) (any, error) {
 		case "teardown":
 			e.Teardown, err = parseArgv(f)
 		case "load":
-			e.Load, err = parseArgv(f)
+			switch f.Value.AST().(type) {
+			case *ast.MappingNode, *ast.MappingValueNode:
+				e.Builtin, err = parseBuiltin(f)
+			default:
+				e.Load, err = parseArgv(f)
+			}
 		case "env":
 			e.Env, err = parseEnv(f)
 		case "dir":
@@ -47,6 +53,9 @@ func parseExec(at config.Node, fs []config.Field) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if e.Builtin != nil && e.Ops != "" {
+		return nil, at.Errorf("ops counts lines of a load command's output; the built-in load counts its answered requests as ops: leave ops out")
 	}
 	if !haveCommand {
 		return nil, at.Errorf("workload kind exec needs command: the program to measure and its arguments, e.g. command: [dd, if=/dev/zero, of=/dev/null]")
@@ -179,4 +188,90 @@ func parseReady(f config.Field) (*Ready, error) {
 		return nil, f.KeyAt.Errorf("ready needs port (a TCP port that accepts, e.g. port: 8080) or file (a path that exists)")
 	}
 	return r, nil
+}
+
+// parseBuiltin reads the built-in load: {http: URL, rate: N} or {tcp:
+// host:port, send: BYTES, reply: {bytes: N} | {until: DELIMITER}, rate:
+// N}, with an optional timeout.
+func parseBuiltin(f config.Field) (*loadgen.Spec, error) {
+	fs, err := f.Value.Fields("workload.load", []string{"http", "tcp", "send", "reply", "rate", "timeout"})
+	if err != nil {
+		return nil, err
+	}
+	s := &loadgen.Spec{}
+	var target, rate *config.Field
+	for i, lf := range fs {
+		switch lf.Key {
+		case "http", "tcp":
+			if target != nil {
+				return nil, lf.KeyAt.Errorf("load takes one of http and tcp, not both")
+			}
+			target = &fs[i]
+			err = parseTarget(lf, s)
+		case "send":
+			if s.Send, err = lf.String(); err == nil && s.Send == "" {
+				err = lf.Value.Errorf("send is empty; give the bytes of one request, e.g. send: \"ping\\n\"")
+			}
+		case "reply":
+			err = parseReply(lf, s)
+		case "rate":
+			rate = &fs[i]
+			s.Rate, err = lf.Int(1, loadgen.MaxRate)
+		case "timeout":
+			s.Timeout, err = lf.Duration(time.Millisecond, loadgen.MaxTimeout)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if target == nil {
+		return nil, f.KeyAt.Errorf("the built-in load needs http (a URL, e.g. http: http://127.0.0.1:8080/) or tcp (host:port, with send and reply)")
+	}
+	if rate == nil {
+		return nil, f.KeyAt.Errorf("the built-in load needs rate: the requests it sends per second, e.g. rate: 1000")
+	}
+	if err := s.Check(); err != nil {
+		// What is left: send or reply with the wrong target, or missing.
+		return nil, target.KeyAt.Errorf("%v", err)
+	}
+	return s, nil
+}
+
+func parseTarget(f config.Field, s *loadgen.Spec) error {
+	v, err := f.String()
+	if err != nil {
+		return err
+	}
+	if f.Key == "http" {
+		s.URL = v
+		if err := loadgen.CheckURL(v); err != nil {
+			return f.Value.Errorf("%v", err)
+		}
+		return nil
+	}
+	s.Addr = v
+	if err := loadgen.CheckAddr(v); err != nil {
+		return f.Value.Errorf("%v", err)
+	}
+	return nil
+}
+
+// parseReply reads {bytes: N} or {until: DELIMITER}.
+func parseReply(f config.Field, s *loadgen.Spec) error {
+	fs, err := f.Value.Fields("workload.load.reply", []string{"bytes", "until"})
+	if err != nil {
+		return err
+	}
+	if len(fs) != 1 {
+		return f.KeyAt.Errorf("reply takes one of bytes (its length, e.g. bytes: 5) and until (its last bytes, e.g. until: \"\\n\")")
+	}
+	rf := fs[0]
+	if rf.Key == "bytes" {
+		s.ReplyBytes, err = rf.Int(1, loadgen.MaxReply)
+		return err
+	}
+	if s.ReplyUntil, err = rf.String(); err == nil && s.ReplyUntil == "" {
+		return rf.Value.Errorf("until is empty; give the bytes a reply ends with, e.g. until: \"\\n\"")
+	}
+	return err
 }

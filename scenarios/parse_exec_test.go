@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/bpf/ufunc"
+	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
 const goodExec = `name: my-server
@@ -81,6 +83,15 @@ func TestParseExecDefaults(t *testing.T) {
 			&Exec{Command: []string{"srv"}, Dir: "/opt/srv"}},
 		{"empty env value", "  command: [srv]\n  env: {EMPTY: ''}",
 			&Exec{Command: []string{"srv"}, Env: map[string]string{"EMPTY": ""}}},
+		{"built-in http load, ready at its port", "  command: [srv]\n  load: {http: 'http://127.0.0.1:8080/x', rate: 2000}",
+			&Exec{Command: []string{"srv"}, Builtin: &loadgen.Spec{URL: "http://127.0.0.1:8080/x", Rate: 2000},
+				Ready: &Ready{Port: "127.0.0.1:8080", Timeout: DefaultReadyTimeout}}},
+		{"built-in tcp load", "  command: [srv]\n  ready: {port: 7071}\n  load:\n    tcp: 127.0.0.1:7071\n    send: \"ping\\n\"\n    reply: {until: \"\\n\"}\n    rate: 500\n    timeout: 2s",
+			&Exec{Command: []string{"srv"}, Builtin: &loadgen.Spec{Addr: "127.0.0.1:7071", Send: "ping\n", ReplyUntil: "\n", Rate: 500, Timeout: 2 * time.Second},
+				Ready: &Ready{Port: "7071", Timeout: DefaultReadyTimeout}}},
+		{"built-in tcp load, reply bytes", "  command: [srv]\n  load: {tcp: 'localhost:9', send: x, reply: {bytes: 5}, rate: 1}",
+			&Exec{Command: []string{"srv"}, Builtin: &loadgen.Spec{Addr: "localhost:9", Send: "x", ReplyBytes: 5, Rate: 1},
+				Ready: &Ready{Port: "localhost:9", Timeout: DefaultReadyTimeout}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,6 +207,26 @@ func TestParseExecErrors(t *testing.T) {
 			`x.yaml:5:30: timeout "10" has no unit`},
 		{"ready timeout too long", "  command: [srv]\n  ready: {port: 80, timeout: 1h}",
 			`x.yaml:5:30: timeout must be from 1ms to 10m0s, got 1h`},
+		{"built-in load without rate", "  command: [srv]\n  load: {http: 'http://127.0.0.1:80/'}",
+			`x.yaml:5:3: the built-in load needs rate`},
+		{"built-in load without target", "  command: [srv]\n  load: {rate: 10}",
+			`x.yaml:5:3: the built-in load needs http (a URL`},
+		{"built-in load both targets", "  command: [srv]\n  load: {http: 'http://a:1/', tcp: 'a:1', rate: 1}",
+			`x.yaml:5:31: load takes one of http and tcp, not both`},
+		{"built-in load https", "  command: [srv]\n  load: {http: 'https://a/', rate: 1}",
+			`x.yaml:5:16: load http "https://a/": want an http:// URL`},
+		{"built-in load rate 0", "  command: [srv]\n  load: {http: 'http://a:1/', rate: 0}",
+			`x.yaml:5:37: rate must be from 1 to 1000000, got 0`},
+		{"built-in load unknown key", "  command: [srv]\n  load: {http: 'http://a:1/', rate: 1, method: POST}",
+			`x.yaml:5:40: unknown key "method" in workload.load; allowed: http, tcp, send, reply, rate, timeout`},
+		{"built-in tcp without send", "  command: [srv]\n  load: {tcp: 'a:1', reply: {bytes: 1}, rate: 1}",
+			`x.yaml:5:10: load tcp needs send`},
+		{"built-in tcp with two replies", "  command: [srv]\n  load: {tcp: 'a:1', send: x, reply: {bytes: 1, until: x}, rate: 1}",
+			`x.yaml:5:31: reply takes one of bytes`},
+		{"built-in http with send", "  command: [srv]\n  load: {http: 'http://a:1/', send: x, rate: 1}",
+			`x.yaml:5:10: load: send and reply go with tcp, not http`},
+		{"built-in load with ops", "  command: [srv]\n  load: {http: 'http://a:1/', rate: 1}\n  ops: ok",
+			`x.yaml:2:1: ops counts lines of a load command's output`},
 		{"key of another kind", "  command: [srv]\n  threads: 2",
 			`x.yaml:5:3: threads does not apply to workload kind exec; exec takes: command, env, dir, setup, teardown, ready, load, ops, noise`},
 		{"attach in a file", "  pid: 1",
@@ -232,6 +263,9 @@ func TestExecCheck(t *testing.T) {
 		{"bad ops", Exec{Command: []string{"sh"}, Ops: "("}, "ops:"},
 		{"ready without what", Exec{Command: []string{"sh"}, Ready: &Ready{Timeout: time.Second}}, "one of port or file"},
 		{"ready without timeout", Exec{Command: []string{"sh"}, Ready: &Ready{File: "x"}}, ""}, // defaulted
+		{"built-in load", Exec{Command: []string{"sh"}, Builtin: &loadgen.Spec{URL: "http://a:1/", Rate: 1}}, ""},
+		{"built-in load and a command", Exec{Command: []string{"sh"}, Load: []string{"x"}, Builtin: &loadgen.Spec{URL: "http://a:1/", Rate: 1}}, "not both"},
+		{"built-in load without rate", Exec{Command: []string{"sh"}, Builtin: &loadgen.Spec{URL: "http://a:1/"}}, "rate must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,5 +314,42 @@ func TestExecParams(t *testing.T) {
 	s.Workload = AttachWorkload(Attach{Cgroup: "/sys/fs/cgroup/a"})
 	if Params(&s) == p100 {
 		t.Error("a cgroup and a pid have one digest")
+	}
+}
+
+// The built-in load crosses to a trial worker as load's object form and
+// comes back whole; it is part of the digest.
+func TestExecBuiltinJSON(t *testing.T) {
+	src := "name: x\nworkload:\n  kind: exec\n  command: [srv]\n  load: {tcp: 'a:1', send: \"q\\n\", reply: {until: \"\\n\"}, rate: 300}\ntracers:\n  sched: {}\n"
+	s, err := Parse("x.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"load":{"tcp":"a:1","send":"q\n","reply_until":"\n","rate":300}`) {
+		t.Errorf("JSON %s does not hold load as an object", b)
+	}
+	var back Scenario
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s.Workload.Params, back.Workload.Params); diff != "" {
+		t.Errorf("after a JSON round trip (-want +got):\n%s", diff)
+	}
+	if got := Metrics(s); !slices.Contains(got, loadgen.Metric) {
+		t.Errorf("metrics %v, want %s", got, loadgen.Metric)
+	}
+	if got := GatePolicy(s); got[loadgen.Metric]["p99"] != DefaultGateThreshold {
+		t.Errorf("gate %v, want p99 of %s", got, loadgen.Metric)
+	}
+	faster, err := Parse("x.yaml", []byte(strings.Replace(src, "rate: 300", "rate: 400", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Params(s) == Params(faster) {
+		t.Error("two rates of the built-in load have one digest")
 	}
 }

@@ -155,6 +155,9 @@ type WorkloadKind struct {
 	New func(w Workload, pid int) (kindLoad, error)
 	// Metrics are what the workload measures itself, in user space.
 	Metrics []WorkloadMetric
+	// Measures names those of Metrics that w measures, when that depends
+	// on w's parameters; nil means all of them. w has its defaults.
+	Measures func(w Workload) []string
 	// Syscalls are the syscalls whose latency is w's operation, the
 	// syscall tracer's default; nil for none. w has its defaults.
 	Syscalls func(w Workload) []string
@@ -366,6 +369,9 @@ func checkNoise(n int) error {
 // workloadMetrics names the metrics workload w measures itself.
 func workloadMetrics(w Workload) []string {
 	k, _ := lookupKind(w.Kind)
+	if k.Measures != nil {
+		return k.Measures(w.withDefaults())
+	}
 	var ms []string
 	for _, m := range k.Metrics {
 		ms = append(ms, m.Name)

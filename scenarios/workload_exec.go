@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
 // Exec is the exec kind's parameters: the user's own program, measured
@@ -23,6 +27,12 @@ import (
 //	  ready: {port: 8080, timeout: 10s}    # or {file: PATH}: before the clock starts
 //	  load: [./client, --port, "8080"]     # run against command for each trial
 //	  ops: '^ok '                          # ops: lines of load's (else command's) stdout matching
+//
+// or, for the built-in load generator (Builtin), which measures each
+// request's latency as request.client:
+//
+//	load: {http: "http://127.0.0.1:8080/", rate: 2000}
+//	load: {tcp: 127.0.0.1:7071, send: "ping\n", reply: {until: "\n"}, rate: 2000}
 //
 // The tracers count every task of the group: command, and everything it
 // starts, but neither load nor setup and teardown, which run in groups of
@@ -50,8 +60,60 @@ type Exec struct {
 	Teardown []string          `json:"teardown,omitempty"`
 	Ready    *Ready            `json:"ready,omitempty"`
 	Load     []string          `json:"load,omitempty"`
-	Ops      string            `json:"ops,omitempty"` // a Go regexp
+	// Builtin is the built-in load, in place of Load; written as load's
+	// mapping form in YAML and JSON alike.
+	Builtin *loadgen.Spec `json:"-"`
+	Ops     string        `json:"ops,omitempty"` // a Go regexp
 }
+
+// execJSON is Exec as JSON: load is a list (a command) or an object (the
+// built-in load).
+type execJSON struct {
+	execFields
+	Load json.RawMessage `json:"load,omitempty"`
+}
+
+type execFields Exec
+
+// MarshalJSON writes load as its command or as the built-in load.
+func (e Exec) MarshalJSON() ([]byte, error) {
+	j := execJSON{execFields: execFields(e)}
+	var err error
+	switch {
+	case e.Builtin != nil:
+		j.Load, err = json.Marshal(e.Builtin)
+	case len(e.Load) > 0:
+		j.Load, err = json.Marshal(e.Load)
+	}
+	if err != nil {
+		return nil, err
+	}
+	j.execFields.Load = nil
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Exec) UnmarshalJSON(b []byte) error {
+	var j execJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Exec(j.execFields)
+	e.Load, e.Builtin = nil, nil
+	switch l := bytes.TrimSpace(j.Load); {
+	case len(l) == 0 || string(l) == "null":
+	case l[0] == '{':
+		e.Builtin = new(loadgen.Spec)
+		return json.Unmarshal(l, e.Builtin)
+	default:
+		return json.Unmarshal(l, &e.Load)
+	}
+	return nil
+}
+
+// hasLoad reports whether something loads command: a command of the
+// user's or the built-in load.
+func (e *Exec) hasLoad() bool { return len(e.Load) > 0 || e.Builtin != nil }
 
 // Ready is what tells that command is ready for the clock to start.
 type Ready struct {
@@ -88,14 +150,31 @@ const (
 )
 
 var execKind = WorkloadKind{
-	Name:         "exec",
-	HostOnly:     "it runs a command of this host, and a VM's guest holds no program but tailgate",
-	Whole:        "a command runs its own course",
-	Keys:         []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
-	Parse:        parseExec,
+	Name:     "exec",
+	HostOnly: "it runs a command of this host, and a VM's guest holds no program but tailgate",
+	Whole:    "a command runs its own course",
+	Keys:     []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
+	Parse:    parseExec,
+	Metrics: []WorkloadMetric{{Name: loadgen.Metric,
+		Description: "each request's latency as its client felt it, from its intended send time: the built-in load's (load: {http: URL, rate: N})"}},
+	Measures: func(w Workload) []string {
+		if e, ok := w.Params.(*Exec); ok && e.Builtin != nil {
+			return []string{loadgen.Metric}
+		}
+		return nil
+	},
 	DecodeParams: decodeParams[Exec],
 	Defaults: func(w *Workload) {
-		if e, ok := w.Params.(*Exec); ok && e.Ready != nil && e.Ready.Timeout == 0 {
+		e, ok := w.Params.(*Exec)
+		if !ok {
+			return
+		}
+		if e.Ready == nil && e.Builtin != nil {
+			// The built-in load's requests wait until its address accepts.
+			c := *e
+			c.Ready = &Ready{Port: e.Builtin.HostPort(), Timeout: DefaultReadyTimeout}
+			w.Params = &c
+		} else if e.Ready != nil && e.Ready.Timeout == 0 {
 			c := *e
 			r := *e.Ready
 			r.Timeout = DefaultReadyTimeout
@@ -137,6 +216,17 @@ func (e *Exec) check() error {
 	if e.Ops != "" {
 		if _, err := regexp.Compile(e.Ops); err != nil {
 			return fmt.Errorf("ops: %w", err)
+		}
+	}
+	if e.Builtin != nil {
+		if len(e.Load) > 0 {
+			return errors.New("load is a command or the built-in load, not both")
+		}
+		if e.Ops != "" {
+			return errors.New("ops counts lines of a load command's output; the built-in load counts its answered requests as ops")
+		}
+		if err := e.Builtin.Check(); err != nil {
+			return err
 		}
 	}
 	if r := e.Ready; r != nil {

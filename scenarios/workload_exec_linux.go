@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
 // execLoad is the exec kind, prepared: the groups made, the programs
@@ -125,7 +127,7 @@ func (l *execLoad) start(ctx context.Context) error {
 	if err := l.setup(ctx); err != nil {
 		return err
 	}
-	if l.e.Ready == nil && len(l.e.Load) == 0 {
+	if l.e.Ready == nil && !l.e.hasLoad() {
 		return nil
 	}
 	return l.startCommand(ctx)
@@ -165,7 +167,7 @@ func (l *execLoad) startCommand(ctx context.Context) error {
 	if err := l.group.Kill(); err != nil {
 		return err
 	}
-	c, err := l.startChild(l.group, "command", l.e.Command, len(l.e.Load) == 0 && l.ops != nil)
+	c, err := l.startChild(l.group, "command", l.e.Command, !l.e.hasLoad() && l.ops != nil)
 	if err != nil {
 		return err
 	}
@@ -230,11 +232,14 @@ func (l *execLoad) run(ctx context.Context) (Stats, error) {
 	// A command that runs already is started (Start); one a load talks to
 	// must still be alive.
 	started := false
-	if l.cmd == nil || len(l.e.Load) > 0 {
+	if l.cmd == nil || l.e.hasLoad() {
 		started = l.cmd == nil
 		if err := l.startCommand(ctx); err != nil {
 			return Stats{Syscalls: map[string]uint64{}}, err
 		}
+	}
+	if l.e.Builtin != nil {
+		return l.runBuiltin(ctx)
 	}
 	if len(l.e.Load) > 0 {
 		return l.runLoad(ctx)
@@ -341,6 +346,45 @@ wait:
 	}
 	kerr := lc.stop(l.loadG)
 	return l.runStats(lc.ops.Load(), ended, failure, kerr)
+}
+
+// runBuiltin runs the built-in load against command until ctx is done:
+// its ops are the requests answered, its metric their latencies. A
+// request that failed fails the run, as a failing load command does.
+func (l *execLoad) runBuiltin(ctx context.Context) (Stats, error) {
+	st := Stats{Syscalls: map[string]uint64{}}
+	// A command that fails ends the run: what the load would measure
+	// then is refused connections. One that exits 0 may have forked the
+	// daemon the load talks to.
+	cmd := l.cmd
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-cmd.exited:
+			if cmd.failed() != nil {
+				cancel()
+			}
+		case <-runCtx.Done():
+		}
+	}()
+	o, err := loadgen.Run(runCtx, l.e.Builtin)
+	if err != nil {
+		return st, err
+	}
+	select {
+	case <-cmd.exited:
+		if failure := cmd.failed(); failure != nil {
+			return st, failure
+		}
+	default:
+	}
+	st.Ops = o.Latency.Count()
+	st.Metrics = map[string]*hist.Histogram{loadgen.Metric: o.Latency}
+	if err := o.Err(); err != nil {
+		return st, fmt.Errorf("load %s: %w", l.e.Builtin, err)
+	}
+	return st, nil
 }
 
 // stopCommand kills what is in command's group and waits for command.

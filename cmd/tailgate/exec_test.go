@@ -96,6 +96,52 @@ func TestExampleServerClient(t *testing.T) {
 	}
 }
 
+// The echo server under the built-in load: request.client holds about
+// rate × duration requests a trial, the ops, and is what the scenario
+// gates with no gate block.
+func TestExampleBuiltinLoad(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir+"/", "../../testdata/exec/echo/server")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	yaml, err := os.ReadFile("../../testdata/exec/echo-rate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(20000 + rand.IntN(20000))
+	yaml = bytes.ReplaceAll(yaml, []byte("7072"), []byte(port))
+	if err := os.WriteFile(filepath.Join(dir, "echo-rate.yaml"), yaml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "echo-rate.json")
+	code, _, stderr := runInProcess(t, "run", filepath.Join(dir, "echo-rate.yaml"), "--trials", "2", "--duration", "1s", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	s := loadResult(t, out).Find("echo-rate")
+	if s == nil {
+		t.Fatal("no echo-rate in the result")
+	}
+	m := s.Metrics["request.client"]
+	if m == nil || len(m.Trials) != 2 {
+		t.Fatalf("request.client %+v, want 2 trials", m)
+	}
+	for i, tr := range m.Trials {
+		// 2000/s for 1 s; a busy machine sends some late, not fewer.
+		if n := tr.Summary.Count; n < 1900 || n > 2100 || tr.Ops != n {
+			t.Errorf("trial %d: %d requests measured, %d ops; want about 2000 of each", i+1, n, tr.Ops)
+		}
+	}
+	if g := s.Gate["request.client"]; g["p99"] == 0 {
+		t.Errorf("gate %v, want p99 of request.client", s.Gate)
+	}
+}
+
 // markerEnv marks the processes of a test's exec workload.
 const markerEnv = "TAILGATE_TEST_MARKER"
 

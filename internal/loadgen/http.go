@@ -1,0 +1,61 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// runHTTP attacks s.URL with vegeta's attacker and constant pacer. vegeta
+// starts a request's clock when a worker takes its tick, which a late
+// pacer would hide; its pacer sends the hit counted n (from 0) at
+// (n+1)·period after the attack began, and the result's sequence number
+// counts hits in that order, so the latency kept here runs from that
+// intended time instead.
+func runHTTP(ctx context.Context, s *Spec) Outcome {
+	atk := vegeta.NewAttacker(
+		vegeta.Timeout(s.timeout()),
+		vegeta.KeepAlive(true),
+		vegeta.Redirects(vegeta.NoFollow),
+	)
+	tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: s.URL})
+	pacer := vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}
+	period := s.period()
+	// Taken just before vegeta takes its own: the intended times run a
+	// few µs early, the same for base and head.
+	began := time.Now()
+	results := atk.Attack(tr, pacer, 0, "")
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			atk.Stop()
+		case <-done:
+		}
+	}()
+	o := Outcome{Latency: hist.New()}
+	for r := range results {
+		o.Sent++
+		switch {
+		case r.Code >= 400:
+			o.fail(fmt.Sprintf("HTTP status %d from %s", r.Code, s.URL))
+			continue
+		case r.Error != "":
+			o.fail(r.Error)
+			continue
+		}
+		intended := began.Add(time.Duration(r.Seq+1) * period)
+		lat := r.End().Sub(intended)
+		// A hit sent before its intended time (two hits taken out of
+		// order) keeps vegeta's own measure.
+		lat = max(lat, r.Latency)
+		o.Latency.Record(uint64(lat))
+	}
+	return o
+}
