@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 func TestParseABI(t *testing.T) {
@@ -307,14 +308,8 @@ func testKernel(t *testing.T) *Kernel {
 	if testing.Short() {
 		t.Skip("fetches a Debian kernel; skipped with -short")
 	}
-	for _, tool := range []string{"apt-get", "dpkg-deb"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-				t.Fatal("needs " + tool)
-			}
-			t.Skip("needs " + tool)
-		}
-	}
+	testenv.Need(t, testenv.Tool("apt-get", "Debian's apt fetches the kernels"))
+	testenv.Need(t, testenv.Tool("dpkg-deb", "Debian: dpkg"))
 	debianKernelOnce.Do(func() {
 		c, err := DefaultCache()
 		if err != nil {

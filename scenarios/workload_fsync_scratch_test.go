@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/blockdev"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // loopsBackedIn returns the loop devices bound to a file in dir, as
@@ -62,9 +62,7 @@ func checkNothingLeft(t *testing.T, dir, after string) {
 // the Stats say which device; after Close no loop device is bound to its
 // backing file, which never had a name in dir.
 func TestFsyncScratchLoop(t *testing.T) {
-	if _, err := os.Stat(blockdev.ControlPath); err != nil {
-		t.Skipf("needs loop devices: %v", err)
-	}
+	testenv.Need(t, testenv.LoopDevices)
 	dir := t.TempDir()
 	r, err := NewWorkload(Workload{Kind: "fsync", Threads: 2, Params: &Fsync{Size: 8192, Dir: dir, Device: FsyncDeviceScratch}})
 	if err != nil {
@@ -131,9 +129,7 @@ func TestHoldScratchHelper(t *testing.T) {
 // workload writes its loop device leaves no loop device and no file: the
 // kernel detaches an autoclear device when its last descriptor closes.
 func TestFsyncScratchKilled(t *testing.T) {
-	if _, err := os.Stat(blockdev.ControlPath); err != nil {
-		t.Skipf("needs loop devices: %v", err)
-	}
+	testenv.Need(t, testenv.LoopDevices)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldScratchHelper$")
 	cmd.Env = append(os.Environ(), holdScratchEnv+"="+dir)

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 func TestFsyncParse(t *testing.T) {
@@ -49,9 +50,7 @@ func TestFsyncParse(t *testing.T) {
 // of size bytes; its files (and the directory it made) are gone after
 // Close.
 func TestFsyncRun(t *testing.T) {
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("needs linux/amd64")
-	}
+	testenv.Need(t, testenv.Platform("linux/amd64"))
 	named := t.TempDir()
 	for _, tc := range []struct {
 		name string

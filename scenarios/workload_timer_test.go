@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // ref returns a pointer to v, for the timer's optional fields.
@@ -25,10 +27,8 @@ func ref[T any](v T) *T { return &v }
 // readDMALatency reads the idle-state bound the kernel holds now, in µs.
 func readDMALatency(t *testing.T) int32 {
 	t.Helper()
+	testenv.Need(t, testenv.PMQoS)
 	b, err := os.ReadFile(dmaLatencyPath)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("needs " + dmaLatencyPath + " (PM QoS)")
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/kernels"
 )
 
@@ -112,9 +113,7 @@ func TestCPIORoundTrip(t *testing.T) {
 // TestCPIOSystemReader checks the archive with GNU cpio, which is what
 // the kernel's format was defined by.
 func TestCPIOSystemReader(t *testing.T) {
-	if _, err := exec.LookPath("cpio"); err != nil {
-		t.Skip("needs cpio (apt-get install cpio)")
-	}
+	testenv.Need(t, testenv.Tool("cpio", "scripts/install-deps.sh installs it"))
 	cmd := exec.Command("cpio", "-itv", "--quiet")
 	cmd.Stdin = bytes.NewReader(writeTestArchive(t))
 	out, err := cmd.CombinedOutput()

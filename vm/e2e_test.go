@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/kernels"
 )
 
@@ -28,15 +29,9 @@ func needQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots VMs; skipped with -short")
 	}
-	for _, tool := range []string{"qemu-system-x86_64", "apt-get", "dpkg-deb"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			msg := "needs " + tool + " (apt-get install -y --no-install-recommends qemu-system-x86 cpio)"
-			if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	testenv.Need(t, testenv.Tool("qemu-system-x86_64", "scripts/install-deps.sh installs it"))
+	testenv.Need(t, testenv.Tool("apt-get", "Debian's apt fetches the kernels"))
+	testenv.Need(t, testenv.Tool("dpkg-deb", "Debian: dpkg"))
 }
 
 var (

@@ -20,6 +20,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -321,7 +322,7 @@ func TestCountsFdatasyncs(t *testing.T) {
 			other = "loop1"
 		}
 		if _, err := os.Stat(filepath.Join("/sys/block", other)); err != nil {
-			t.Skipf("needs a second disk: %v", err)
+			testenv.Missing(t, testenv.Feature{Name: "a second disk"}, err)
 		}
 		tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Devices: []string{other}})
 		if err != nil {

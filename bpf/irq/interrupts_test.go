@@ -1,6 +1,7 @@
 package irq
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // x86Interrupts is this machine's /proc/interrupts, shortened.
@@ -130,7 +133,7 @@ func TestActionsOfThisMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(as) == 0 {
-		t.Skip("this machine has no irq actions (no devices with interrupts)")
+		testenv.Missing(t, testenv.Feature{Name: "irq actions"}, errors.New("no device with interrupts"))
 	}
 	for _, a := range as {
 		if err := CheckName(a.Name); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -192,9 +193,7 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	if runtime.NumCPU() < 2 {
-		t.Skip("needs two CPUs")
-	}
+	testenv.Need(t, testenv.CPUs(2))
 	irqs, _, err := Discover(MaxMetrics)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 var variants = []tracing.Variant{tracing.TPBTF, tracing.RawTP}
@@ -264,9 +265,7 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	if runtime.NumCPU() < 2 {
-		t.Skip("needs two CPUs")
-	}
+	testenv.Need(t, testenv.CPUs(2))
 	vectors := []string{"net_rx", "timer", "sched", "rcu"}
 	for _, v := range variants {
 		t.Run(string(v), func(t *testing.T) {

@@ -1,10 +1,8 @@
 package ufunc
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 func TestDecodeX86(t *testing.T) {
@@ -47,15 +46,11 @@ func TestDecodeX86(t *testing.T) {
 // entriesBinary builds testdata/entries.c.
 func entriesBinary(t *testing.T) string {
 	t.Helper()
-	if runtime.GOARCH != "amd64" {
-		t.Skip("x86-64 instructions")
-	}
+	testenv.Need(t, testenv.Platform("linux/amd64")) // x86-64 instructions
+	testenv.Need(t, testenv.Tool("cc", "Debian: gcc"))
 	cc, err := exec.LookPath("cc")
 	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("needs cc")
-		}
-		t.Skip("needs cc")
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "entries")
 	if out, err := exec.Command(cc, "-O2", "-fcf-protection=none", "-o", bin, "testdata/entries.c").CombinedOutput(); err != nil {

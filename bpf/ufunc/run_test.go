@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/ufunc"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // TestRunScenario runs testdata/ufunc-sleeper.yaml with the tailgate
@@ -16,12 +17,7 @@ import (
 // cgroup of its own, and the tracer, configured from the scenario file,
 // times its two functions in it.
 func TestRunScenario(t *testing.T) {
-	if _, err := exec.LookPath("cc"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("needs cc")
-		}
-		t.Skip("needs cc")
-	}
+	testenv.Need(t, testenv.Tool("cc", "Debian: gcc"))
 	dir := t.TempDir()
 	for _, f := range []string{"ufunc-sleeper.yaml", "sleeper.c", "sleeplib.c"} {
 		b, err := os.ReadFile(filepath.Join("testdata", f))

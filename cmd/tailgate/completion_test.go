@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/engine"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // The completion script offers the catalog's scenarios and scenario files
@@ -26,9 +27,10 @@ func TestCompletionScenarios(t *testing.T) {
 			t.Errorf("script lacks scenario %s", s.Name)
 		}
 	}
+	testenv.Need(t, testenv.Tool("bash", ""))
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("needs bash")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tailgate.bash")

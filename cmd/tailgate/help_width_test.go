@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // helpPaths is every command and subcommand, as "tailgate PATH --help"
@@ -214,9 +215,10 @@ func TestCompletionBash(t *testing.T) {
 			t.Errorf("script lacks flag %s", f)
 		}
 	}
+	testenv.Need(t, testenv.Tool("bash", ""))
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("needs bash")
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "tailgate.bash")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // otherUser is the uid and gid of a local user who is not root: nobody.
@@ -50,9 +52,7 @@ func sharedTmp(t *testing.T) string {
 // records; root's files they name stay as they were, and nothing is
 // made under root's directories. Once, each of these wrote there.
 func TestRootWritesThroughNoUsersLink(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the attack is on root's writes")
-	}
+	testenv.Need(t, testenv.Root) // the attack is on root's writes
 	tmp := sharedTmp(t)
 	rootDir := t.TempDir()
 	victim := filepath.Join(rootDir, "root-owned")
@@ -90,9 +90,7 @@ ln -s %[3]s %[1]s/hist/summaries`, d, victim, rootDir))
 // shared directory leaves root's Result there, of mode 0644, not a file
 // the user can still edit.
 func TestReplacedFileIsRoots(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the attack is on root's writes")
-	}
+	testenv.Need(t, testenv.Root) // the attack is on root's writes
 	tmp := sharedTmp(t)
 	f := filepath.Join(tmp, "f")
 	asOtherUser(t, fmt.Sprintf("umask 0; echo theirs > %s", f))

@@ -23,6 +23,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/report/render"
 )
 
@@ -425,12 +426,11 @@ func TestMatrixUsage(t *testing.T) {
 // must be back when the process has exited.
 func TestMatrixSIGINTRestoresSysctl(t *testing.T) {
 	const key = "vm.swappiness"
+	testenv.Need(t, testenv.Sysctl(key))
+	testenv.Need(t, testenv.Root) // to write /proc/sys
 	orig, err := sysctl.Read(sysctl.Root, key)
 	if err != nil {
-		t.Skipf("needs %s: %v", key, err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to write /proc/sys")
+		t.Fatal(err)
 	}
 	want := "61"
 	if orig == want {

@@ -7,18 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // buildProgram compiles testdata/program/work.c with ITER steps per
 // tg_op into dir/work.
 func buildProgram(t *testing.T, dir string, iter int) {
 	t.Helper()
-	if _, err := exec.LookPath("cc"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("needs cc")
-		}
-		t.Skip("needs cc")
-	}
+	testenv.Need(t, testenv.Tool("cc", "Debian: gcc"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

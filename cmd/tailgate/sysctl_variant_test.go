@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // TestVariantUnwritableSysctlBeforeTrials: a read-only key of the real
@@ -19,9 +20,10 @@ import (
 // value, before any trial of the base, for gate and matrix alike; the key
 // keeps its value.
 func TestVariantUnwritableSysctlBeforeTrials(t *testing.T) {
+	testenv.Need(t, testenv.Sysctl("vm.swappiness"))
 	swap, err := sysctl.Read(sysctl.Root, "vm.swappiness")
 	if err != nil {
-		t.Skipf("needs vm.swappiness: %v", err)
+		t.Fatal(err)
 	}
 	for _, tc := range []struct{ variant, want string }{
 		{"head:kernel.osrelease=6.6.6-pwned", "kernel.osrelease=6.6.6-pwned cannot be set: the key is read-only"},
@@ -69,9 +71,10 @@ func TestVariantUnwritableSysctlBeforeTrials(t *testing.T) {
 // the test did not.
 func startVariantRun(t *testing.T, bin, key string) (orig, want string, cmd *exec.Cmd) {
 	t.Helper()
+	testenv.Need(t, testenv.Sysctl(key))
 	orig, err := sysctl.Read(sysctl.Root, key)
 	if err != nil {
-		t.Skipf("needs %s: %v", key, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if v, _ := sysctl.Read(sysctl.Root, key); v != orig {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/blockdev"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -69,9 +70,7 @@ func TestScratchTrialLeavesNothing(t *testing.T) {
 	if err := tracing.CheckPrivileges(); err != nil {
 		t.Fatalf("needs root for BPF: %v", err)
 	}
-	if _, err := os.Stat(blockdev.ControlPath); err != nil {
-		t.Skipf("needs loop devices: %v", err)
-	}
+	testenv.Need(t, testenv.LoopDevices)
 	dir := t.TempDir()
 	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{fsyncScratch(t, dir, 2, 100*time.Millisecond)}})
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // FindSerial finds each disk of this machine that has a serial by it,
@@ -63,9 +65,7 @@ func TestLoopBadSize(t *testing.T) {
 // reads back what was written with O_DIRECT, and is gone with its file
 // after Close.
 func TestLoop(t *testing.T) {
-	if _, err := os.Stat(ControlPath); err != nil {
-		t.Skipf("needs loop devices: %v", err)
-	}
+	testenv.Need(t, testenv.LoopDevices)
 	dir := t.TempDir()
 	const size = 1 << 20
 	d, err := Loop(dir, size)

@@ -18,6 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/github/githubtest"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // repoRoot is where action.yml and .github live, seen from this package.
@@ -95,9 +96,7 @@ func actionEnv(t *testing.T, srv *githubtest.Server, pr int) (map[string]string,
 }
 
 func TestActionSteps(t *testing.T) {
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("needs bash")
-	}
+	testenv.Need(t, testenv.Feature{Name: "/bin/bash", Use: func() error { _, err := os.Stat("/bin/bash"); return err }, Required: true})
 	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using %q, want composite", a.Runs.Using)

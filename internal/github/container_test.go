@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // TestActionInContainer runs the action's steps as a container job runs
@@ -16,9 +18,7 @@ import (
 // (actions/runner#2185, #2058). Here the host's work directory is a
 // file, so that a step, or an action's with:, that goes there fails.
 func TestActionInContainer(t *testing.T) {
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("needs bash")
-	}
+	testenv.Need(t, testenv.Feature{Name: "/bin/bash", Use: func() error { _, err := os.Stat("/bin/bash"); return err }, Required: true})
 	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
 	dir := t.TempDir()
 	host := filepath.Join(dir, "home-runner-work")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/github/githubtest"
 	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // buildTailgate builds cmd/tailgate from this checkout, once per test.
@@ -58,12 +59,11 @@ func historyEntries(t *testing.T, spec string) []history.Entry {
 // also when another push wins the race, and a pull request's report and
 // comment show the head against main's last commits.
 func TestActionHistory(t *testing.T) {
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("needs bash")
-	}
+	testenv.Need(t, testenv.Feature{Name: "/bin/bash", Use: func() error { _, err := os.Stat("/bin/bash"); return err }, Required: true})
+	testenv.Need(t, testenv.Tool("git", ""))
 	realGit, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("needs git")
+		t.Fatal(err)
 	}
 	a := loadAction(t, filepath.Join(repoRoot, "action.yml"))
 	bin := buildTailgate(t)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/rhysd/actionlint"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // newLinter is actionlint as CI runs it: with shellcheck over every
@@ -36,8 +38,8 @@ func shellcheck(t *testing.T) string {
 	if err == nil {
 		return p
 	}
-	if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-		t.Fatal("needs shellcheck for actionlint to check the run: scripts (apt-get install shellcheck)")
+	if testenv.Strict() {
+		t.Fatal("needs shellcheck for actionlint to check the run: scripts (scripts/install-deps.sh installs it)")
 	}
 	t.Log("no shellcheck: the run: scripts are not checked")
 	return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/tailgate-ci/tailgate/internal/github/githubtest"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // githubScriptShim runs one actions/github-script script as the action
@@ -103,9 +104,11 @@ type workflowScript struct {
 // runScript runs script against srv with the event payload and env.
 func runScript(t *testing.T, srv *githubtest.Server, script string, payload map[string]any, ref string, env map[string]string) scriptOutcome {
 	t.Helper()
+	// actions/github-script runs its scripts in node; CI's runners have it.
+	testenv.Need(t, testenv.Optional(testenv.Tool("node", "Debian: nodejs")))
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("needs node (actions/github-script runs its scripts in it)")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	shim, file := filepath.Join(dir, "shim.js"), filepath.Join(dir, "script.js")

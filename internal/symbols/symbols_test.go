@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 func TestParseKallsyms(t *testing.T) {
@@ -46,12 +48,7 @@ func TestParseKallsyms(t *testing.T) {
 // TestKernelNamesEveryFunction checks the parse against this kernel's own
 // kallsyms: every text symbol's address names a symbol at that address.
 func TestKernelNamesEveryFunction(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("kallsyms addresses need root")
-		}
-		t.Skip("kallsyms addresses need root")
-	}
+	testenv.Need(t, testenv.Root) // kallsyms shows addresses to root alone
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // realKey is a writable parameter of the real kernel that is harmless to
@@ -17,9 +19,10 @@ const realKey = "vm.swappiness"
 
 func keepReal(t *testing.T) string {
 	t.Helper()
+	testenv.Need(t, testenv.Sysctl(realKey))
 	old, err := Read(Root, realKey)
 	if err != nil {
-		t.Skipf("needs %s: %v", realKey, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if v, _ := Read(Root, realKey); v != old {

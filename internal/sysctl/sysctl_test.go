@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // fakeRoot makes a /proc/sys look-alike holding the given key=value files.
@@ -148,12 +150,11 @@ func TestRestoreFailureNamesKeyAndValue(t *testing.T) {
 // The real thing, on a harmless parameter.
 func TestProcSys(t *testing.T) {
 	const key = "vm.swappiness"
+	testenv.Need(t, testenv.Sysctl(key))
+	testenv.Need(t, testenv.Root) // to write /proc/sys
 	old, err := Read(Root, key)
 	if err != nil {
-		t.Skipf("needs %s: %v", key, err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to write /proc/sys")
+		t.Fatal(err)
 	}
 	want := "61"
 	if old == want {

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // The trend page in a real browser: a store of 230 commits, made of real
@@ -47,10 +47,7 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-		t.Fatal("needs chromium (scripts/install-deps.sh installs it: apt-get install chromium)")
-	}
-	t.Skip("needs chromium")
+	testenv.Need(t, testenv.Tool("chromium", "scripts/install-deps.sh installs it: apt-get install chromium"))
 	return ""
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -156,9 +157,10 @@ func TestTrends(t *testing.T) {
 // AddTrends on a git store whose branch the first history add has not
 // made yet: every trend is there, with no commit.
 func TestAddTrendsNoBranch(t *testing.T) {
+	testenv.Need(t, testenv.Tool("git", ""))
 	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("needs git")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "repo.git")

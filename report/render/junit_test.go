@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // xmllint validates path against the Jenkins xUnit plugin's junit-10.xsd
@@ -15,12 +17,10 @@ import (
 // xmllint the test skips, and fails on CI (apt-get install libxml2-utils).
 func xmllint(t *testing.T, path string) {
 	t.Helper()
+	testenv.Need(t, testenv.Tool("xmllint", "Debian: libxml2-utils"))
 	bin, err := exec.LookPath("xmllint")
 	if err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("needs xmllint (Debian: libxml2-utils)")
-		}
-		t.Skip("needs xmllint")
+		t.Fatal(err)
 	}
 	out, err := exec.Command(bin, "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), path).CombinedOutput()
 	if err != nil {
