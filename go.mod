@@ -17,6 +17,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tsenart/vegeta/v12 v12.13.0
 	github.com/ulikunitz/xz v0.5.17
+	golang.org/x/arch v0.33.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.50.0
 )
