@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/loadfile"
 	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
@@ -41,6 +42,8 @@ func parseExec(at config.Node, fs []config.Field) (any, error) {
 			e.Dir, err = parseDir(f)
 		case "ready":
 			e.Ready, err = parseReady(f)
+		case "latencies":
+			e.Latencies, err = parseLatencies(f)
 		case "ops":
 			if e.Ops, err = f.String(); err == nil {
 				if _, rerr := regexp.Compile(e.Ops); rerr != nil {
@@ -56,6 +59,9 @@ func parseExec(at config.Node, fs []config.Field) (any, error) {
 	}
 	if e.Builtin != nil && e.Ops != "" {
 		return nil, at.Errorf("ops counts lines of a load command's output; the built-in load counts its answered requests as ops: leave ops out")
+	}
+	if e.Latencies != nil && len(e.Load) == 0 {
+		return nil, at.Errorf("latencies are read from the output of load, a command (e.g. load: [wrk2, -R, 2000, --latency, http://127.0.0.1:8080/]); give one, or use the built-in load, load: {http: URL, rate: N}, which measures its own")
 	}
 	if !haveCommand {
 		return nil, at.Errorf("workload kind exec needs command: the program to measure and its arguments, e.g. command: [dd, if=/dev/zero, of=/dev/null]")
@@ -274,4 +280,35 @@ func parseReply(f config.Field, s *loadgen.Spec) error {
 		return rf.Value.Errorf("until is empty; give the bytes a reply ends with, e.g. until: \"\\n\"")
 	}
 	return err
+}
+
+// parseLatencies reads {format: F, file: PATH, unit: U}.
+func parseLatencies(f config.Field) (*LoadOutput, error) {
+	fs, err := f.Value.Fields("workload.latencies", []string{"format", "file", "unit"})
+	if err != nil {
+		return nil, err
+	}
+	o := &LoadOutput{}
+	for _, lf := range fs {
+		switch lf.Key {
+		case "format":
+			o.Format, err = lf.OneOf("latencies format", loadfile.Formats)
+		case "file":
+			if o.File, err = lf.String(); err == nil && o.File == "" {
+				err = lf.Value.Errorf("file is empty; leave it out to read load's stdout")
+			}
+		case "unit":
+			o.Unit, err = lf.OneOf("unit", []string{"ns", "us", "ms", "s"})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.Format == "" {
+		return nil, f.KeyAt.Errorf("latencies needs format: one of %s", strings.Join(loadfile.Formats, ", "))
+	}
+	if err := o.check(); err != nil {
+		return nil, f.KeyAt.Errorf("%v", err)
+	}
+	return o, nil
 }

@@ -92,6 +92,10 @@ func TestParseExecDefaults(t *testing.T) {
 		{"built-in tcp load, reply bytes", "  command: [srv]\n  load: {tcp: 'localhost:9', send: x, reply: {bytes: 5}, rate: 1}",
 			&Exec{Command: []string{"srv"}, Builtin: &loadgen.Spec{Addr: "localhost:9", Send: "x", ReplyBytes: 5, Rate: 1},
 				Ready: &Ready{Port: "localhost:9", Timeout: DefaultReadyTimeout}}},
+		{"latencies from stdout", "  command: [srv]\n  load: [wrk2, --latency, 'http://x/']\n  latencies: {format: wrk2}",
+			&Exec{Command: []string{"srv"}, Load: []string{"wrk2", "--latency", "http://x/"}, Latencies: &LoadOutput{Format: "wrk2"}}},
+		{"latencies from a file", "  command: [srv]\n  load: [gen]\n  latencies: {format: hlog, file: out.hlog, unit: us}",
+			&Exec{Command: []string{"srv"}, Load: []string{"gen"}, Latencies: &LoadOutput{Format: "hlog", File: "out.hlog", Unit: "us"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,8 +231,20 @@ func TestParseExecErrors(t *testing.T) {
 			`x.yaml:5:10: load: send and reply go with tcp, not http`},
 		{"built-in load with ops", "  command: [srv]\n  load: {http: 'http://a:1/', rate: 1}\n  ops: ok",
 			`x.yaml:2:1: ops counts lines of a load command's output`},
+		{"latencies without load", "  command: [srv]\n  latencies: {format: hey}",
+			`x.yaml:2:1: latencies are read from the output of load, a command`},
+		{"latencies with the built-in load", "  command: [srv]\n  load: {http: 'http://a:1/', rate: 1}\n  latencies: {format: hey}",
+			`x.yaml:2:1: latencies are read from the output of load, a command`},
+		{"latencies unknown format", "  command: [srv]\n  load: [gen]\n  latencies: {format: jmeter}",
+			`x.yaml:6:23: unknown latencies format "jmeter"; allowed: wrk2, vegeta, hey, ghz, hlog`},
+		{"latencies without format", "  command: [srv]\n  load: [gen]\n  latencies: {file: x}",
+			`x.yaml:6:3: latencies needs format: one of wrk2, vegeta, hey, ghz, hlog`},
+		{"latencies unit of another format", "  command: [srv]\n  load: [gen]\n  latencies: {format: hey, unit: us}",
+			`x.yaml:6:3: latencies: unit goes with format hlog`},
+		{"latencies bad unit", "  command: [srv]\n  load: [gen]\n  latencies: {format: hlog, unit: sec}",
+			`x.yaml:6:35: unknown unit "sec"; allowed: ns, us, ms, s`},
 		{"key of another kind", "  command: [srv]\n  threads: 2",
-			`x.yaml:5:3: threads does not apply to workload kind exec; exec takes: command, env, dir, setup, teardown, ready, load, ops, noise`},
+			`x.yaml:5:3: threads does not apply to workload kind exec; exec takes: command, env, dir, setup, teardown, ready, load, latencies, ops, noise`},
 		{"attach in a file", "  pid: 1",
 			`workload kind attach is what tailgate run --pid PID and --cgroup PATH measure`},
 	}

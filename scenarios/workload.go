@@ -366,7 +366,9 @@ func checkNoise(n int) error {
 	return nil
 }
 
-// workloadMetrics names the metrics workload w measures itself.
+// WorkloadMetrics names the metrics workload w measures itself.
+func WorkloadMetrics(w Workload) []string { return workloadMetrics(w) }
+
 func workloadMetrics(w Workload) []string {
 	k, _ := lookupKind(w.Kind)
 	if k.Measures != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/loadfile"
 	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
@@ -63,8 +64,42 @@ type Exec struct {
 	// Builtin is the built-in load, in place of Load; written as load's
 	// mapping form in YAML and JSON alike.
 	Builtin *loadgen.Spec `json:"-"`
-	Ops     string        `json:"ops,omitempty"` // a Go regexp
+	// Latencies is where load (a command) writes its requests'
+	// latencies, read after each run as request.client.
+	Latencies *LoadOutput `json:"latencies,omitempty"`
+	Ops       string      `json:"ops,omitempty"` // a Go regexp
 }
+
+// LoadOutput is the output of the user's load generator that holds its
+// requests' latencies: a file it writes, or its stdout.
+type LoadOutput struct {
+	// Format is one of loadfile.Formats.
+	Format string `json:"format"`
+	// File is the path it writes (relative to Dir); "" for its stdout.
+	File string `json:"file,omitempty"`
+	// Unit is what a value of an HdrHistogram log stands for: ns, us, ms
+	// or s; "" for ns.
+	Unit string `json:"unit,omitempty"`
+}
+
+// loadUnits are LoadOutput.Unit's values.
+var loadUnits = map[string]time.Duration{"ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}
+
+func (o *LoadOutput) check() error {
+	if err := loadfile.CheckFormat(o.Format); err != nil {
+		return fmt.Errorf("latencies: %w", err)
+	}
+	if _, ok := loadUnits[o.Unit]; !ok && o.Unit != "" {
+		return fmt.Errorf("latencies: unknown unit %q; allowed: ns, us, ms, s", o.Unit)
+	}
+	if o.Unit != "" && o.Format != loadfile.HdrLog {
+		return fmt.Errorf("latencies: unit goes with format %s, whose values name no unit; %s names its own", loadfile.HdrLog, o.Format)
+	}
+	return nil
+}
+
+// options are the loadfile options of o.
+func (o *LoadOutput) options() loadfile.Options { return loadfile.Options{Unit: loadUnits[o.Unit]} }
 
 // execJSON is Exec as JSON: load is a list (a command) or an object (the
 // built-in load).
@@ -153,12 +188,12 @@ var execKind = WorkloadKind{
 	Name:     "exec",
 	HostOnly: "it runs a command of this host, and a VM's guest holds no program but tailgate",
 	Whole:    "a command runs its own course",
-	Keys:     []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "ops"},
+	Keys:     []string{"command", "env", "dir", "setup", "teardown", "ready", "load", "latencies", "ops"},
 	Parse:    parseExec,
 	Metrics: []WorkloadMetric{{Name: loadgen.Metric,
-		Description: "each request's latency as its client felt it, from its intended send time: the built-in load's (load: {http: URL, rate: N})"}},
+		Description: "each request's latency as its client felt it: the built-in load's (load: {http: URL, rate: N}), from each request's intended send time, or what load's output says (latencies: {format: wrk2})"}},
 	Measures: func(w Workload) []string {
-		if e, ok := w.Params.(*Exec); ok && e.Builtin != nil {
+		if e, ok := w.Params.(*Exec); ok && (e.Builtin != nil || e.Latencies != nil) {
 			return []string{loadgen.Metric}
 		}
 		return nil
@@ -226,6 +261,14 @@ func (e *Exec) check() error {
 			return errors.New("ops counts lines of a load command's output; the built-in load counts its answered requests as ops")
 		}
 		if err := e.Builtin.Check(); err != nil {
+			return err
+		}
+	}
+	if e.Latencies != nil {
+		if len(e.Load) == 0 {
+			return errors.New("latencies are read from the output of load, a command; without one there is none")
+		}
+		if err := e.Latencies.check(); err != nil {
 			return err
 		}
 	}

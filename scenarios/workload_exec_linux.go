@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
 	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/loadfile"
 	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
@@ -167,7 +169,11 @@ func (l *execLoad) startCommand(ctx context.Context) error {
 	if err := l.group.Kill(); err != nil {
 		return err
 	}
-	c, err := l.startChild(l.group, "command", l.e.Command, !l.e.hasLoad() && l.ops != nil)
+	var out stdoutUse
+	if !l.e.hasLoad() && l.ops != nil {
+		out = countOps
+	}
+	c, err := l.startChild(l.group, "command", l.e.Command, out)
 	if err != nil {
 		return err
 	}
@@ -316,7 +322,11 @@ func (l *execLoad) runLoad(ctx context.Context) (Stats, error) {
 	if err := l.loadG.Kill(); err != nil {
 		return st, err
 	}
-	lc, err := l.startChild(l.loadG, "load", l.e.Load, l.ops != nil)
+	out, err := l.loadStdout()
+	if err != nil {
+		return st, err
+	}
+	lc, err := l.startChild(l.loadG, "load", l.e.Load, out)
 	if err != nil {
 		return st, err
 	}
@@ -344,8 +354,75 @@ wait:
 	if failure == nil {
 		failure = lc.lateFailure()
 	}
+	if !ended && failure == nil && l.e.Latencies != nil {
+		lc.interrupt()
+	}
 	kerr := lc.stop(l.loadG)
-	return l.runStats(lc.ops.Load(), ended, failure, kerr)
+	st, err = l.runStats(lc.ops.Load(), ended, failure, kerr)
+	if err != nil || l.e.Latencies == nil {
+		return st, err
+	}
+	return l.readLatencies(lc, ended, st)
+}
+
+// loadStdout says what to do with load's stdout, and removes the file of
+// an earlier run's latencies: they must not stand for this run's.
+func (l *execLoad) loadStdout() (stdoutUse, error) {
+	var out stdoutUse
+	if l.ops != nil {
+		out |= countOps
+	}
+	if o := l.e.Latencies; o != nil {
+		if o.File == "" {
+			out |= keepStdout
+		} else if err := os.Remove(l.path(o.File)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("latencies: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// readLatencies adds to st the latencies load's output holds, as
+// request.client; without ops, the requests answered are the ops. A run
+// its end cut (the warmup's, or a trial's whose load outlasts it) may
+// have none: load was interrupted (SIGINT) so that the generators that
+// write their results then (hey, vegeta, ghz) do, and if they did not,
+// the run measured none and the runner says so for a trial.
+func (l *execLoad) readLatencies(lc *child, ended bool, st Stats) (Stats, error) {
+	o := l.e.Latencies
+	var lat loadfile.Latencies
+	var err error
+	if o.File == "" {
+		b, over := lc.stdout.bytes()
+		if over {
+			return st, fmt.Errorf("latencies: load's stdout is over %d bytes; write them to a file (latencies: {file: PATH})", loadfile.MaxSize)
+		}
+		lat, err = loadfile.Parse(o.Format, "load's stdout", b, o.options())
+	} else {
+		lat, err = loadfile.Load(o.Format, l.path(o.File), o.options())
+	}
+	switch {
+	case err != nil && !ended:
+		return st, nil
+	case err != nil:
+		return st, fmt.Errorf("latencies of load %s: %w", quoteArgv(l.e.Load), err)
+	}
+	if l.ops == nil {
+		st.Ops = lat.Hist.Count()
+	}
+	st.Metrics = map[string]*hist.Histogram{loadgen.Metric: lat.Hist}
+	if err := lat.Err(); err != nil {
+		return st, fmt.Errorf("load %s: %w", quoteArgv(l.e.Load), err)
+	}
+	return st, nil
+}
+
+// path is p relative to the workload's dir.
+func (l *execLoad) path(p string) string {
+	if !filepath.IsAbs(p) && l.e.Dir != "" {
+		return filepath.Join(l.e.Dir, p)
+	}
+	return p
 }
 
 // runBuiltin runs the built-in load against command until ctx is done:
@@ -405,7 +482,7 @@ func (l *execLoad) hook(ctx context.Context, what string, argv []string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer g.Remove()
-	c, err := l.startChild(g, what, argv, false)
+	c, err := l.startChild(g, what, argv, 0)
 	if err != nil {
 		return err
 	}
@@ -445,6 +522,7 @@ type child struct {
 	exited chan struct{} // closed when cmd.Wait returned
 	err    error         // cmd.Wait's, once exited is closed
 	ops    atomic.Uint64 // lines of stdout matching ops
+	stdout *cappedBuffer // stdout as written, when kept
 	stderr *lastLines
 	output sync.WaitGroup // the readers of stdout and stderr
 }
@@ -458,7 +536,7 @@ type child struct {
 // goes to pipes read here rather than through os/exec's copying, so that
 // waiting for it does not wait for a daemon it forked, which holds the
 // pipes open.
-func (l *execLoad) startChild(g *cgroup.Group, what string, argv []string, countOps bool) (*child, error) {
+func (l *execLoad) startChild(g *cgroup.Group, what string, argv []string, out stdoutUse) (*child, error) {
 	l.runs++
 	leaf := filepath.Join(g.Path, fmt.Sprintf("%s-%d", what, l.runs))
 	if err := os.Mkdir(leaf, 0o755); err != nil {
@@ -469,7 +547,7 @@ func (l *execLoad) startChild(g *cgroup.Group, what string, argv []string, count
 		os.Remove(leaf)
 		return nil, fmt.Errorf("start %s: %w", what, err)
 	}
-	c, err := l.startIn(cg, what, argv, countOps)
+	c, err := l.startIn(cg, what, argv, out)
 	if err != nil {
 		cg.Remove()
 		return nil, err
@@ -477,7 +555,7 @@ func (l *execLoad) startChild(g *cgroup.Group, what string, argv []string, count
 	return c, nil
 }
 
-func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps bool) (*child, error) {
+func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, out stdoutUse) (*child, error) {
 	c := &child{what: what, argv: argv, group: g, exited: make(chan struct{}), stderr: &lastLines{max: 10}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.e.Dir
@@ -498,7 +576,7 @@ func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps
 	closeAfter = append(closeAfter, ew)
 	cmd.Stderr = ew
 	var or *os.File
-	if countOps {
+	if out != 0 {
 		var ow *os.File
 		if or, ow, err = os.Pipe(); err != nil {
 			er.Close()
@@ -521,12 +599,23 @@ func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps
 		defer er.Close()
 		scanLines(er, c.stderr.add)
 	}()
+	if out&keepStdout != 0 {
+		c.stdout = &cappedBuffer{max: loadfile.MaxSize}
+	}
 	if or != nil {
 		c.output.Add(1)
 		go func() {
 			defer c.output.Done()
 			defer or.Close()
-			scanLines(or, func(line []byte) {
+			var r io.Reader = or
+			if c.stdout != nil {
+				r = io.TeeReader(or, c.stdout)
+			}
+			if out&countOps == 0 {
+				io.Copy(io.Discard, r)
+				return
+			}
+			scanLines(r, func(line []byte) {
 				if l.ops.Match(line) {
 					c.ops.Add(1)
 				}
@@ -538,6 +627,42 @@ func (l *execLoad) startIn(g *cgroup.Group, what string, argv []string, countOps
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// stdoutUse says what is done with a child's stdout: nothing (it goes
+// nowhere), or its lines counted as ops, or kept, or both.
+type stdoutUse int
+
+const (
+	countOps stdoutUse = 1 << iota
+	keepStdout
+)
+
+// cappedBuffer keeps what is written to it up to max bytes, and notes
+// that there was more.
+type cappedBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.over = true
+		b.buf.Write(p[:max(room, 0)])
+	} else {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) bytes() ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes()), b.over
 }
 
 // lateFailure is c's failure when it exited, in the instant before a
@@ -561,6 +686,18 @@ func (c *child) failed() error {
 	// The last lines may still be in the pipe.
 	c.waitOutput()
 	return fmt.Errorf("%s %s: %v%s", c.what, quoteArgv(c.argv), c.err, c.stderrTail())
+}
+
+// interrupt sends SIGINT to c's process group, as ^C would, and waits a
+// little for c to exit: a load generator prints its results then.
+func (c *child) interrupt() {
+	if err := syscall.Kill(-c.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		return
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(stopWait):
+	}
 }
 
 // stop kills what is in g (c and whatever it started), waits for c and

@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/loadfile"
 	"github.com/tailgate-ci/tailgate/internal/loadgen"
 )
 
@@ -115,4 +117,78 @@ func TestExecBuiltinLoad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A load command's latencies, read after each run from its stdout or a
+// file it writes: request.client holds them and the ops are its
+// requests. A run its end cuts before load wrote them measures none,
+// without failing (a warmup is such a run); output that does not read as
+// its format fails the run with file:line; a failure it reports fails it.
+func TestExecLatencies(t *testing.T) {
+	recorded, err := filepath.Abs("../internal/loadfile/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		load  []string
+		out   LoadOutput
+		cut   bool
+		count uint64 // requests measured; 0 for none
+		fail  string
+	}{
+		{"wrk2 on stdout", []string{"cat", recorded + "/wrk2.txt"}, LoadOutput{Format: "wrk2"}, false, 600, ""},
+		{"hlog file", []string{"cp", recorded + "/hlog.hlog", "out.hlog"}, LoadOutput{Format: "hlog", File: "out.hlog", Unit: "us"}, false, hlogCount(t, recorded), ""},
+		{"cut before it wrote", []string{"sleep", "1000"}, LoadOutput{Format: "hey"}, true, 0, ""},
+		{"written on SIGINT", []string{"sh", "-c", "trap 'cat " + recorded + "/hey.csv; exit 0' INT; sleep 1000 & wait"}, LoadOutput{Format: "hey"}, true, 200, ""},
+		{"not its format", []string{"echo", "hello"}, LoadOutput{Format: "ghz"}, false, 0, "latencies of load echo hello: load's stdout:1: not ghz's JSON report"},
+		{"failures", []string{"printf", `{"count":1,"details":[{"latency":5,"status":"Unavailable","error":"down"}]}`}, LoadOutput{Format: "ghz"}, false, 0, "1 requests failed; the first: down"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, m := marked(Exec{Command: []string{"sleep", "1000"}, Dir: dir, Ready: &Ready{File: "/", Timeout: time.Second},
+				Load: tc.load, Latencies: &tc.out})
+			r := newExec(t, w)
+			defer checkClean(t, m)
+			defer r.Close()
+			if err := Start(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if tc.cut {
+				ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+			}
+			st, err := r.Run(ctx)
+			cancel()
+			if tc.fail != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fail) {
+					t.Fatalf("run error %v, want one with %q", err, tc.fail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := st.Metrics[loadgen.Metric]
+			if tc.count == 0 {
+				if h != nil {
+					t.Errorf("a cut run measured %d requests, want none", h.Count())
+				}
+				return
+			}
+			if h == nil || h.Count() != tc.count || st.Ops != tc.count {
+				t.Errorf("measured %v requests, ops %d; want %d of each", h, st.Ops, tc.count)
+			}
+		})
+	}
+}
+
+// hlogCount is the number of values the recorded HdrHistogram log holds.
+func hlogCount(t *testing.T, dir string) uint64 {
+	t.Helper()
+	l, err := loadfile.Load(loadfile.HdrLog, dir+"/hlog.hlog", loadfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Hist.Count()
 }

@@ -142,6 +142,49 @@ func TestExampleBuiltinLoad(t *testing.T) {
 	}
 }
 
+// A load command's own latencies, from a recorded hey CSV, are each
+// trial's request.client; a load that writes none by the trial's end
+// fails the run, saying what to do.
+func TestExecLatenciesEndToEnd(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	csv, err := filepath.Abs("../../internal/loadfile/testdata/hey.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, load string
+		code       int
+		want       string
+	}{
+		{"read", "[cat, " + csv + "]", 0, ""},
+		{"none written", "[sleep, '1000']", 3, "trial 1 measured no request.client: the workload's load was still running at the trial's end (300ms)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scenario := filepath.Join(dir, tc.name+".yaml")
+			yaml := "name: lat\nworkload:\n  kind: exec\n  command: [sleep, '1000']\n  ready: {file: /}\n  load: " + tc.load +
+				"\n  latencies: {format: hey}\ntracers:\n  sched: {}\ntrials: 2\nwarmup: 0s\nduration: 300ms\n"
+			if err := os.WriteFile(scenario, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, tc.name+".json")
+			code, _, stderr := runInProcess(t, "run", scenario, "-o", out)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, tc.code, tc.want, stderr)
+			}
+			if tc.code != 0 {
+				return
+			}
+			m := loadResult(t, out).Find("lat").Metrics["request.client"]
+			if m == nil || len(m.Trials) != 2 || m.Trials[1].Summary.Count != 200 {
+				t.Fatalf("request.client %+v, want 2 trials of hey's 200 requests", m)
+			}
+		})
+	}
+}
+
 // markerEnv marks the processes of a test's exec workload.
 const markerEnv = "TAILGATE_TEST_MARKER"
 

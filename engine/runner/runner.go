@@ -408,6 +408,9 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *
 	for trial := 1; trial <= s.Trials; trial++ {
 		emit(Event{Phase: PhaseTrial, Trial: trial})
 		m, err := at.trial(ctx, s, wl, ctl)
+		if err == nil {
+			err = measuredAll(s, m.stats, trial)
+		}
 		if err != nil {
 			return sr, err // the cut trial is not kept
 		}
@@ -419,6 +422,18 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *
 	}
 	emit(Event{Phase: PhaseDone, Trial: s.Trials})
 	return sr, nil
+}
+
+// measuredAll checks that a trial's workload measured each metric it
+// measures itself: a load command whose latencies are read may have
+// written none by the trial's end.
+func measuredAll(s *scenarios.Scenario, st scenarios.Stats, trial int) error {
+	for _, name := range scenarios.WorkloadMetrics(s.Workload) {
+		if st.Metrics[name] == nil {
+			return fmt.Errorf("trial %d measured no %s: the workload's load was still running at the trial's end (%v) and wrote no latencies; make its run shorter than the duration, or have it write them on SIGINT", trial, name, s.Duration)
+		}
+	}
+	return nil
 }
 
 // attached is what runScenario attached for a scenario: its tracers, the
