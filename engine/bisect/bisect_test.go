@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
+	"github.com/tailgate-ci/tailgate/report/stats/judgetest"
 )
 
 func TestMarkOf(t *testing.T) {
@@ -388,20 +389,25 @@ func TestEnded(t *testing.T) {
 
 // TestParseReport reads a real same-job gate's JSON report (two builds of
 // one source, 49 rounds, p99 still undecided at ±10%) and the same with
-// its gated verdict turned into a regression.
+// its gated verdict turned into a regression, with the figures of one
+// (judgetest.Possible holds both to the judge's rule).
 func TestParseReport(t *testing.T) {
 	b, err := os.ReadFile("testdata/aa-report.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := strings.Replace(string(b), `"verdict": "inconclusive"`, `"verdict": "regression"`, 1)
+	reg := strings.NewReplacer(`"verdict": "inconclusive"`, `"verdict": "regression"`,
+		`"ratio": 1.0066264580453497,`, `"ratio": 1.2466264580453497,`,
+		`"ci_lo": 0.9458598080418748,`, `"ci_lo": 1.1458598080418748,`,
+		`"ci_hi": 1.096372896172022,`, `"ci_hi": 1.356372896172022,`).Replace(string(b))
 	for _, tc := range []struct {
-		name string
-		doc  string
-		want stats.Kind
+		name     string
+		doc      string
+		want     stats.Kind
+		describe string
 	}{
-		{"inconclusive", string(b), stats.Inconclusive},
-		{"regression", reg, stats.Regression},
+		{"inconclusive", string(b), stats.Inconclusive, "inconclusive, ufunc.work:tg_op p99 ×1.01 [×0.95, ×1.10]"},
+		{"regression", reg, stats.Regression, "regression, ufunc.work:tg_op p99 ×1.25 [×1.15, ×1.36]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := ParseReport([]byte(tc.doc))
@@ -411,8 +417,13 @@ func TestParseReport(t *testing.T) {
 			if m.Verdict != tc.want || len(m.Gated) != 1 || MarkOf(m, nil) != map[stats.Kind]Mark{stats.Inconclusive: Skip, stats.Regression: Bad}[tc.want] {
 				t.Fatalf("verdict %s, %d gated, want %s and 1", m.Verdict, len(m.Gated), tc.want)
 			}
-			if got, want := Describe(m), string(tc.want)+", ufunc.work:tg_op p99 ×1.01 [×0.95, ×1.10]"; got != want {
-				t.Errorf("Describe = %q, want %q", got, want)
+			if got := Describe(m); got != tc.describe {
+				t.Errorf("Describe = %q, want %q", got, tc.describe)
+			}
+			g := m.Gated[0]
+			v := stats.Verdict{Metric: g.Metric, Quantile: g.Percentile, Kind: g.Verdict, Gated: g.Gated, Ratio: *g.Ratio, Lo: *g.Lo, Hi: *g.Hi, Threshold: *g.Threshold}
+			if err := judgetest.Possible(v); err != nil {
+				t.Errorf("the fixture's verdict is one the judge could not give: %v", err)
 			}
 		})
 	}

@@ -69,7 +69,7 @@ func TestMatrixTextIsCompares(t *testing.T) {
 	for _, want := range []string{
 		"| metric | pctl | host (ref) | debian-6.12 | delta | 95% CI | threshold | verdict |",
 		"target: debian-6.12, kernel 6.12.9-amd64, kvm",
-		"warning: debian-6.12 vs host: sched.wakeup p99.9: few events beyond p99.9 (baseline 12; want ≥ 20)",
+		"warning: debian-6.12 vs host: sched.wakeup p90: few events beyond p90 (baseline 12; want ≥ 20)",
 	} {
 		if got := strings.Join(strings.Fields(matrix.String()), " "); !strings.Contains(got, want) {
 			t.Errorf("matrix text lacks %q:\n%s", want, matrix.String())

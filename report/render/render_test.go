@@ -47,9 +47,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // sampleReport holds one verdict of every kind and every kind of warning,
 // built by hand so that the renderers' goldens do not move with the
-// statistics.
+// statistics; each is one the judge could give (TestFixturesArePossible).
 func sampleReport() *report.Report {
-	nan := math.NaN()
 	return &report.Report{
 		Base: report.Side{Target: "host", KernelRelease: "6.1.0-28-amd64"},
 		Cand: report.Side{Target: "debian-6.12", KernelRelease: "6.12.9-amd64", Accel: "kvm"},
@@ -61,10 +60,10 @@ func sampleReport() *report.Report {
 				Name: "pipe-pingpong",
 				Verdicts: []stats.Verdict{
 					{Metric: "sched.wakeup", Quantile: "p50", Base: 2950, Cand: 3012, Ratio: 1.021, Lo: 0.998, Hi: 1.043, Threshold: 0.05, Gated: true, Kind: stats.NoChange, BaseTrials: 5, CandTrials: 5},
-					{Metric: "sched.wakeup", Quantile: "p90", Base: 8190, Cand: 9120, Ratio: 1.1135, Lo: 0.991, Hi: 1.22, Threshold: 0.10, Gated: true, Kind: stats.Inconclusive, TrialsToSettle: 12, BaseTrials: 5, CandTrials: 5},
+					{Metric: "sched.wakeup", Quantile: "p90", Base: 8190, Cand: 9120, Ratio: 1.1135, Lo: 0.991, Hi: 1.22, Threshold: 0.10, Gated: true, Kind: stats.Inconclusive, TrialsToSettle: 12, BaseTrials: 5, CandTrials: 5,
+						Warnings: []stats.Warning{{Kind: stats.WarnFewTailEvents, Side: stats.Baseline, Percentile: "p90", BaseCount: 12, CandCount: 810}}},
 					{Metric: "sched.wakeup", Quantile: "p99", Base: 41500, Cand: 52300, Ratio: 1.2602, Lo: 1.181, Hi: 1.342, Threshold: 0.10, Gated: true, Kind: stats.Regression, BaseTrials: 5, CandTrials: 5},
-					{Metric: "sched.wakeup", Quantile: "p99.9", Base: 1.2e6, Cand: 0.81e6, Ratio: 0.675, Lo: 0.6, Hi: 0.74, Threshold: 0.25, Gated: true, Kind: stats.Improvement, BaseTrials: 5, CandTrials: 5,
-						Warnings: []stats.Warning{{Kind: stats.WarnFewTailEvents, Side: stats.Baseline, Percentile: "p99.9", BaseCount: 12, CandCount: 810}}},
+					{Metric: "sched.wakeup", Quantile: "p99.9", Base: 1.2e6, Cand: 0.81e6, Ratio: 0.675, Lo: 0.6, Hi: 0.74, Threshold: 0.25, Gated: true, Kind: stats.Improvement, BaseTrials: 5, CandTrials: 5},
 					{Metric: "sched.wakeup", Quantile: "max", Base: 3.4e9, Cand: 2.1e9, Ratio: 0.6176, Lo: 0.2, Hi: 1.9, Kind: stats.NotGated, BaseTrials: 5, CandTrials: 5},
 				},
 				Warnings: []stats.Warning{{Kind: stats.WarnMetricOneSide, Side: stats.Baseline, Metric: "syscall.write"}},
@@ -72,7 +71,7 @@ func sampleReport() *report.Report {
 			{
 				Name: "getppid",
 				Verdicts: []stats.Verdict{
-					{Metric: "syscall.getppid", Quantile: "p99", Base: 640, Cand: 655, Ratio: 1.0234, Lo: nan, Hi: nan, Threshold: 0.08, Gated: true, Kind: stats.NoChange, BaseTrials: 1, CandTrials: 1,
+					{Metric: "syscall.getppid", Quantile: "p99", Base: 640, Cand: 655, Ratio: 1.0234, Lo: 0.99, Hi: 1.057, Threshold: 0.08, Gated: true, Kind: stats.NoChange, BaseTrials: 1, CandTrials: 1,
 						Warnings: []stats.Warning{{Kind: stats.WarnOneTrial, Side: stats.Both}}},
 				},
 			},
