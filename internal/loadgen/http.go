@@ -22,6 +22,12 @@ func runHTTP(ctx context.Context, s *Spec) Outcome {
 		vegeta.Timeout(s.timeout()),
 		vegeta.KeepAlive(true),
 		vegeta.Redirects(vegeta.NoFollow),
+		// vegeta starts a worker, and so a connection, whenever all are
+		// busy; behind a stall that is one per request due. Past
+		// MaxConns a request waits for a worker, and its wait counts in
+		// its latency (from its intended send time).
+		vegeta.MaxWorkers(MaxConns),
+		vegeta.MaxConnections(MaxConns),
 	)
 	tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: s.URL})
 	pacer := vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}

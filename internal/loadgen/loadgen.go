@@ -41,8 +41,8 @@ const (
 	DefaultTimeout = 5 * time.Second
 	MaxTimeout     = time.Minute
 	MaxReply       = 1 << 20
-	// MaxConns bounds the TCP connections one run opens: past it a
-	// request waits for a free one, and its wait counts in its latency.
+	// MaxConns bounds the connections one run opens: past it a request
+	// waits for a free one, and its wait counts in its latency.
 	MaxConns = 1024
 )
 
