@@ -76,6 +76,7 @@ func freeAddr(t *testing.T) string {
 // duration of them, its ops, in request.client; the command keeps
 // running between runs; a failing request fails the run.
 func TestExecBuiltinLoad(t *testing.T) {
+	needCgroups(t)
 	for _, tc := range []struct {
 		name, serve string
 		spec        func(addr string) *loadgen.Spec
@@ -125,6 +126,7 @@ func TestExecBuiltinLoad(t *testing.T) {
 // without failing (a warmup is such a run); output that does not read as
 // its format fails the run with file:line; a failure it reports fails it.
 func TestExecLatencies(t *testing.T) {
+	needCgroups(t)
 	recorded, err := filepath.Abs("../internal/loadfile/testdata")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/cgroup"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // marked returns an exec workload whose programs carry a marker in their
@@ -72,6 +73,7 @@ func newExec(t *testing.T, w Workload) Runner {
 }
 
 func TestExecOpsAndCleanup(t *testing.T) {
+	needCgroups(t)
 	w, m := marked(Exec{Command: []string{"sh", "-c", "for i in 1 2 3; do echo ok $i; done; echo not this"}, Ops: "^ok"})
 	r := newExec(t, w)
 	tasks, ok := TasksOf(r)
@@ -95,6 +97,7 @@ func TestExecOpsAndCleanup(t *testing.T) {
 }
 
 func TestExecFailure(t *testing.T) {
+	needCgroups(t)
 	tests := []struct {
 		name string
 		e    Exec
@@ -137,6 +140,7 @@ func TestExecFailure(t *testing.T) {
 // shell's child it left behind: the trial ends on time and nothing
 // survives it.
 func TestExecHangingCommand(t *testing.T) {
+	needCgroups(t)
 	w, m := marked(Exec{Command: []string{"sh", "-c", "trap '' TERM INT HUP QUIT; sleep 1000 & sleep 1000; wait"}})
 	r := newExec(t, w)
 	start := time.Now()
@@ -158,6 +162,7 @@ func TestExecHangingCommand(t *testing.T) {
 // A command that forks a daemon and exits 0: the run lasts until the
 // daemon is done, and counts its output.
 func TestExecDaemon(t *testing.T) {
+	needCgroups(t)
 	w, m := marked(Exec{Command: []string{"sh", "-c", "(sleep 0.3; echo ok) & exit 0"}, Ops: "^ok$"})
 	r := newExec(t, w)
 	defer r.Close()
@@ -179,6 +184,7 @@ func TestExecDaemon(t *testing.T) {
 }
 
 func TestExecReady(t *testing.T) {
+	needCgroups(t)
 	dir := t.TempDir()
 	tests := []struct {
 		name string
@@ -226,6 +232,7 @@ func TestExecReady(t *testing.T) {
 // With load, command keeps running from one run to the next; load runs
 // afresh each time and its lines are the ops.
 func TestExecLoad(t *testing.T) {
+	needCgroups(t)
 	dir := t.TempDir()
 	w, m := marked(Exec{
 		Command: []string{"sh", "-c", "echo $$ > server.pid; touch ready; exec sleep 1000"},
@@ -263,6 +270,7 @@ func TestExecLoad(t *testing.T) {
 // such a cut run (issue 19: dd running longer than the warmup failed the
 // trial after it with "signal: killed").
 func TestExecRunCutThenAgain(t *testing.T) {
+	needCgroups(t)
 	tests := []struct {
 		name string
 		e    Exec
@@ -303,6 +311,7 @@ func TestExecRunCutThenAgain(t *testing.T) {
 // always 0 without ops): 1 for a whole run of command or of load, 0 for
 // a run cut by its end.
 func TestExecRunsAreOpsWithoutOps(t *testing.T) {
+	needCgroups(t)
 	tests := []struct {
 		name string
 		e    Exec
@@ -339,6 +348,7 @@ func TestExecRunsAreOpsWithoutOps(t *testing.T) {
 }
 
 func TestExecSetupTeardown(t *testing.T) {
+	needCgroups(t)
 	dir := t.TempDir()
 	w, m := marked(Exec{
 		Command:  []string{"sh", "-c", "test -f setup.done"},
@@ -373,6 +383,7 @@ func TestExecSetupTeardown(t *testing.T) {
 // The end of the run's context while command starts (tailgate
 // interrupted) stops it and leaves nothing.
 func TestExecInterruptedStart(t *testing.T) {
+	needCgroups(t)
 	w, m := marked(Exec{Command: []string{"sleep", "1000"}, Ready: &Ready{File: "/nonexistent", Timeout: time.Minute}})
 	r := newExec(t, w)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -418,4 +429,11 @@ func TestScanLines(t *testing.T) {
 	if len(got) != 4 || got[0] != "a" || len(got[1]) != maxLine || got[2] != "b" || got[3] != "last" {
 		t.Errorf("lines %d: %q...", len(got), got[0])
 	}
+}
+
+// needCgroups skips where the exec workload cannot make its cgroup: it
+// needs root.
+func needCgroups(t *testing.T) {
+	t.Helper()
+	testenv.Need(t, testenv.Root)
 }

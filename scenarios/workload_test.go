@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // runFor runs w once for d.
@@ -63,6 +65,9 @@ func TestWorkloads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.w.Kind == "timer" {
+				testenv.Need(t, testenv.Root) // the timer's mlockall
+			}
 			before := runtime.NumGoroutine()
 			procs := runtime.GOMAXPROCS(0)
 			r, err := NewWorkload(tt.w)
@@ -171,6 +176,9 @@ func TestCancel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.w.Kind == "timer" {
+				testenv.Need(t, testenv.Root) // the timer's mlockall
+			}
 			before := runtime.NumGoroutine()
 			r, err := NewWorkload(tt.w)
 			if err != nil {

@@ -176,6 +176,7 @@ func TestTimerParams(t *testing.T) {
 // than one would finish per interval and they would take 25 ms on average;
 // an EINTR counted as a wakeup would make ops far more than the deadlines.
 func TestTimerRawSleep(t *testing.T) {
+	testenv.Need(t, testenv.Root) // SCHED_FIFO
 	const interval = 50 * time.Millisecond
 	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{Interval: interval, Priority: 10, Sleep: TimerSleepRaw}})
 	if err != nil {
@@ -231,6 +232,7 @@ func TestTimerRawSleep(t *testing.T) {
 // a raw sleep of 200 ms every 10 ms or so (the goroutine looks to it as
 // if it ran that long); the EINTRs are not wakeups.
 func TestTimerRawSleepPreempted(t *testing.T) {
+	testenv.Need(t, testenv.Root) // SCHED_FIFO
 	const interval = 200 * time.Millisecond
 	r, err := NewWorkload(Workload{Kind: "timer", Params: &Timer{Interval: interval, Priority: 10, Sleep: TimerSleepRaw}})
 	if err != nil {
@@ -285,6 +287,7 @@ func TestTimerRawSleepNeedsPreemptSignals(t *testing.T) {
 // ping-pong pair listed one CPU runs both sides on it); a CPU the process
 // may not run on fails at preparation.
 func TestCPUs(t *testing.T) {
+	testenv.Need(t, testenv.Root) // the timer's mlockall
 	if runtime.NumCPU() < 2 {
 		t.Fatal("needs 2 CPUs")
 	}

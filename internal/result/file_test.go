@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/safefile"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // TestWriteFileAtomicNonRegular writes over what is not a regular file: the
@@ -26,6 +27,7 @@ import (
 func TestWriteFileAtomicNonRegular(t *testing.T) {
 	msg := []byte("new\n")
 	t.Run("character device", func(t *testing.T) {
+		testenv.Need(t, testenv.Root) // mknod
 		dev := filepath.Join(t.TempDir(), "null")
 		if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 			t.Fatalf("mknod: %v", err)

@@ -106,25 +106,20 @@ func Optional(f Feature) Feature {
 	return f
 }
 
-// LoopDevices is the loop driver's control device, present when the
-// kernel was built with loop devices.
+// LoopDevices is the loop driver's control device, opened read-write
+// (root), present when the kernel was built with loop devices.
 var LoopDevices = Feature{
-	Name: "loop devices",
-	Use: func() error {
-		_, err := os.Stat("/dev/loop-control")
-		return err
-	},
+	Name:    "loop devices",
+	Use:     opens("/dev/loop-control"),
 	Present: KernelConfig("CONFIG_BLK_DEV_LOOP"),
 }
 
-// PMQoS is the CPU latency PM QoS device, which every kernel with power
-// management has.
+// PMQoS is the CPU latency PM QoS device, opened read-write (root), which
+// every kernel with power management has. Opening it asks for no bound
+// until something is written.
 var PMQoS = Feature{
-	Name: "/dev/cpu_dma_latency (PM QoS)",
-	Use: func() error {
-		_, err := os.Stat("/dev/cpu_dma_latency")
-		return err
-	},
+	Name:    "/dev/cpu_dma_latency (PM QoS)",
+	Use:     opens("/dev/cpu_dma_latency"),
 	Present: KernelConfig("CONFIG_PM"),
 }
 
@@ -132,19 +127,24 @@ var PMQoS = Feature{
 // KVM loaded and the CPU has hardware virtualisation.
 var KVMDevice = Feature{
 	Name: "/dev/kvm",
-	Use: func() error {
-		f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
-		if err == nil {
-			f.Close()
-		}
-		return err
-	},
+	Use:  opens("/dev/kvm"),
 	Present: func() bool {
 		if _, err := os.Stat("/sys/module/kvm"); err != nil {
 			return false
 		}
 		return cpuFlag("vmx") || cpuFlag("svm")
 	},
+}
+
+// opens is a Use that opens path read-write.
+func opens(path string) func() error {
+	return func() error {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}
 }
 
 // CPUs is at least n CPUs online for this process.
