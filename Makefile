@@ -52,8 +52,10 @@ fuzz:
 		done; \
 	done
 
-# Tests that need no root, no BPF and no VM (internal/hist's
-# TestBucketsAgree runs its C side in the kernel).
+# Tests that need no root, no BPF and no VM, as any user: a test of these
+# packages that needs root skips, saying so (internal/testenv), and
+# internal/hist's TestBucketsAgree, which runs its C side in the kernel,
+# is left to make test.
 unit:
 	$(GO) test -count=1 -skip '^TestBucketsAgree$$' ./internal/hist/ ./internal/result/ ./report/ ./report/stats/... ./report/render/ ./scenarios/
 

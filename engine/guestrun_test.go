@@ -13,6 +13,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/interfere"
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vm"
@@ -78,6 +79,7 @@ func TestGuestRunKernelTypes(t *testing.T) {
 // bzImage's (whose vmlinux the cache extracted) kept beside the vmlinux,
 // an ELF given as a path's in a temporary file that goes with the run.
 func TestKernelTypesFor(t *testing.T) {
+	testenv.DebianGuest(t)
 	cache, err := kernels.DefaultCache()
 	if err != nil {
 		t.Fatal(err)

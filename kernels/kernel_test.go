@@ -301,8 +301,8 @@ var (
 )
 
 // testKernel fetches the newest Debian 6.1 cloud kernel, once. Without
-// apt-get and dpkg-deb it skips, except on CI (CI or TAILGATE_CI_STRICT
-// set), where it is a failure.
+// apt-get, dpkg-deb or Debian's kernel packages it skips (testenv; under
+// TAILGATE_CI_STRICT missing tools fail).
 func testKernel(t *testing.T) *Kernel {
 	t.Helper()
 	if testing.Short() {
@@ -310,6 +310,7 @@ func testKernel(t *testing.T) *Kernel {
 	}
 	testenv.Need(t, testenv.Tool("apt-get", "Debian's apt fetches the kernels"))
 	testenv.Need(t, testenv.Tool("dpkg-deb", "Debian: dpkg"))
+	testenv.Need(t, testenv.DebianKernels)
 	debianKernelOnce.Do(func() {
 		c, err := DefaultCache()
 		if err != nil {

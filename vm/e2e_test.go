@@ -22,16 +22,14 @@ import (
 // into the user cache, so later runs reuse it) with the test guest as
 // /init. Each boot takes 2-4 s under TCG.
 
-// needQEMU skips without QEMU, except on CI (CI or TAILGATE_CI_STRICT set),
-// where it is a failure.
+// needQEMU skips with -short, and without what booting a Debian guest
+// needs (testenv.DebianGuest; under TAILGATE_CI_STRICT a missing QEMU fails).
 func needQEMU(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots VMs; skipped with -short")
 	}
-	testenv.Need(t, testenv.Tool("qemu-system-x86_64", "scripts/install-deps.sh installs it"))
-	testenv.Need(t, testenv.Tool("apt-get", "Debian's apt fetches the kernels"))
-	testenv.Need(t, testenv.Tool("dpkg-deb", "Debian: dpkg"))
+	testenv.DebianGuest(t)
 }
 
 var (

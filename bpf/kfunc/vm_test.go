@@ -22,16 +22,14 @@ import (
 // carries.
 var vmKernels = []string{"debian:6.1-cloud", "debian:6.12-cloud"}
 
-// needQEMU skips without QEMU (and with -short, as vm's tests do),
-// except on CI, where a missing QEMU is a failure.
+// needQEMU skips with -short, and without what booting a Debian guest
+// needs (testenv.DebianGuest; under TAILGATE_CI_STRICT a missing QEMU fails).
 func needQEMU(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots VMs; skipped with -short")
 	}
-	testenv.Need(t, testenv.Tool("qemu-system-x86_64", "scripts/install-deps.sh installs it"))
-	testenv.Need(t, testenv.Tool("apt-get", "Debian's apt fetches the kernels"))
-	testenv.Need(t, testenv.Tool("dpkg-deb", "Debian: dpkg"))
+	testenv.DebianGuest(t)
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vm"
 )
@@ -18,6 +19,7 @@ import (
 // download on first use) with tailgate as init, runs a scenario with the
 // syscall and sched tracers inside, and checks the Result that comes back.
 func TestRunInDebianVM(t *testing.T) {
+	testenv.DebianGuest(t)
 	bin := buildTailgate(t)
 	out := filepath.Join(t.TempDir(), "vm.json")
 	cmd := exec.Command(bin, "run", "pipe-pingpong", "--kernel", "debian:6.1-cloud", "--accel", "tcg",
@@ -110,6 +112,7 @@ func TestRunInDebianVM(t *testing.T) {
 // disk's file goes with the run directory. One short trial: TCG is slow.
 // In real time: virtual time does not measure a disk's waits.
 func TestScratchDiskInDebianVM(t *testing.T) {
+	testenv.DebianGuest(t)
 	if scenarios.ScratchSerial != vm.ScratchSerial {
 		t.Fatalf("the workload looks for serial %q, the VM's disk has %q", scenarios.ScratchSerial, vm.ScratchSerial)
 	}
@@ -166,6 +169,7 @@ func qemuUnder(dir string) string {
 // the same VM target: the baseline is keyed by the VM target, and the report
 // warns that TCG timings are emulated.
 func TestGateInDebianVM(t *testing.T) {
+	testenv.DebianGuest(t)
 	bin := buildTailgate(t)
 	tmp := t.TempDir()
 	base := filepath.Join(tmp, "baselines")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/vm"
 )
 
@@ -40,6 +41,7 @@ func runVirtual(t *testing.T, bin, scenario string, args ...string) (*result.Res
 // and their syscall.read p50 and p99 are the same bucket. The Result
 // says on what clock it ran, and the report what virtual time counts.
 func TestVirtualTimeRepeats(t *testing.T) {
+	testenv.DebianGuest(t)
 	bin := buildTailgate(t)
 	r, out := runVirtual(t, bin, "syscall-read", "--trials", "2", "--duration", "100ms", "--warmup", "50ms")
 	tg := r.Target
@@ -99,6 +101,7 @@ gate:
 // vCPU, and whether that knee is under the p99 or not moved the p99 2.1×
 // with audit=1 (BENCHMARKS.md).
 func TestVirtualTimeCatchesPathChange(t *testing.T) {
+	testenv.DebianGuest(t)
 	bin := buildTailgate(t)
 	dir := t.TempDir()
 	sc := filepath.Join(dir, "read-2k.yaml")

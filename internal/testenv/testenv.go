@@ -244,3 +244,30 @@ func Platform(want string) Feature {
 		},
 	}
 }
+
+// DebianKernels is Debian's kernel packages in the apt sources, which the
+// tests that boot a Debian guest fetch: a Debian machine has them, an
+// Ubuntu one does not (CI boots guests in a Debian container).
+var DebianKernels = Feature{
+	Name: "Debian's kernel packages (apt-cache show linux-image-cloud-amd64)",
+	Use: func() error {
+		out, err := exec.Command("apt-cache", "show", "linux-image-cloud-amd64").CombinedOutput()
+		if err != nil {
+			if line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n"); line != "" {
+				return fmt.Errorf("%w: %s", err, line)
+			}
+		}
+		return err
+	},
+}
+
+// DebianGuest is what a test that boots a Debian guest needs: QEMU, apt
+// and dpkg, and Debian's kernel packages. It skips, or fails under Strict
+// as Need does.
+func DebianGuest(t testing.TB) {
+	t.Helper()
+	Need(t, Tool("qemu-system-x86_64", "scripts/install-deps.sh installs it"))
+	Need(t, Tool("apt-get", "Debian's apt fetches the kernels"))
+	Need(t, Tool("dpkg-deb", "Debian: dpkg"))
+	Need(t, DebianKernels)
+}
