@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,7 +63,12 @@ func testKernel(t *testing.T) *kernels.Kernel {
 func bootTest(t *testing.T, ctx context.Context, mode string, deadline time.Duration, progress func(string)) (*VMError, error) {
 	t.Helper()
 	k := testKernel(t)
-	guest := buildStaticBinary(t)
+	return bootInit(t, ctx, k, buildStaticBinary(t), mode, deadline, progress)
+}
+
+// bootInit is bootTest with guest as the guest's /init.
+func bootInit(t *testing.T, ctx context.Context, k *kernels.Kernel, guest, mode string, deadline time.Duration, progress func(string)) (*VMError, error) {
+	t.Helper()
 	// QEMU's command line names Run's work directory, made in TMPDIR: a
 	// directory of our own tells our QEMU from anyone else's.
 	tmp := t.TempDir()
@@ -146,6 +152,33 @@ func TestE2EBoot(t *testing.T) {
 		}
 	}
 	bootTest(t, context.Background(), "", time.Minute, nil)
+}
+
+// A plain go build with a C compiler at hand links the test guest (it
+// imports net) against the C library; such a binary boots too, its loader
+// and libraries carried beside it.
+func TestE2EDynamicInit(t *testing.T) {
+	k := testKernel(t)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for a dynamically linked guest")
+	}
+	guest := filepath.Join(t.TempDir(), "guest")
+	cmd := exec.Command("go", "build", "-o", guest, "./testdata/guest")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v: %s", err, out)
+	}
+	if err := CheckStatic(guest); !errors.Is(err, ErrNotStatic) {
+		t.Fatalf("CheckStatic(cgo build) = %v, want ErrNotStatic", err)
+	}
+	files, err := GuestFiles(guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 2 || !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(filepath.Base(f), "libc.so") }) {
+		t.Errorf("GuestFiles = %v, want the loader and libc", files)
+	}
+	bootInit(t, context.Background(), k, guest, "", time.Minute, nil)
 }
 
 func TestE2EGuestPanic(t *testing.T) {

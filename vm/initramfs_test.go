@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -36,6 +38,33 @@ func buildStaticBinary(t *testing.T) string {
 		t.Fatalf("build test guest: %v", staticErr)
 	}
 	return staticPath
+}
+
+func TestParseLoaderList(t *testing.T) {
+	out := "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f04)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f05)\n"
+	got, err := parseLoaderList([]byte(out))
+	if err != nil || !slices.Equal(got, []string{"/lib/x86_64-linux-gnu/libc.so.6"}) {
+		t.Errorf("parseLoaderList = %v, %v", got, err)
+	}
+	if _, err := parseLoaderList([]byte("\tlibfoo.so.1 => not found\n")); err == nil || !strings.Contains(err.Error(), "libfoo.so.1") {
+		t.Errorf("a missing library: %v, want it named", err)
+	}
+}
+
+func TestGuestFilesStatic(t *testing.T) {
+	files, err := GuestFiles(buildStaticBinary(t))
+	if err != nil || len(files) != 0 {
+		t.Errorf("GuestFiles(static) = %v, %v; want nothing", files, err)
+	}
+	// The system's sh is dynamic: its loader and libc come along.
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err = GuestFiles(sh)
+	if err != nil || len(files) < 2 {
+		t.Errorf("GuestFiles(%s) = %v, %v; want its loader and libraries", sh, files, err)
+	}
 }
 
 func TestCheckStatic(t *testing.T) {

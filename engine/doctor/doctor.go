@@ -79,6 +79,11 @@ func Checks() []Check {
 		err = errors.New("qemu-system-x86_64 not found; install Debian's qemu-system-x86 (make deps)")
 	}
 	add("qemu", err, q, "VM runs")
+	if exe, err := os.Executable(); err != nil {
+		add("guest init", err, "", "VM runs")
+	} else {
+		cs = append(cs, GuestInit(exe))
+	}
 
 	kvm := vm.CheckKVM()
 	cs = append(cs, KVM(kvm))
@@ -94,6 +99,23 @@ func Checks() []Check {
 	}
 	add("apt-get", err, "debian:<abi> kernels can be fetched", "VM runs")
 	return cs
+}
+
+// GuestInit says whether exe can be a VM's /init: static, or linked
+// against the C library whose loader and libraries the initramfs then
+// carries (vm.GuestFiles).
+func GuestInit(exe string) Check {
+	c := Check{Name: "guest init", Need: "VM runs"}
+	files, err := vm.GuestFiles(exe)
+	switch {
+	case err != nil:
+		c.Detail = err.Error()
+	case len(files) == 0:
+		c.OK, c.Detail = true, exe+" is static: it is the guest's /init"
+	default:
+		c.OK, c.Detail = true, fmt.Sprintf("%s is dynamically linked: the guest gets it with %s (make build makes a static one)", exe, strings.Join(files, ", "))
+	}
+	return c
 }
 
 // KVM words what vm found out about KVM.

@@ -2,6 +2,9 @@ package doctor
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +66,40 @@ func TestClocks(t *testing.T) {
 				if !strings.Contains(got.Detail, w) {
 					t.Errorf("detail %q lacks %q", got.Detail, w)
 				}
+			}
+		})
+	}
+}
+
+func TestGuestInit(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	os.WriteFile(src, []byte("package main\nfunc main() {}\n"), 0o644)
+	static := filepath.Join(dir, "static")
+	cmd := exec.Command("go", "build", "-o", static, src)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v: %s", err, out)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script")
+	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
+	for _, tc := range []struct {
+		name, exe string
+		ok        bool
+		detail    string
+	}{
+		{"static", static, true, "is static"},
+		{"dynamic", sh, true, "libc"},
+		{"not ELF", script, false, "script"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := GuestInit(tc.exe)
+			if c.OK != tc.ok || !strings.Contains(c.Detail, tc.detail) || c.Need != "VM runs" {
+				t.Errorf("GuestInit(%s) = %+v, want ok %v and %q in the detail", tc.exe, c, tc.ok, tc.detail)
 			}
 		})
 	}
