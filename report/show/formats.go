@@ -279,11 +279,16 @@ func escape(s string) string { return labelEscaper.Replace(s) }
 // and compares two runs by a Mann-Whitney U test, percentile by percentile,
 // where the gate reads each side's trials merged (and, in one job, pairs
 // the rounds) and holds the false alarms over all gated tests.
+//
+// The target and the kernel, which tell a gate's base from its head, are
+// "# " lines that benchstat passes over: as configuration they would put
+// each side in a table of its own, where "benchstat base.bs head.bs"
+// should compare them. The CPU stays configuration, as go test writes it.
 func (d *Document) Benchstat(w io.Writer) error {
-	config := [][2]string{{"target", d.Target.Name}, {"kernel", d.Environment.KernelRelease}, {"cpu", d.Environment.CPUModel}}
+	config := [][3]string{{"# ", "target", d.Target.Name}, {"# ", "kernel", d.Environment.KernelRelease}, {"", "cpu", d.Environment.CPUModel}}
 	for _, c := range config {
-		if v := strings.Join(strings.Fields(c[1]), " "); v != "" {
-			fmt.Fprintf(w, "%s: %s\n", c[0], v)
+		if v := strings.Join(strings.Fields(c[2]), " "); v != "" {
+			fmt.Fprintf(w, "%s%s: %s\n", c[0], c[1], v)
 		}
 	}
 	for _, s := range d.Scenarios {

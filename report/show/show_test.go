@@ -9,7 +9,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -350,9 +352,14 @@ func TestBenchstatParses(t *testing.T) {
 	if len(got) != (3+3+1)*5 {
 		t.Errorf("%d results, want a line per trial and percentile of each metric with events (35)", len(got))
 	}
-	want := map[string]string{"target": "host", "kernel": "6.1.0-test", "cpu": "Test CPU @ 2.0GHz"}
+	// The target and kernel are lines benchstat passes over, so that
+	// two sides' files compare (TestBenchstatComparesSides).
+	want := map[string]string{"cpu": "Test CPU @ 2.0GHz"}
 	if diff := cmp.Diff(want, config); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(b.String(), "# target: host\n# kernel: 6.1.0-test\n") {
+		t.Errorf("output does not start with the target and kernel as # lines:\n%.200s", b.String())
 	}
 	m := res.Scenarios[0].Metrics["syscall.read"]
 	var trials []float64
@@ -455,5 +462,59 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "want text, json, csv, openmetrics, benchstat, github-action-benchmark, bencher") {
 		t.Errorf("xml: %v", err)
+	}
+}
+
+// TestBenchstatComparesSides runs x/perf's own benchstat, built from the
+// module this one requires, on a gate's two sides exported as they are:
+// "benchstat base.bs head.bs" must lay them out in one table, head
+// against base, even when the targets and kernels differ.
+func TestBenchstatComparesSides(t *testing.T) {
+	dir := t.TempDir()
+	benchstat := filepath.Join(dir, "benchstat")
+	if out, err := exec.Command("go", "build", "-o", benchstat, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		t.Fatalf("build benchstat: %v: %s", err, out)
+	}
+	write := func(name, target, kernel string, scale float64) string {
+		res := recorded(t, 5)
+		res.Target.Name = target
+		res.Environment.KernelRelease = kernel
+		m := res.Scenarios[0].Metrics["syscall.read"]
+		for i := range m.Trials {
+			s := &m.Trials[i].Summary
+			s.P50, s.P90, s.P99, s.P999, s.Max = s.P50*scale, s.P90*scale, s.P99*scale, s.P999*scale, s.Max*scale
+		}
+		var b bytes.Buffer
+		if err := New(res).Benchstat(&b); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	base, head := write("base.bs", "base", "6.1.0-28-cloud-amd64", 1), write("head.bs", "head", "6.12.9-cloud-amd64", 2)
+	cmd := exec.Command(benchstat, base, head)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v: %s", err, out)
+	}
+	text := string(out)
+	if n := len(regexp.MustCompile(`│ +base\.bs +│ +head\.bs +│`).FindAllString(text, -1)); n != 1 || !strings.Contains(text, "vs base") {
+		t.Errorf("benchstat base.bs head.bs: %d tables with base.bs, want one comparing head with base:\n%s", n, text)
+	}
+	// Doubled in every trial, 5 against 5: benchstat calls it +100% at
+	// p=0.008, on the syscall.read row.
+	row := ""
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "SyscallRead/syscall.read/p99 ") {
+			row = line
+			break
+		}
+	}
+	if !strings.Contains(row, "+100.00%") || !strings.Contains(row, "p=0.008") {
+		t.Errorf("syscall.read p99 row %q, want +100.00%% (p=0.008):\n%s", row, text)
 	}
 }
