@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/history"
 )
 
 // helpOf is the help "tailgate PATH --help" prints.
@@ -233,6 +234,9 @@ func TestHelpExamplesParse(t *testing.T) {
 					t.Errorf("example %q: %v", ex, err)
 					continue
 				}
+				if err := checkExampleValues(args); err != nil {
+					t.Errorf("example %q: %v", ex, err)
+				}
 				// The parser that took it is the one of the help it is in
 				// (a subcommand's, or one of its command's).
 				if own, _, _ := strings.Cut(help, "\n"); len(path) == 2 && first != own {
@@ -243,6 +247,43 @@ func TestHelpExamplesParse(t *testing.T) {
 	}
 }
 
+// exampleValues are the checks commands make of flag values after their
+// parser took them, keyed by "COMMAND SUBCOMMAND --flag": the command's
+// own check, so an example the parser takes is refused here as the
+// command would refuse it. A value that is a shell variable stands for
+// one that passes.
+var exampleValues = map[string]func(string) error{
+	"history add --commit": history.CheckFullCommit,
+	"history add --time": func(v string) error {
+		_, err := history.ParseTime(v)
+		return err
+	},
+}
+
+// checkExampleValues runs exampleValues' checks on the values args gives
+// its flags.
+func checkExampleValues(args []string) error {
+	own, _ := cmdline.CutDashes(args)
+	prefix := own[0]
+	if len(own) > 1 && !strings.HasPrefix(own[1], "-") {
+		prefix += " " + own[1]
+	}
+	for i := 0; i+1 < len(own); i++ {
+		name, value, ok := strings.Cut(own[i], "=")
+		if !ok {
+			value = own[i+1]
+		}
+		check := exampleValues[prefix+" "+name]
+		if check == nil || strings.HasPrefix(value, "$") {
+			continue
+		}
+		if err := check(value); err != nil {
+			return fmt.Errorf("%s %s: %w", name, value, err)
+		}
+	}
+	return nil
+}
+
 // TestHelpExampleCheckerRefuses checks the checker of examples fails the
 // mistakes an example could make.
 func TestHelpExampleCheckerRefuses(t *testing.T) {
@@ -251,6 +292,8 @@ func TestHelpExampleCheckerRefuses(t *testing.T) {
 		"tailgate run syscall-read --trials 0",
 		"tailgate run syscall-read --trials",
 		"tailgate history ad STORE r.json --commit abc",
+		"tailgate history add STORE r.json --commit 4d7ad6fe6c15",
+		"tailgate history add STORE r.json --commit=$SHA --time yesterday",
 		"tailgate history changes ./history --level",
 		"tailgate bisect --good A --bad B --build make s.yaml -- --budget soon",
 		"tailgate show r.json -- --format csv",
@@ -259,7 +302,7 @@ func TestHelpExampleCheckerRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", ex, err)
 		}
-		if _, err := parseExample(t, words[1:]); err == nil {
+		if _, err := parseExample(t, words[1:]); err == nil && checkExampleValues(words[1:]) == nil {
 			t.Errorf("example %q passes the checker", ex)
 		}
 	}
