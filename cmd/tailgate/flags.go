@@ -388,6 +388,9 @@ func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 func loadInput(path, what string) (*result.Result, error) {
 	r, err := result.Load(path)
 	if err != nil {
+		if doc := identifyDocument(path); doc != "" {
+			return nil, usagef("%s: %s", what, doc)
+		}
 		return nil, &usageError{Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return r, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,40 @@ func TestShow(t *testing.T) {
 		code, _, stderr := cli(tc.args...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, want 2 and one line with %q: %q", tc.args, code, tc.want, stderr)
+		}
+	}
+}
+
+// TestShowOtherDocuments checks show, given a JSON document tailgate
+// writes that is not a Result, says what it is and what reads it.
+func TestShowOtherDocuments(t *testing.T) {
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 5}.write(t, dir, "base.json")
+	head := fakeRun{scenario: "syscall-read", scales: steady, seed: 6}.write(t, dir, "head.json")
+	report := filepath.Join(dir, "report.json")
+	if code, _, stderr := cli("compare", base, head, "--format", "json="+report); code > 1 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	code, shown, stderr := cli("show", "--format", "json", base)
+	if code != exitPass {
+		t.Fatalf("show --format json: exit %d: %s", code, stderr)
+	}
+	shownPath := filepath.Join(dir, "shown.json")
+	os.WriteFile(shownPath, []byte(shown), 0o644)
+	code, catalog, stderr := cli("list", "--format", "json")
+	if code != exitPass {
+		t.Fatalf("list --format json: exit %d: %s", code, stderr)
+	}
+	catalogPath := filepath.Join(dir, "catalog.json")
+	os.WriteFile(catalogPath, []byte(catalog), 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{report, "is a comparison report (gate or compare --format json; docs/compare.schema.json), not a Result: a gate's Results are what its -o FILE wrote"},
+		{shownPath, "is what show --format json writes"},
+		{catalogPath, "is tailgate list's catalog"},
+	} {
+		code, _, stderr := cli("show", tc.path)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("show %s: exit %d, want 2 and one line with %q: %q", filepath.Base(tc.path), code, tc.want, stderr)
 		}
 	}
 }

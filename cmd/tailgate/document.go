@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// otherDocuments are the JSON documents tailgate writes that are not
+// Results, each told by keys its schema requires and a Result has not,
+// with what reads it instead.
+var otherDocuments = []struct {
+	keys       []string
+	what, read string
+}{
+	{[]string{"headline", "candidate"}, "a comparison report (gate or compare --format json; docs/compare.schema.json)",
+		"a gate's Results are what its -o FILE wrote (FILE-base.json, FILE-head.json); tailgate compare BASE HEAD reports on them again"},
+	{[]string{"headlines", "comparisons"}, "a matrix report (matrix --format json; docs/matrix.schema.json)",
+		"the Results are what matrix -o wrote; tailgate compare REF TARGET reports on two of them again"},
+	{[]string{"baselines"}, "a baseline store's index (docs/baselines.schema.json)", "tailgate baseline show DIR reads its store"},
+	{[]string{"failed", "checks"}, "tailgate doctor's report (docs/doctor.schema.json)", "tailgate doctor makes it again"},
+	{[]string{"cached", "available"}, "tailgate kernels list's report (docs/kernels.schema.json)", "tailgate kernels list makes it again"},
+	{[]string{"tracers", "workload_metrics"}, "tailgate list's catalog (docs/catalog.schema.json)", "tailgate list makes it again"},
+}
+
+// identifyDocument names the tailgate document at path when it is JSON
+// but not a Result, with the command that reads it; "" otherwise.
+func identifyDocument(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(b, &keys) != nil {
+		return ""
+	}
+	has := func(ks ...string) bool {
+		for _, k := range ks {
+			if _, ok := keys[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for _, d := range otherDocuments {
+		if has(d.keys...) {
+			return fmt.Sprintf("%s is %s, not a Result: %s", path, d.what, d.read)
+		}
+	}
+	// show --format json writes a Result's derived view: no run times.
+	if has("target", "environment", "scenarios") && !has("started") {
+		return fmt.Sprintf("%s is what show --format json writes (docs/show.schema.json), not a Result: show the Result it was made from", path)
+	}
+	return ""
+}
