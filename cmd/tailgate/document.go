@@ -14,7 +14,7 @@ var otherDocuments = []struct {
 	what, read string
 }{
 	{[]string{"headline", "candidate"}, "a comparison report (gate or compare --format json; docs/compare.schema.json)",
-		"a gate's Results are what its -o FILE wrote (FILE-base.json, FILE-head.json); tailgate compare BASE HEAD reports on them again"},
+		"a gate's Results are what its -o FILE wrote (FILE-NAME.json, one per target); tailgate compare BASE HEAD reports on them again"},
 	{[]string{"headlines", "comparisons"}, "a matrix report (matrix --format json; docs/matrix.schema.json)",
 		"the Results are what matrix -o wrote; tailgate compare REF TARGET reports on two of them again"},
 	{[]string{"baselines"}, "a baseline store's index (docs/baselines.schema.json)", "tailgate baseline show DIR reads its store"},

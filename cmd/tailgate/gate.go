@@ -75,7 +75,7 @@ func (fl *gateFlags) register(fs *flag.FlagSet) {
 	fl.history.register(fs)
 	fs.StringVar(&fl.baseline, "baseline", "", "baseline `DIR` (one file per scenario and target) or a single Result FILE")
 	fs.BoolVar(&fl.save, "save-baseline", false, "store this run as the baseline where none exists, and refresh existing ones when the gate passes")
-	fs.StringVar(&fl.run.output, "o", "", "also write the run's Result to `FILE`")
+	fs.StringVar(&fl.run.output, "o", "", "also write the Result to `FILE`; a gate of two targets writes one to FILE-NAME.json for each (-o r.json --variant base --variant head: r-base.json and r-head.json)")
 	fs.StringVar(&fl.candidate, "candidate", "", "gate this Result `FILE` (e.g. merged CI shards) instead of running")
 	fl.targets.registerVariant(fs, "a host target `NAME[:KEY=VALUE,...]`: this host, "+variantKeys+" (repeatable)")
 	fs.DurationVar(&fl.pair.Budget, "budget", engine.DefaultBudget, "with two targets: the most wall time to spend on rounds before the undecided tests are called inconclusive")

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/engine"
 )
 
 // TestHelpEveryCommand checks that every command prints its own usage, to
@@ -56,6 +58,18 @@ func TestHelpSpellsFlagsLong(t *testing.T) {
 			if m := single.FindString(stdout.String()); m != "" {
 				t.Errorf("tailgate %s: flag spelled %q", strings.Join(args, " "), strings.TrimSpace(m))
 			}
+		}
+	}
+}
+
+// TestGateOutputHelp checks gate's -o help names the files a gate of two
+// targets writes as engine.OutputPath names them.
+func TestGateOutputHelp(t *testing.T) {
+	help := helpOf(t, []string{"gate"})
+	for _, name := range []string{"base", "head"} {
+		want := engine.OutputPath("r.json", &engine.Variant{Target: &engine.Host{}, VariantName: name}, 2)
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+			t.Errorf("gate's help does not name %s, what -o r.json writes for --variant %s", want, name)
 		}
 	}
 }

@@ -22,13 +22,13 @@ debian:6.1-rt, debian:latest-cloud (the default), debian:latest-generic.`
 
 func kernelsSubs() []cmdline.Sub {
 	return []cmdline.Sub{
-		{Name: "list", Synopsis: "[--cache DIR] [--format text|json]", Run: kernelsList,
+		{Name: "list", Synopsis: "[--kernel-cache DIR] [--format text|json]", Run: kernelsList,
 			About: subAbout("Shows the kernels in the cache and the Debian kernels apt offers; json is docs/kernels.schema.json.",
 				exits{"0 listed", exitBadInput, "3 the cache not read"},
 				"tailgate kernels list", "tailgate kernels list --format json")},
-		{Name: "fetch", Synopsis: "SPEC [--cache DIR]", Run: kernelsFetch,
+		{Name: "fetch", Synopsis: "SPEC [--kernel-cache DIR]", Run: kernelsFetch,
 			About: subAbout("Downloads and unpacks a kernel into the cache (a no-op if it is there) and prints its spec, release and boot image.\n\n"+kernelSpecs,
-				kernelsExits, "tailgate kernels fetch debian:6.1-cloud", "tailgate kernels fetch debian:6.1-rt --cache /var/cache/k")},
+				kernelsExits, "tailgate kernels fetch debian:6.1-cloud", "tailgate kernels fetch debian:6.1-rt --kernel-cache /var/cache/k")},
 	}
 }
 
@@ -41,11 +41,13 @@ func cmdKernels(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return cmdline.Subcommands{Command: "kernels", Subs: kernelsSubs(), About: about}.Dispatch(ctx, args, stdout, stderr)
 }
 
-// cacheFlag is the --cache flag both subcommands take.
+// cacheFlag is the --kernel-cache flag both subcommands take, as run
+// and gate do; --cache, its name before, still works.
 type cacheFlag struct{ dir string }
 
 func (f *cacheFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dir, "cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
+	fs.StringVar(&f.dir, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir's tailgate/kernels)")
+	fs.StringVar(&f.dir, "cache", "", "the former name of --kernel-cache")
 }
 
 // cache is the kernel cache the flag names, else the default one.

@@ -41,16 +41,19 @@ func fakeKernelCache(t *testing.T, abis ...string) string {
 // failure is the document's available_error); a format it does not know
 // is a usage error.
 func TestKernelsListJSON(t *testing.T) {
+	// --kernel-cache, as run and gate spell it, and --cache, its former
+	// name.
 	for _, tc := range []struct {
-		name string
-		abis []string
+		name, flag string
+		abis       []string
 	}{
-		{"cached", []string{"6.1.0-42-cloud-amd64", "6.12.57-rt-amd64"}},
-		{"empty", nil},
+		{"cached", "--kernel-cache", []string{"6.1.0-42-cloud-amd64", "6.12.57-rt-amd64"}},
+		{"empty", "--kernel-cache", nil},
+		{"cached, former name", "--cache", []string{"6.1.0-42-cloud-amd64"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fakeKernelCache(t, tc.abis...)
-			code, out, errOut := runInProcess(t, "kernels", "list", "--cache", dir, "--format", "json")
+			code, out, errOut := runInProcess(t, "kernels", "list", tc.flag, dir, "--format", "json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

@@ -38,7 +38,7 @@ func TestListWidths(t *testing.T) {
 	}{
 		{"baseline show", []string{"baseline", "show", bl},
 			[]string{"syscall-read", "pipe-pingpong", "syscall.read", "sched.runq", "692ns", "89.6µs", "host"}, "| file", 101},
-		{"kernels list", []string{"kernels", "list", "--cache", cache},
+		{"kernels list", []string{"kernels", "list", "--kernel-cache", cache},
 			[]string{"debian:6.1.0-42-cloud-amd64", "debian:6.12.57-rt-amd64", "cached in"}, "| modules", 80},
 	} {
 		for _, columns := range []int{100, 80, 0} {

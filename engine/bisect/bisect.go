@@ -402,7 +402,7 @@ func (b *bisector) step(ctx context.Context, n int, commit string, good side, wt
 	if err != nil {
 		return s, err
 	}
-	r := Request{Commit: commit, GoodDir: good.dir, Dir: filepath.Join(wt, b.rel), Out: s.Dir}
+	r := Request{Commit: commit, GoodDir: good.dir, Dir: filepath.Join(wt, b.rel), Out: s.Dir, Scratch: b.o.Out == ""}
 	if good.kernel != "" {
 		k, err := b.kernelArg(Short(commit), wt, commit)
 		if err != nil {

@@ -526,3 +526,41 @@ func TestGateArgs(t *testing.T) {
 		t.Errorf("a kernel's gate: %q", got)
 	}
 }
+
+// TestExecGateScratchLog checks a gate whose step files go when the
+// bisect ends (no -o) does not pass on the lines naming them, and one
+// that keeps them does.
+func TestExecGateScratchLog(t *testing.T) {
+	report, err := filepath.Abs("testdata/aa-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scratch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("scratch %v", scratch), func(t *testing.T) {
+			out := t.TempDir()
+			exe := filepath.Join(t.TempDir(), "gate")
+			script := "#!/bin/sh\necho 'round 1: trial done' >&2\n" +
+				"echo 'result of good written to " + out + "/result-good.json' >&2\n" +
+				"printf 'no newline' >&2\n" +
+				"cp '" + report + "' '" + out + "/report.json'\n"
+			if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var log strings.Builder
+			g := &ExecGate{Exe: exe, Scenario: "s", Log: &log}
+			if _, err := g.Gate(context.Background(), Request{Commit: strings.Repeat("a", 40), Out: out, Scratch: scratch}); err != nil {
+				t.Fatal(err)
+			}
+			want := "round 1: trial done\nno newline"
+			if !scratch {
+				want = "round 1: trial done\nresult of good written to " + out + "/result-good.json\nno newline"
+			}
+			if log.String() != want {
+				t.Errorf("log %q, want %q", log.String(), want)
+			}
+			if b, _ := os.ReadFile(filepath.Join(out, "gate.log")); !strings.Contains(string(b), "written to") {
+				t.Errorf("gate.log %q lost the line", b)
+			}
+		})
+	}
+}

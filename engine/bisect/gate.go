@@ -32,6 +32,9 @@ type Request struct {
 	Commit       string
 	GoodDir, Dir string
 	Out          string
+	// Scratch says Out goes when the bisect ends (no -o): what the gate
+	// says it wrote there is not passed on to Log.
+	Scratch bool
 	// Kernels are the good build's and the commit's --kernel values in
 	// a kernel's bisect (each NAME=IMAGE [CMDLINE]); "" in a program's.
 	Kernels [2]string
@@ -131,7 +134,13 @@ func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
 	var tail tailBuffer
 	cmd := exec.CommandContext(ctx, g.Exe, g.GateArgs(r)...)
 	cmd.Stdout = logf
-	cmd.Stderr = io.MultiWriter(g.Log, logf, &tail)
+	log := g.Log
+	if r.Scratch && log != nil {
+		drop := &dropLines{w: log, mention: r.Out + string(filepath.Separator)}
+		defer drop.Flush()
+		log = drop
+	}
+	cmd.Stderr = io.MultiWriter(log, logf, &tail)
 	// An interrupt reaches the gate as one from a terminal would, so it
 	// restores what it set and stops its trials.
 	signalGroup(cmd, syscall.SIGINT)
@@ -212,4 +221,37 @@ func (t *tailBuffer) lines(n int) []string {
 	}
 	l := strings.Split(s, "\n")
 	return l[max(0, len(l)-n):]
+}
+
+// dropLines passes on the lines written to it, but those that mention a
+// path under a directory that will be gone.
+type dropLines struct {
+	w       io.Writer
+	mention string
+	partial []byte
+}
+
+func (d *dropLines) Write(p []byte) (int, error) {
+	d.partial = append(d.partial, p...)
+	for {
+		i := bytes.IndexByte(d.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := d.partial[:i+1]
+		if !bytes.Contains(line, []byte(d.mention)) {
+			if _, err := d.w.Write(line); err != nil {
+				return len(p), err
+			}
+		}
+		d.partial = d.partial[i+1:]
+	}
+}
+
+// Flush passes on a last line without its newline.
+func (d *dropLines) Flush() {
+	if len(d.partial) > 0 && !bytes.Contains(d.partial, []byte(d.mention)) {
+		d.w.Write(d.partial)
+	}
+	d.partial = nil
 }
