@@ -11,8 +11,11 @@ export CGO_ENABLED := 0
 all: build
 
 # The binary is static (CGO_ENABLED=0): the same file is the guest's /init.
+# The checkout's commit is linked in (tailgate version), so that it is
+# known even where GOFLAGS says -buildvcs=false.
+BUILD_COMMIT := $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c-dirty; })
 build:
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/tailgate
+	$(GO) build $(GOFLAGS_BUILD) $(if $(BUILD_COMMIT),-ldflags "-X github.com/tailgate-ci/tailgate/internal/version.Commit=$(BUILD_COMMIT)") -o $(BIN) ./cmd/tailgate
 
 # Run every built-in scenario on the running kernel and write result.json.
 run: build

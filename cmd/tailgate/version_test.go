@@ -45,3 +45,33 @@ func TestVersionLinked(t *testing.T) {
 		t.Errorf("--version: %q, want %q", out, want)
 	}
 }
+
+// TestVersionFromCheckout builds tailgate in this checkout as make
+// build does and checks version prints the checkout's commit, not
+// "commit unknown": make build links it in from git, since Go's own stamp
+// (vcs.revision, which version reads too) is missing where GOFLAGS says
+// -buildvcs=false and in a git worktree.
+func TestVersionFromCheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds tailgate")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("not a git checkout: %v", err)
+	}
+	commit := strings.TrimSpace(string(head))
+	if exec.Command("git", "diff", "--quiet", "HEAD").Run() != nil {
+		commit += "-dirty"
+	}
+	bin := filepath.Join(t.TempDir(), "tailgate")
+	if out, err := exec.Command("make", "-C", "../..", "build", "BIN="+bin).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "(commit "+commit+",") {
+		t.Errorf("version %q, want commit %s", out, commit)
+	}
+}

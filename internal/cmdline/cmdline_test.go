@@ -56,3 +56,21 @@ func TestWrapHelp(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDidYouMean(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--trails", "flag provided but not defined: -trails; did you mean --trials? (see tailgate run -h)"},
+		{"-p", "flag provided but not defined: -p (see tailgate run -h)"},
+		{"--traisl", "flag provided but not defined: -traisl; did you mean --trials? (see tailgate run -h)"},
+		{"--zzzzzz", "flag provided but not defined: -zzzzzz (see tailgate run -h)"},
+	} {
+		fs := NewFlagSet("run")
+		fs.Int("trials", 3, "")
+		fs.Duration("duration", 0, "")
+		fs.String("o", "", "")
+		_, err := Parse(fs, []string{"syscall-read", tc.arg, "5"})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Parse(%s) = %v, want %q", tc.arg, err, tc.want)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/suggest"
 )
 
 // Error is a bad command line: a flag unknown, malformed or empty.
@@ -102,7 +104,7 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				usage()
 				return nil, err
 			}
-			return nil, &Error{fmt.Errorf("%v (see tailgate %s -h)", err, strings.TrimPrefix(fs.Name(), "tailgate "))}
+			return nil, &Error{fmt.Errorf("%v%s (see tailgate %s -h)", err, didYouMean(fs, err), strings.TrimPrefix(fs.Name(), "tailgate "))}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -114,6 +116,31 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// didYouMean is "; did you mean --trials?" when err is the flag
+// package's for a flag fs does not define and one of its flags is spelt
+// close to it; "" otherwise.
+func didYouMean(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	if len(name) < 3 {
+		return "" // every one-letter flag is one edit away
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	near := suggest.Near(name, names, 1)
+	if len(near) == 0 {
+		return ""
+	}
+	dash := "--"
+	if len(near[0]) == 1 {
+		dash = "-"
+	}
+	return "; did you mean " + dash + near[0] + "?"
 }
 
 // emptyRefused are the flags, of any command, whose empty value is what
