@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine/doctor"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 )
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -32,7 +33,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if failed > 0 {
-		return infra(fmt.Errorf("%d checks failed: host runs will not work here", failed))
+		return infra(fmt.Errorf("%s failed: host runs will not work here", english.Count(failed, "check")))
 	}
 	return nil
 }

@@ -61,15 +61,23 @@ func Checks() []Check {
 	env := runner.Environment()
 	cs = append(cs, Check{Name: "kernel", OK: true, Detail: env.KernelRelease, Need: NeedHost})
 
-	add("privileges", tracing.CheckPrivileges(), "may load and attach BPF programs", NeedHost)
+	privErr := tracing.CheckPrivileges()
+	if privErr != nil {
+		// Without them every load fails alike: one line says so, not
+		// one per tracer.
+		privErr = fmt.Errorf("%w; the tracers were not loaded", privErr)
+	}
+	add("privileges", privErr, "may load and attach BPF programs", NeedHost)
 
 	_, err := os.Stat("/sys/kernel/btf/vmlinux")
 	add("kernel BTF", err, "/sys/kernel/btf/vmlinux present", NeedHost)
 
-	if err := tracing.RemoveMemlock(); err != nil {
-		add("memlock", err, "", NeedHost)
+	if privErr == nil {
+		if err := tracing.RemoveMemlock(); err != nil {
+			add("memlock", err, "", NeedHost)
+		}
+		cs = append(cs, Tracers()...)
 	}
-	cs = append(cs, Tracers()...)
 
 	cs = append(cs, Cgroup())
 	cs = append(cs, Sysctls(sysctl.Root))
