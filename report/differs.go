@@ -66,14 +66,39 @@ func respects(r *result.Result) []respect {
 		add("env "+k, t.Env[k])
 	}
 	for _, sc := range r.Scenarios {
-		for _, x := range sc.Executables {
-			p := sc.Name + " " + x.Role
+		for _, g := range sameBinaries(sc.Executables) {
+			x := g.x
+			p := sc.Name + " " + strings.Join(g.roles, " and ")
 			add(p, x.Path)
 			addDigest(p+" sha256", x.SHA256)
 			if x.GitHead != "" {
 				out = append(out, respect{what: p + " commit", value: commitText(x), digest: true})
 			}
 		}
+	}
+	return out
+}
+
+// binaryRoles is one binary and the roles it plays in a scenario.
+type binaryRoles struct {
+	x     result.Executable
+	roles []string
+}
+
+// sameBinaries groups xs by the binary (path, content and commit), in
+// the order first listed, so that one program that is both the server
+// and the load generator is named once, with both roles.
+func sameBinaries(xs []result.Executable) []binaryRoles {
+	var out []binaryRoles
+	for _, x := range xs {
+		i := slices.IndexFunc(out, func(g binaryRoles) bool {
+			return g.x.Path == x.Path && g.x.SHA256 == x.SHA256 && g.x.GitHead == x.GitHead && g.x.GitDirty == x.GitDirty
+		})
+		if i < 0 {
+			out = append(out, binaryRoles{x: x})
+			i = len(out) - 1
+		}
+		out[i].roles = append(out[i].roles, x.Role)
 	}
 	return out
 }

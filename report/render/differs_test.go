@@ -56,3 +56,43 @@ func TestDiffersDigests(t *testing.T) {
 		t.Errorf("text differs line: want %q, digests shortened:\n%s", want, out)
 	}
 }
+
+// TestDiffersOneBinaryOnce: a binary that plays two roles (the server
+// and the load generator) is named once in the differs line, with both
+// roles, not its path, sha256 and commit once per role.
+func TestDiffersOneBinaryOnce(t *testing.T) {
+	s := statstest.Synthetic{Median: 50000, Sigma: 0.4, Scale: 1}
+	a, b := statstest.Result("host", "6.1.0", s, 5, 1), statstest.Result("host", "6.1.0", s, 5, 2)
+	const binA, binB = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+	side := func(dir, sha, head string) []result.Executable {
+		x := result.Executable{Path: dir + "/bin/app", SHA256: sha, GitHead: head}
+		cmd, load := x, x
+		cmd.Role, load.Role = "command", "load"
+		return []result.Executable{cmd, load, {Role: "ready", Path: "/usr/bin/true", SHA256: binA}}
+	}
+	a.Scenarios[0].Executables = side("/base", binA, "1111111111111111111111111111111111111111")
+	b.Scenarios[0].Executables = side("/head", binB, "2222222222222222222222222222222222222222")
+	r, err := report.Compare(a, b, report.Options{Resamples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := WriteReport(&text, r, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	name := a.Scenarios[0].Name + " command and load"
+	line := ""
+	for l := range strings.Lines(text.String()) {
+		if strings.HasPrefix(l, "differs:") {
+			line = l
+		}
+	}
+	for _, want := range []string{name + " /base/bin/app → /head/bin/app", name + " sha256 " + binA[:12] + " → " + binB[:12], name + " commit 111111111111 → 222222222222"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("differs line %q: want %q", line, want)
+		}
+	}
+	if n := strings.Count(line, "/base/bin/app"); n != 1 || strings.Contains(line, "ready") {
+		t.Errorf("differs line %q: the binary named %d times, want once; ready does not differ", line, n)
+	}
+}
