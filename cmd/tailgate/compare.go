@@ -16,7 +16,8 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var fl commandFlags
 	fl.report.register(fs)
 	fl.history.register(fs)
-	cmdline.SetUsage(fs, stdout, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force]\n\n"+
+	fs.BoolVar(&fl.run.verbose, "v", false, "a text report of every row and warning, gated or not (default: the gated ones, and how many more -v shows)")
+	cmdline.SetUsage(fs, stdout, "usage: tailgate compare BASE NEW [--threshold [METRIC:]PCTL=T%]... [--format FORMAT[=FILE]]... [--output FILE] [--strict] [--force] [-v]\n\n"+
 		"BASE is a Result file or a baseline directory; NEW is a Result file.\n\n"+
 		helpEnd(exits{"0 pass", "1 regression (or inconclusive with --strict)", exitBadInput,
 			exitInfraAny + " (a report not written, an interrupt)"},
@@ -30,7 +31,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 2 {
 		return usagef("want BASE and NEW, got %d arguments; see tailgate compare -h", len(pos))
 	}
-	outs, err := fl.report.resolveOutputs()
+	outs, err := fl.report.resolveOutputs(fl.run.verbose)
 	if err != nil {
 		return err
 	}

@@ -299,3 +299,19 @@ func writeTargets(t *testing.T, dir string) string {
 	}
 	return p
 }
+
+// TestCompareVerbose: compare's text shows the gated rows and counts the
+// others; -v shows them all.
+func TestCompareVerbose(t *testing.T) {
+	dir := t.TempDir()
+	base := fakeRun{scenario: "syscall-read", scales: steady, seed: 5}.write(t, dir, "base.json")
+	head := fakeRun{scenario: "syscall-read", scales: steady, seed: 6}.write(t, dir, "head.json")
+	_, quiet, _ := cli("compare", base, head)
+	_, verbose, _ := cli("compare", base, head, "-v")
+	if !strings.Contains(quiet, "| p99 ") && !strings.Contains(quiet, "p99 ") || strings.Contains(quiet, "not gated |") || !strings.Contains(quiet, "-v shows ") {
+		t.Errorf("compare: want the gated rows and a -v shows line:\n%s", quiet)
+	}
+	if !strings.Contains(verbose, "not gated") || strings.Contains(verbose, "-v shows ") {
+		t.Errorf("compare -v: want every row:\n%s", verbose)
+	}
+}

@@ -55,7 +55,7 @@ func (fl *commandFlags) forRounds(names []string, env roundsEnv, o *engine.Round
 	if err != nil {
 		return rounds{}, err
 	}
-	outs, err := fl.report.resolveOutputs()
+	outs, err := fl.report.resolveOutputs(fl.run.verbose)
 	if err != nil {
 		return rounds{}, err
 	}
@@ -114,7 +114,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 }
 
 // verboseUsage says what -v does, wherever progress shows.
-const verboseUsage = "verbose progress: every step of every trial as a line, with each metric's events (default: on a terminal one line that fills; elsewhere a line per trial and per look)"
+const verboseUsage = "verbose progress: every step of every trial as a line, with each metric's events (default: on a terminal one line that fills; elsewhere a line per trial and per look); and a text report of every row and warning, gated or not"
 
 // progressMode is how the progress shows: progress.Verbose with -v.
 func (f *runFlags) progressMode() progress.Mode { return progress.ModeFor(f.verbose) }
@@ -270,10 +270,13 @@ func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
 
 // resolveOutputs applies --output and the default, and checks every
 // file before anything runs (render.ResolveOutputs).
-func (f *reportFlags) resolveOutputs() ([]render.Output, error) {
+func (f *reportFlags) resolveOutputs(verbose bool) ([]render.Output, error) {
 	outs, err := render.ResolveOutputs(f.outputs, f.output, f.strict)
 	if err != nil {
 		return nil, &usageError{Err: err}
+	}
+	for i := range outs {
+		outs[i].Verbose = verbose
 	}
 	return outs, nil
 }

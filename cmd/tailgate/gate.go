@@ -141,7 +141,7 @@ func gateInRounds(ctx context.Context, names []string, fl *gateFlags, env rounds
 // stored baselines (engine.StoredGate), and saves it as --save-baseline
 // says once the report is written.
 func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFlags, stdout, stderr io.Writer) (err error) {
-	outs, err := fl.report.resolveOutputs()
+	outs, err := fl.report.resolveOutputs(fl.run.verbose)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,8 @@ var sampleMatrixOptions = report.Options{Resamples: 400, Thresholds: []stats.Thr
 func TestMatrixRenderers(t *testing.T) {
 	m := sampleMatrix(t)
 	var b bytes.Buffer
-	if err := WriteMatrix(&b, m, FormatText); err != nil {
+	// -v: every row, gated or not.
+	if err := WriteText(&b, m, TextOptions{Verbose: true}); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()

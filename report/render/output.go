@@ -25,6 +25,9 @@ type Output struct {
 	// Strict is --strict: a JUnit report fails inconclusive verdicts, as
 	// the exit code does.
 	Strict bool
+	// Verbose is -v: a text report shows every row and warning, not
+	// only the gated ones (TextOptions.Verbose).
+	Verbose bool
 }
 
 // ParseOutput reads FORMAT[=FILE], FILE - or none being standard output.
@@ -103,7 +106,9 @@ func WriteOutputs(m *report.Matrix, outs []Output, stdout, log io.Writer) error 
 		case o.Format == FormatText && o.Path == "":
 			// Text on standard output keeps to its width ($COLUMNS,
 			// else the terminal's); files keep whole rows.
-			err = WriteText(&b, m, TextOptions{Width: termwidth.Of(stdout)})
+			err = WriteText(&b, m, TextOptions{Width: termwidth.Of(stdout), Verbose: o.Verbose})
+		case o.Format == FormatText:
+			err = WriteText(&b, m, TextOptions{Verbose: o.Verbose})
 		default:
 			err = WriteMatrix(&b, m, o.Format)
 		}

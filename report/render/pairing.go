@@ -81,6 +81,14 @@ func warnings(m *report.Matrix) []string {
 // warning of the scenario and of its verdicts, the latter after the metric
 // and percentile they concern.
 func scenarioNotes(m *report.Matrix, name string) (noEvents, warns []string) {
+	noEvents, warns, _ = scenarioNotesOf(m, name, false)
+	return noEvents, warns
+}
+
+// scenarioNotesOf is scenarioNotes; gatedOnly leaves out, and counts in
+// hidden, the warnings of verdicts that are not gated and those about a
+// metric whose verdicts none are.
+func scenarioNotesOf(m *report.Matrix, name string, gatedOnly bool) (noEvents, warns []string, hidden int) {
 	ps := pairings(m)
 	empty := map[string]int{} // pairings in which a metric has no events
 	for _, p := range ps {
@@ -99,18 +107,32 @@ func scenarioNotes(m *report.Matrix, name string) (noEvents, warns []string) {
 		if s == nil {
 			continue
 		}
+		ungated := map[string]bool{} // metrics with verdicts, none gated
+		for _, v := range s.Verdicts {
+			if g, seen := ungated[v.Metric]; !seen || g {
+				ungated[v.Metric] = !v.Gated
+			}
+		}
 		for _, w := range s.Warnings {
 			if w.Kind != stats.WarnMetricNoEvents || empty[w.Metric] < len(ps) {
+				if gatedOnly && ungated[w.Metric] {
+					hidden++
+					continue
+				}
 				warns = append(warns, p.warning(w))
 			}
 		}
 		for _, v := range s.Verdicts {
 			for _, w := range v.Warnings {
+				if gatedOnly && !v.Gated {
+					hidden++
+					continue
+				}
 				warns = append(warns, p.prefix()+v.Metric+" "+v.Quantile+": "+WarningText(w))
 			}
 		}
 	}
-	return noEvents, warns
+	return noEvents, warns, hidden
 }
 
 // headlines is one line per target of m: its comparison's headline.

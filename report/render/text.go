@@ -3,8 +3,10 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 
 	"github.com/tailgate-ci/tailgate/report"
@@ -16,6 +18,11 @@ type TextOptions struct {
 	// Width is the columns every line keeps to (the terminal's, from
 	// termwidth); 0 is unlimited, the full rows.
 	Width int
+	// Verbose shows every row and warning (-v). Without it a comparison
+	// shows its gated rows and the warnings about them, and says how many
+	// others -v would show: the verdicts lead, not 25 rows of "not
+	// gated".
+	Verbose bool
 }
 
 // WriteText writes m as plain-text tables for a terminal or a CI log,
@@ -32,9 +39,16 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 	line := tl.line
 	const label = 11 // "%-10s " lines continue under their text
 	ps := pairings(m)
-	narrow := tooWide(m, o.Width)
+	shown := m
+	if !o.Verbose {
+		shown = gatedOnly(m)
+	}
+	narrow := tooWide(shown, o.Width)
 	for _, p := range ps {
 		line(2, "%s", p.headline())
+	}
+	for _, l := range nextSteps(m) {
+		line(label, "%-10s %s", "next:", l)
 	}
 	for _, p := range ps {
 		if p.r.Run != nil {
@@ -61,8 +75,8 @@ func WriteText(w io.Writer, m *report.Matrix, o TextOptions) error {
 			line(4, "  %s", trendLine(t))
 		}
 	}
-	for _, s := range m.Scenarios {
-		if err := writeTextScenario(tl, m, s, narrow); err != nil {
+	for i, s := range shown.Scenarios {
+		if err := writeTextScenario(tl, m, s, m.Scenarios[i], narrow, o.Verbose); err != nil {
 			return err
 		}
 	}
@@ -96,10 +110,12 @@ func (t textLines) line(hang int, format string, args ...any) {
 	}
 }
 
-// writeTextScenario writes scenario s of m: its heading, what its values
-// are where they are not plain quantiles, its tables (narrowed with
-// narrow), the metrics without events and the warnings.
-func writeTextScenario(tl textLines, m *report.Matrix, s report.MatrixScenario, narrow bool) error {
+// writeTextScenario writes scenario s of m (all its rows, or its gated
+// ones of all): its heading, what its values are where they are not
+// plain quantiles, its tables (narrowed with narrow), the metrics without
+// events and the warnings (those about gated tests unless verbose), and
+// what -v would add.
+func writeTextScenario(tl textLines, m *report.Matrix, s, all report.MatrixScenario, narrow, verbose bool) error {
 	fmt.Fprintln(tl.ew)
 	tl.line(2, "scenario %s", s.Name)
 	if tl.ew.err != nil {
@@ -120,14 +136,82 @@ func writeTextScenario(tl textLines, m *report.Matrix, s report.MatrixScenario, 
 	}
 	// Metrics without events on any target share one line rather than a
 	// warning each.
-	empty, warns := scenarioNotes(m, s.Name)
+	empty, warns, hiddenWarns := scenarioNotesOf(m, s.Name, !verbose)
 	if len(empty) > 0 {
 		tl.line(2, "no events: %s", strings.Join(empty, ", "))
 	}
 	for _, warn := range warns {
 		tl.line(2, "warning: %s", warn)
 	}
+	if hiddenRows := rowCount(all) - rowCount(s); hiddenRows > 0 || hiddenWarns > 0 {
+		var what []string
+		if hiddenRows > 0 {
+			what = append(what, english.Count(hiddenRows, "row")+" not gated")
+		}
+		if hiddenWarns > 0 {
+			what = append(what, english.Count(hiddenWarns, "warning")+" about what is not gated")
+		}
+		tl.line(2, "-v shows %s", strings.Join(what, " and "))
+	}
 	return nil
+}
+
+// gatedOnly is m with only the rows in which some target's verdict is
+// gated.
+func gatedOnly(m *report.Matrix) *report.Matrix {
+	out := *m
+	out.Scenarios = nil
+	for _, s := range m.Scenarios {
+		g := report.MatrixScenario{Name: s.Name}
+		for _, mm := range s.Metrics {
+			rows := slices.DeleteFunc(slices.Clone(mm.Rows), func(r report.MatrixRow) bool { return !rowGated(r) })
+			if len(rows) > 0 {
+				mm.Rows = rows
+				g.Metrics = append(g.Metrics, mm)
+			}
+		}
+		out.Scenarios = append(out.Scenarios, g)
+	}
+	return &out
+}
+
+// rowGated says whether a target's verdict in r is gated.
+func rowGated(r report.MatrixRow) bool {
+	return slices.ContainsFunc(r.Cells, func(c report.MatrixCell) bool { return c.Verdict != nil && c.Verdict.Gated })
+}
+
+// rowCount is how many rows s's tables have.
+func rowCount(s report.MatrixScenario) int {
+	n := 0
+	for _, mm := range s.Metrics {
+		n += len(mm.Rows)
+	}
+	return n
+}
+
+// nextSteps says what to do about m's gated verdicts: a regression's
+// evidence and how a slowdown that is meant is accepted; what decides an
+// undecided test. Nothing when every test passed.
+func nextSteps(m *report.Matrix) []string {
+	var reg, inc int
+	evidence := false
+	for _, p := range pairings(m) {
+		c := p.r.Tally()
+		reg += c.Regressions
+		inc += c.Inconclusive
+		evidence = evidence || len(p.r.RegressionEvidence()) > 0
+	}
+	var out []string
+	switch {
+	case reg > 0 && evidence:
+		out = append(out, "the evidence below shows what grew; accept a slowdown that is meant with --threshold METRIC:PCTL=T% or the scenario's gate block")
+	case reg > 0:
+		out = append(out, "accept a slowdown that is meant with --threshold METRIC:PCTL=T% or the scenario's gate block")
+	}
+	if inc > 0 {
+		out = append(out, "more data decides the inconclusive: a longer --budget (two targets), else more --trials or a longer --duration")
+	}
+	return out
 }
 
 // writeText is WriteText with the full rows.
