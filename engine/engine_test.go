@@ -178,6 +178,21 @@ func TestRoundsBudget(t *testing.T) {
 	}
 }
 
+// No round starts that the budget cannot hold at the pace so far: the
+// rounds end within it (the first always runs).
+func TestRoundsBudgetHoldsRound(t *testing.T) {
+	ts, _ := fakes("A", "B")
+	ts[0].(*fakeTarget).sleep = 40 * time.Millisecond
+	const budget = 100 * time.Millisecond
+	_, ran, err := Rounds(context.Background(), ts, Spec{Scenarios: spec(1).Scenarios, Trials: 50}, Plan{Rounds: 50, Budget: budget}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran.Why != StopBudget || ran.Rounds < 1 || ran.Elapsed > budget {
+		t.Errorf("ran %+v, want stopped by a %v budget within it", ran, budget)
+	}
+}
+
 // The look sees every target's trials so far after each round, and stops
 // the rounds when it says so.
 func TestRoundsLook(t *testing.T) {

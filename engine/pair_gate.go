@@ -249,17 +249,26 @@ func (pr *pairRun) planLooks(r int, res []*result.Result) {
 		return
 	}
 	elapsed := time.Since(pr.start)
-	if r < min(planAfter, pr.rounds) {
-		pr.p.Plan(min(planRounds(r, elapsed, elapsed/time.Duration(r), pr.g.Budget), pr.rounds), "rounds")
-		return
+	virtual := res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual
+	plan := stats.PlanLooks
+	if virtual {
+		plan = stats.PlanBootLooks
 	}
-	per := time.Duration(0)
+	// The pace as the rounds' budget rule (fits) reckons it: the rounds
+	// after the first, or the first alone.
+	per := elapsed / time.Duration(r)
 	if r > 1 {
 		per = time.Since(pr.firstDone) / time.Duration(r-1)
 	}
-	plan := stats.PlanLooks
-	if res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual {
-		plan = stats.PlanBootLooks
+	if r < min(planAfter, pr.rounds) {
+		// Until the looks are planned, the rounds planned are those the
+		// plan would end at now: within the budget at this pace, and in
+		// virtual time within the boots' looks.
+		looks := plan(min(planRounds(r, elapsed, per, pr.g.Budget), pr.rounds))
+		pr.p.Plan(looks[len(looks)-1], "rounds")
+		return
+	}
+	if virtual {
 		pr.p.Line("gate: boots in virtual time repeat whatever the host does: each side's boots are compared as one sample (docs/statistics.md)")
 	}
 	pr.plan = &lookPlan{rounds: plan(min(planRounds(r, elapsed, per, pr.g.Budget), pr.rounds))}

@@ -18,6 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -29,6 +30,10 @@ type stepTarget struct {
 	scale float64
 	rng   *rand.Rand
 	runs  int
+	// sleep is how long a trial takes; clock is the clock its Result
+	// records ("" real).
+	sleep time.Duration
+	clock string
 }
 
 func (f *stepTarget) Name() string                                       { return f.name }
@@ -36,6 +41,8 @@ func (f *stepTarget) Prepare(req runner.Request) (runner.Request, error) { retur
 
 func (f *stepTarget) Run(ctx context.Context, req runner.Request, p *progress.Reporter) (*result.Result, error) {
 	res := &result.Result{Schema: result.SchemaVersion, Target: req.Target}
+	res.Target.Clock = f.clock
+	time.Sleep(f.sleep)
 	f.runs++
 	for i, s := range req.Scenarios {
 		emit := func(e runner.Event) {
@@ -149,5 +156,45 @@ func TestGateProgressPiped(t *testing.T) {
 	verbose, _, _ := simulatedGate(t, progress.Verbose)
 	if !strings.Contains(verbose, "irq.hard.virtio40-reporting n=0") || !strings.Contains(verbose, "attaching tracers") {
 		t.Errorf("-v lacks every metric and step:\n%.2000s", verbose)
+	}
+}
+
+// TestGateProgressBudget: under a budget, the rounds planned that the bar
+// shows are those the plan will end at (in virtual time, at most the
+// boots' last look, never the round cap), the time left it shows never
+// passes the budget, and the gate ends within it.
+func TestGateProgressBudget(t *testing.T) {
+	t.Setenv("COLUMNS", "100")
+	var log bytes.Buffer
+	targets := []Target{
+		&stepTarget{name: "base", scale: 1, rng: rand.New(rand.NewPCG(1, 2)), sleep: 40 * time.Millisecond, clock: result.ClockVirtual},
+		&stepTarget{name: "head", scale: 1.1, rng: rand.New(rand.NewPCG(3, 4)), sleep: 40 * time.Millisecond, clock: result.ClockVirtual},
+	}
+	sp := Spec{Scenarios: []*scenarios.Scenario{{Name: "tcp-rr-small", Trials: 1, Duration: time.Second,
+		Gate: result.GatePolicy{"tcp.rr": {"p99": 0.1}}}}}
+	const budget = 3 * time.Second
+	g := PairGate{RoundsOptions: RoundsOptions{Log: &log, Compare: report0(), Progress: progress.Bar}, Budget: budget, Seed: 1}
+	start := time.Now()
+	if _, err := g.Gate(context.Background(), targets, sp); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > budget+time.Second {
+		t.Errorf("the gate took %v under a %v budget", took, budget)
+	}
+	counts := regexp.MustCompile(`\] (\d+)/(\d+) rounds(?:, (\S+) left)?`)
+	for _, f := range strings.FieldsFunc(log.String(), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		m := counts.FindStringSubmatch(f)
+		if m == nil {
+			continue
+		}
+		if planned, _ := strconv.Atoi(m[2]); planned > stats.BootLooks[len(stats.BootLooks)-1] {
+			t.Errorf("%d rounds planned in virtual time, past the boots' last look: %q", planned, f)
+		}
+		if m[3] != "" {
+			left, err := time.ParseDuration(m[3])
+			if err == nil && left > budget {
+				t.Errorf("%v left under a %v budget: %q", left, budget, f)
+			}
+		}
 	}
 }

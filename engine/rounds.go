@@ -237,10 +237,17 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 		rr.p = progress.New(log, progress.Options{})
 	}
 	defer rr.p.End()
-	rr.p.Plan(rr.rounds, "rounds")
+	if plan.Budget > 0 {
+		rr.p.Deadline(rr.start.Add(plan.Budget))
+	}
+	if plan.Look == nil || plan.Budget <= 0 {
+		// A look plans the rounds from the pace and the budget.
+		rr.p.Plan(rr.rounds, "rounds")
+	}
 	rr.chooseWay()
+	var firstDone time.Time
 	for r := 1; r <= rr.rounds; r++ {
-		if plan.Budget > 0 && r > 1 && time.Since(rr.start) >= plan.Budget {
+		if plan.Budget > 0 && r > 1 && !fits(r-1, time.Since(rr.start), time.Since(firstDone), plan.Budget) {
 			rr.ran.Why = StopBudget
 			break
 		}
@@ -248,24 +255,44 @@ func runRounds(ctx context.Context, targets []Target, spec Spec, plan Plan, log 
 			rr.ran.Rounds, rr.ran.Elapsed = r-1, time.Since(rr.start)
 			return rr.results(), rr.ran, err
 		}
+		if r == 1 {
+			firstDone = time.Now()
+		}
 		rr.ran.Rounds, rr.ran.Elapsed = r, time.Since(rr.start)
-		rr.p.Add(1)
+		stop := false
 		if plan.Look != nil {
+			// The look first: it may plan the rounds anew, which the
+			// progress then counts this round against.
 			out := rr.results()
-			stop, err := plan.Look(r, out)
-			if err != nil {
+			var err error
+			if stop, err = plan.Look(r, out); err != nil {
+				rr.p.Add(1)
 				return out, rr.ran, err
 			}
-			if stop {
-				rr.ran.Why = StopDecided
-				break
-			}
+		}
+		rr.p.Add(1)
+		if stop {
+			rr.ran.Why = StopDecided
+			break
 		}
 	}
 	// The rounds planned are those that ran once they stop short.
 	rr.p.Plan(rr.ran.Rounds, "rounds")
 	rr.ran.Elapsed = time.Since(rr.start)
 	return rr.results(), rr.ran, nil
+}
+
+// fits says whether one more round fits in budget after done rounds in
+// elapsed, sinceFirst of it after the first: a round is expected to take
+// as long as those after the first did on average (the first loads what
+// later ones reuse), or as the first when it is all there is. A round
+// the budget cannot hold does not start.
+func fits(done int, elapsed, sinceFirst, budget time.Duration) bool {
+	per := elapsed
+	if done > 1 {
+		per = sinceFirst / time.Duration(done-1)
+	}
+	return elapsed+per <= budget
 }
 
 // roundsRun is one call of Rounds: the targets' requests as prepared,

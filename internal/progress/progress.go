@@ -71,10 +71,12 @@ type Reporter struct {
 	counting      time.Time
 	unit          string
 	done, planned int
-	status        string
-	verdict       string
-	drawn         int // columns of the bar as last drawn; 0 when none is
-	shown         string
+	// deadline, when set, bounds the time left shown: a budget.
+	deadline time.Time
+	status   string
+	verdict  string
+	drawn    int // columns of the bar as last drawn; 0 when none is
+	shown    string
 }
 
 // New returns a Reporter on w.
@@ -110,6 +112,14 @@ func (r *Reporter) Plan(planned int, unit string) {
 	}
 	r.planned, r.unit = max(planned, r.done), unit
 	r.draw()
+}
+
+// Deadline says the run ends by t whatever is planned (a budget): the
+// time left shown is never past it.
+func (r *Reporter) Deadline(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deadline = t
 }
 
 // Add counts n more units done; the count never goes back.
@@ -279,7 +289,11 @@ func (r *Reporter) barText() string {
 			p += ", " + Duration(elapsed)
 		case r.done > 0:
 			per := elapsed / time.Duration(r.done)
-			p += ", " + Duration(per*time.Duration(r.planned-r.done)) + " left"
+			left := per * time.Duration(r.planned-r.done)
+			if !r.deadline.IsZero() {
+				left = max(min(left, r.deadline.Sub(r.now())), 0)
+			}
+			p += ", " + Duration(left) + " left"
 		}
 		parts = append(parts, p)
 	}

@@ -139,6 +139,26 @@ func TestBarETA(t *testing.T) {
 	}
 }
 
+// TestBarETADeadline: under a deadline (a budget), the time left shown
+// is never past it, whatever is planned.
+func TestBarETADeadline(t *testing.T) {
+	var out bytes.Buffer
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	r := New(&out, Options{Mode: Bar, Width: 100, Now: clock.now})
+	r.Deadline(clock.t.Add(30 * time.Second))
+	r.Plan(200, "rounds")
+	clock.advance(1100 * time.Millisecond)
+	r.Add(1)
+	if !strings.HasSuffix(out.String(), "1/200 rounds, 29s left") {
+		t.Errorf("200 rounds planned, 1.1 s a round, 30 s budget: %q, want 29s left", out.String())
+	}
+	clock.advance(40 * time.Second)
+	r.Add(1)
+	if !strings.HasSuffix(strings.TrimRight(out.String(), " "), "2/200 rounds, 0s left") {
+		t.Errorf("past the deadline: %q, want 0s left", out.String())
+	}
+}
+
 // TestPiped: piped, the gate prints a line per trial and per look, no
 // more, each within MaxLine; -v prints every step and the full detail.
 func TestPiped(t *testing.T) {
