@@ -15,7 +15,53 @@ func githubSubs() []cmdline.Sub {
 	return []cmdline.Sub{{Name: "comment", Synopsis: "--body FILE [--marker TEXT] [--pr N] [--repo OWNER/NAME]", Run: cmdGitHubComment,
 		About: subAbout("Posts FILE as the pull request's tailgate comment, or updates it in place: one comment per pull request, found again by a hidden marker. Reads GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY and GITHUB_EVENT_PATH as a GitHub Actions job sets them.",
 			githubExits, "tailgate github comment --body report.md",
-			"tailgate github comment --body report.md --pr 42 --repo OWNER/NAME")}}
+			"tailgate github comment --body report.md --pr 42 --repo OWNER/NAME")},
+		{Name: "baseline", Synopsis: "--branch BRANCH --artifact NAME -o DIR [--repo OWNER/NAME]", Run: cmdGitHubBaseline,
+			About: subAbout("Finds BRANCH's stored baseline, the artifact NAME of the newest successful push run of this workflow on BRANCH in this repository, made by that run itself (never a fork's run from a branch of the same name), and unpacks it into DIR. None yet: says so, exit 0, DIR not made. Reads GITHUB_TOKEN (actions: read), GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_WORKFLOW_REF and GITHUB_EVENT_PATH.",
+				exits{"0 unpacked, or none yet", exitBadInput + " (no token, DIR not empty)", "3 GitHub's API refused, or the artifact was not made by its run"},
+				"tailgate github baseline --branch main --artifact tailgate-baseline -o b")}}
+}
+
+func cmdGitHubBaseline(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	branch := fs.String("branch", "", "the `BRANCH` whose pushes keep the baseline")
+	artifact := fs.String("artifact", "", "the artifact's `NAME`")
+	out := fs.String("o", "", "unpack it into `DIR` (new or empty)")
+	repo := fs.String("repo", os.Getenv("GITHUB_REPOSITORY"), "repository `OWNER/NAME`")
+	pos, err := cmdline.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || *branch == "" || *artifact == "" || *out == "" {
+		return usagef("want --branch BRANCH --artifact NAME -o DIR")
+	}
+	if ents, err := os.ReadDir(*out); err == nil && len(ents) > 0 {
+		return usagef("-o %s: not empty; give a new or empty directory", *out)
+	}
+	workflow, err := github.WorkflowFile(os.Getenv("GITHUB_WORKFLOW_REF"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	repoID, err := github.RepositoryID(os.Getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	c, err := github.New(os.Getenv("GITHUB_API_URL"), *repo, os.Getenv("GITHUB_TOKEN"))
+	if err != nil {
+		return &usageError{Err: err}
+	}
+	b, err := c.FindBaseline(ctx, workflow, *branch, *artifact, repoID)
+	if err != nil {
+		return infra(fmt.Errorf("baseline: %w", err))
+	}
+	if b == nil {
+		fmt.Fprintf(stderr, "tailgate github baseline: no successful push run of %s on %s keeps %s: no baseline yet\n", workflow, *branch, *artifact)
+		return nil
+	}
+	if err := c.DownloadArtifact(ctx, b.ArtifactID, *out); err != nil {
+		return infra(fmt.Errorf("baseline: %w", err))
+	}
+	fmt.Fprintf(stdout, "baseline: %s of run %d, the push of %s to %s, in %s\n", *artifact, b.RunID, b.HeadSHA, *branch, *out)
+	return nil
 }
 
 // githubExits are the exit codes of github comment.
@@ -24,7 +70,7 @@ var githubExits = exits{"0 posted", exitBadInput + " (no token, no pull request,
 
 // cmdGitHub holds what the GitHub Action needs beyond the gate itself.
 func cmdGitHub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	about := "\ncomment posts the report as the pull request's tailgate comment, or updates it in place.\n\n" +
+	about := "\ncomment posts the report as the pull request's tailgate comment, or updates it in place;\nbaseline unpacks a branch's stored baseline, the artifact its last push run kept.\n\n" +
 		helpEnd(githubExits, "tailgate github comment --body report.md")
 	return cmdline.Subcommands{Command: "github", Subs: githubSubs(), About: about}.Dispatch(ctx, args, stdout, stderr)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,5 +93,51 @@ func TestGitHubComment(t *testing.T) {
 				t.Errorf("exit %d: %q, want %q", code, stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestGitHubBaseline: github baseline unpacks main's stored baseline,
+// a real Result in it, that gate --baseline then reads; with none yet it
+// says so and exits 0, making no directory.
+func TestGitHubBaseline(t *testing.T) {
+	dir := t.TempDir()
+	res := fakeRun{scenario: "syscall-read", scales: steady, seed: 5}.write(t, dir, "r.json")
+	b, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("result.json")
+	w.Write(b)
+	zw.Close()
+	repo := githubtest.Repo(10, "octo/kernel")
+	srv := githubtest.New(t, "octo/kernel", "ghs_tok")
+	event := filepath.Join(dir, "event.json")
+	os.WriteFile(event, []byte(`{"repository":{"id":10},"pull_request":{"number":12,"base":{"ref":"main"}}}`), 0o644)
+	t.Setenv("GITHUB_API_URL", srv.URL)
+	t.Setenv("GITHUB_REPOSITORY", "octo/kernel")
+	t.Setenv("GITHUB_TOKEN", "ghs_tok")
+	t.Setenv("GITHUB_EVENT_PATH", event)
+	t.Setenv("GITHUB_WORKFLOW_REF", "octo/kernel/.github/workflows/latency.yml@refs/pull/12/merge")
+
+	none := filepath.Join(dir, "none")
+	code, _, stderr := cli("github", "baseline", "--branch", "main", "--artifact", "tailgate-baseline", "-o", none)
+	if _, err := os.Stat(none); code != 0 || !strings.Contains(stderr, "no baseline yet") || err == nil {
+		t.Errorf("none yet: exit %d, stderr %q, %s made: %v", code, stderr, none, err)
+	}
+
+	srv.AddRun(githubtest.Run{ID: 100, Workflow: "latency.yml", Event: "push", HeadBranch: "main", HeadSHA: "aaa", Conclusion: "success",
+		Repository: repo, HeadRepository: repo, Artifacts: []githubtest.Artifact{{ID: 1, Name: "tailgate-baseline", Zip: zb.Bytes()}}})
+	out := filepath.Join(dir, "baseline")
+	code, stdout, stderr := cli("github", "baseline", "--branch", "main", "--artifact", "tailgate-baseline", "-o", out)
+	if code != 0 || !strings.Contains(stdout, "tailgate-baseline of run 100, the push of aaa to main") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if code, _, stderr := cli("compare", filepath.Join(out, "result.json"), res); code != 0 {
+		t.Errorf("the unpacked Result does not compare: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := cli("github", "baseline", "--branch", "main", "--artifact", "tailgate-baseline", "-o", out); code != exitUsage || !strings.Contains(stderr, "not empty") {
+		t.Errorf("into a full directory: exit %d, %s", code, stderr)
 	}
 }

@@ -79,6 +79,9 @@ type Artifact struct {
 	Name        string      `json:"name"`
 	Expired     bool        `json:"expired"`
 	WorkflowRun ArtifactRun `json:"workflow_run"`
+	// Zip is what its download serves, through a redirect to storage
+	// that takes no token, as GitHub's does.
+	Zip []byte `json:"-"`
 }
 
 // ArtifactRun is the run that made an artifact, as the artifacts API says.
@@ -116,6 +119,18 @@ func (s *Server) AddRun(r Run) {
 	}
 	s.runs = append(s.runs, r)
 	slices.SortFunc(s.runs, func(a, b Run) int { return cmp.Compare(b.ID, a.ID) })
+}
+
+// artifact is the artifact id of any run; nil for none. s.mu is held.
+func (s *Server) artifact(id int64) *Artifact {
+	for i := range s.runs {
+		for j := range s.runs[i].Artifacts {
+			if s.runs[i].Artifacts[j].ID == id {
+				return &s.runs[i].Artifacts[j]
+			}
+		}
+	}
+	return nil
 }
 
 // AddPull adds a pull request.
@@ -159,6 +174,8 @@ var (
 	runsPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/workflows/([^/]+)/runs$`)
 	artsPath  = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/runs/(\d+)/artifacts$`)
 	pullsPath = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/pulls$`)
+	zipPath   = regexp.MustCompile(`^/repos/([^/]+/[^/]+)/actions/artifacts/(\d+)/zip$`)
+	blobPath  = regexp.MustCompile(`^/storage/artifact-(\d+)\.zip$`)
 )
 
 // New starts a server for repo that accepts token; it stops when the test
@@ -246,6 +263,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 		return
 	}
+	if m := blobPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+		id, _ := strconv.ParseInt(m[1], 10, 64)
+		if a := s.artifact(id); a != nil && a.Zip != nil {
+			w.Header().Set("Content-Type", "application/zip")
+			w.Write(a.Zip)
+			return
+		}
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	reply := func(status int, v any) {
 		w.WriteHeader(status)
@@ -268,6 +295,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet {
+		if m := zipPath.FindStringSubmatch(r.URL.Path); m != nil && m[1] == s.Repo {
+			id, _ := strconv.ParseInt(m[2], 10, 64)
+			if a := s.artifact(id); a != nil && !a.Expired {
+				http.Redirect(w, r, "/storage/artifact-"+m[2]+".zip", http.StatusFound)
+				return
+			}
+			reply(http.StatusNotFound, map[string]string{"message": "Not Found"})
+			return
+		}
 		if s.serveActions(r, reply) {
 			return
 		}
