@@ -90,7 +90,7 @@ func TestActionHistory(t *testing.T) {
 		env = append(env, "GITHUB_EVENT_NAME=push", "GITHUB_EVENT_PATH="+event, "GITHUB_REF="+ref, "GITHUB_SHA="+sha, "GITHUB_RUN_ATTEMPT=1")
 		env = append(env, extraEnv...)
 		cand := syntheticResult(t, filepath.Join(t.TempDir(), "cand.json"), scale, seed)
-		w := map[string]string{"tailgate": bin, "baseline": base, "candidate": cand, "history": "true", "history-store": spec, "upload-artifact": "false"}
+		w := map[string]string{"tailgate": bin, "baseline": base, "candidate": cand, "history": "true", "history-store": spec, "upload-artifact": "false", "history-page": "true"}
 		return runAction(t, a, w, gh, env)
 	}
 	sha := func(i int) string { return strings.Repeat(strconv.Itoa(i%10), 40) }
@@ -104,6 +104,12 @@ func TestActionHistory(t *testing.T) {
 			}
 			if run.step(t, "Fetch the history").Outcome != "skipped" {
 				t.Errorf("push %d fetched the history for a report line:\n%s", i, run.Log)
+			}
+			// history-page: the page of the store as it is now, published.
+			if page := usesStepNamed(t, run, "Publish the history page"); !page.Ran || page.With["name"] != "tailgate-history-page" {
+				t.Errorf("push %d: the history page was not published: %+v", i, page)
+			} else if _, err := os.Stat(filepath.Join(page.With["path"], "index.html")); err != nil {
+				t.Errorf("push %d: %v", i, err)
 			}
 		}
 		es := historyEntries(t, spec)

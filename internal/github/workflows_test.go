@@ -496,6 +496,11 @@ func checkWorkflowPolicy(name string, content []byte) []string {
 			if strings.HasPrefix(b, "${{ runner.temp }}") || slices.ContainsFunc(fromBase, func(p string) bool { return strings.HasPrefix(b+"/", p) }) {
 				continue
 			}
+			// A branch (main, branch:NAME): the action reads it from that
+			// branch's push runs' artifact, never the pull request's tree.
+			if strings.HasPrefix(b, "branch:") || !strings.ContainsAny(b, "/.$") {
+				continue
+			}
 			problems = append(problems, fmt.Sprintf("%s step %d: baseline %s comes from the pull request's own tree; read it from a checkout of github.base_ref or an artifact of the base branch", where, i+1, b))
 		}
 	}
