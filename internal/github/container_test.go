@@ -92,7 +92,7 @@ func TestActionInContainer(t *testing.T) {
 		if got := run.Outputs["result"]; got != "slow.json" {
 			t.Errorf("output result %q, want slow.json", got)
 		}
-		upload := usesStep(t, run, "actions/upload-artifact@")
+		upload := usesStepNamed(t, run, "Upload the Result")
 		for _, p := range strings.Fields(upload.With["path"]) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(workspace, p)
