@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/report/changes"
 )
 
 // helpOf is the help "tailgate PATH --help" prints.
@@ -258,6 +259,19 @@ var exampleValues = map[string]func(string) error{
 		_, err := history.ParseTime(v)
 		return err
 	},
+	"history prune --older-than": func(v string) error {
+		_, err := history.NewPolicy(0, v)
+		return err
+	},
+	"history changes --percentile": func(v string) error {
+		return changes.CheckSelection(changes.Selection{Percentiles: []string{v}})
+	},
+	"history changes --level": func(v string) error {
+		if l, err := strconv.ParseFloat(v, 64); err != nil || l <= 0 || l >= 1 {
+			return fmt.Errorf("want a rate between 0 and 1")
+		}
+		return nil
+	},
 }
 
 // checkExampleValues runs exampleValues' checks on the values args gives
@@ -294,6 +308,9 @@ func TestHelpExampleCheckerRefuses(t *testing.T) {
 		"tailgate history ad STORE r.json --commit abc",
 		"tailgate history add STORE r.json --commit 4d7ad6fe6c15",
 		"tailgate history add STORE r.json --commit=$SHA --time yesterday",
+		"tailgate history prune STORE --older-than 3 months",
+		"tailgate history changes STORE --percentile p42.5x",
+		"tailgate history changes STORE --level 5",
 		"tailgate history changes ./history --level",
 		"tailgate bisect --good A --bad B --build make s.yaml -- --budget soon",
 		"tailgate show r.json -- --format csv",
