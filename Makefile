@@ -56,20 +56,18 @@ fuzz:
 	done
 
 # Tests that need no root, no BPF and no VM, as any user: a test of these
-# packages that needs root skips, saying so (internal/testenv), and
-# internal/hist's TestBucketsAgree, which runs its C side in the kernel,
-# is left to make test.
+# packages that needs root skips, saying so (internal/testenv).
 unit:
-	$(GO) test -count=1 -skip '^TestBucketsAgree$$' ./internal/hist/ ./internal/result/ ./report/ ./report/stats/... ./report/render/ ./scenarios/
+	$(GO) test -count=1 ./internal/hist/ ./internal/result/ ./report/ ./report/stats/... ./report/render/ ./scenarios/
 
 # Regenerate the bpf2go output (needs clang): the tracers', and the
-# histogram test's (internal/hist/bucket.bpf.c); CI fails on any diff.
-BPF2GO_PACKAGES := ./bpf/... ./internal/hist/
+# histogram test's (bpf/tracing/bucket.bpf.c); CI fails on any diff.
+BPF2GO_PACKAGES := ./bpf/...
 generate:
 	$(GO) generate $(BPF2GO_PACKAGES)
 
 check-generate: generate
-	git diff --exit-code -- bpf/ internal/hist/
+	git diff --exit-code -- bpf/
 
 bench:
 	$(GO) test ./bpf/syscalls/ -run '^$$' -bench TracerCost -benchtime 20x

@@ -1,4 +1,4 @@
-package hist_test
+package tracing_test
 
 import (
 	"encoding/binary"
@@ -11,9 +11,11 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-// The kernel's side of the bucket math, bucket.bpf.c over
-// bpf/include/hist.bpf.h, built by bpf2go into bucket_bpfel_test.go.
-//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types -go-package hist_test bucket bucket.bpf.c -- -I../../bpf/include
+// The kernel's side of internal/hist's bucket math, bucket.bpf.c over
+// bpf/include/hist.bpf.h, built by bpf2go into bucket_bpfel_test.go. It
+// sits here, above internal/hist, so that no include runs from a lower
+// floor up to bpf/include.
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall -Werror" -target bpfel -no-global-types -go-package tracing_test bucket bucket.bpf.c -- -I../include
 
 // TestBucketsAgree runs hist_bucket from bpf/include/hist.bpf.h in the kernel
 // through BPF_PROG_TEST_RUN and checks it against hist.Bucket on the edges
