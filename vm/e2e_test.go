@@ -159,9 +159,7 @@ func TestE2EBoot(t *testing.T) {
 // and libraries carried beside it.
 func TestE2EDynamicInit(t *testing.T) {
 	k := testKernel(t)
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc for a dynamically linked guest")
-	}
+	testenv.Need(t, testenv.Tool("gcc", "Debian: gcc; a plain go build links against the C library only with one"))
 	guest := filepath.Join(t.TempDir(), "guest")
 	cmd := exec.Command("go", "build", "-o", guest, "./testdata/guest")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
