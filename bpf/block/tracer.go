@@ -1,10 +1,10 @@
 package block
 
 import (
-	"github.com/cilium/ebpf"
-
 	"os"
 	"slices"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"

@@ -1,10 +1,10 @@
 package irq
 
 import (
-	"github.com/cilium/ebpf"
-
 	"fmt"
 	"slices"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"

@@ -1,9 +1,9 @@
 package kfunc
 
 import (
-	"github.com/cilium/ebpf"
-
 	"slices"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"

@@ -1,10 +1,10 @@
 package syscalls
 
 import (
-	"github.com/cilium/ebpf"
-
 	"slices"
 	"strings"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"

@@ -1,11 +1,11 @@
 package ufunc
 
 import (
-	"github.com/cilium/ebpf"
-
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/internal/config"
