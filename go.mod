@@ -51,4 +51,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-tool github.com/cilium/ebpf/cmd/bpf2go
+tool (
+	github.com/cilium/ebpf/cmd/bpf2go
+	golang.org/x/perf/cmd/benchstat
+)

@@ -466,7 +466,8 @@ func TestParseFormat(t *testing.T) {
 }
 
 // TestBenchstatComparesSides runs x/perf's own benchstat, built from the
-// module this one requires, on a gate's two sides exported as they are:
+// module this one requires (a tool line of go.mod, so go mod tidy keeps
+// what it needs), on a gate's two sides exported as they are:
 // "benchstat base.bs head.bs" must lay them out in one table, head
 // against base, even when the targets and kernels differ.
 func TestBenchstatComparesSides(t *testing.T) {
