@@ -15,6 +15,7 @@ import (
 	"github.com/tailgate-ci/tailgate/bpf/irq"
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
 	"github.com/tailgate-ci/tailgate/bpf/offcpu"
+	"github.com/tailgate-ci/tailgate/bpf/request"
 	"github.com/tailgate-ci/tailgate/bpf/sched"
 	"github.com/tailgate-ci/tailgate/bpf/softirq"
 	"github.com/tailgate-ci/tailgate/bpf/syscalls"
@@ -29,6 +30,7 @@ var All = []tracing.Kind{
 	syscalls.Tracer,
 	sched.Tracer,
 	tcp.Tracer,
+	request.Tracer,
 	offcpu.Tracer,
 	irq.Tracer,
 	softirq.Tracer,

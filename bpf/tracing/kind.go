@@ -52,6 +52,10 @@ type Kind struct {
 	// Objects returns the tracer's BPF objects, whose types are the part
 	// of a kernel's BTF a guest gets (internal/kerneltypes).
 	Objects func() ([]*ebpf.CollectionSpec, error)
+	// Default, when set, returns the tracer's config for a scenario that
+	// names no tracers, or nil when its workload is none the tracer
+	// measures by default (the request tracer's: a workload that serves).
+	Default func(w Workload) Config
 	// OptionalTracepoints are the tracepoints the tracer attaches to only
 	// where the kernel has them, found by the typedefs of their BTF
 	// (btf_trace_NAME), which a cut of a kernel's BTF must keep.
@@ -92,6 +96,10 @@ type Workload struct {
 	// Syscalls are the syscalls whose latency is the workload's operation
 	// (read for a syscall workload reading), or none.
 	Syscalls []string
+	// Serves says the workload is a server its scenario waits for on a
+	// port (an exec workload with a ready port): its requests are its
+	// operation.
+	Serves bool
 }
 
 // TracerOptions are what every tracer's constructor takes beside its

@@ -1,0 +1,223 @@
+//go:build ignore
+
+/* request.bpf.c: each request a socket of the workload serves, from the
+ * read that brings it in to the write of its answer, at the syscall
+ * tracepoint only (raw_syscalls sys_exit), so that any
+ * program is measured the same way, a Go program (whose netpoller reads
+ * and writes a connection with read(2) and write(2)) as a C one.
+ *
+ *   request.server  the exit of the first read of a socket that returns
+ *       data after the last answer on it (or after it was accepted) to the
+ *       exit of the next write to the same socket that sends any: the
+ *       request's time in the server, as its clients feel it less the
+ *       network both ways.
+ *
+ * A connection is keyed by (process, fd): a request read by one thread and
+ * answered by another (a Go server's goroutines move between threads) is
+ * one request. Only server ends count: an fd an accept returned, or one
+ * whose first call seen is a read that returned data and whose file is a
+ * socket (a connection accepted before the tracer attached, or by a
+ * parent before a fork). An fd connected, or first seen written, is a
+ * client's (a call to a database) and counts nothing; so do pipes,
+ * files and eventfds. Reads after the first (a request read in parts, or
+ * the next of a pipelined batch) do not restart the request; writes after
+ * the first (an answer written in parts) do not end another: a batch of
+ * pipelined requests read at once counts one. close, dup2 and dup3 forget
+ * the fd they free.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hist.bpf.h"
+#include "follow.bpf.h"
+#include "evidence.bpf.h"
+#include "request.h"
+
+#define MAX_CONNS 65536
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* targ_op[nr] is the OP_ of syscall nr, 0 if it is none of them. */
+const volatile __u8 targ_op[REQUEST_NR_MAX] = {};
+
+/* The filter's verdict, kept per task: traced, as of follow_gen gen. The
+ * hot path needs no lookup besides this one, as in the syscall tracer. */
+struct filter {
+	__u64 gen;
+	__u64 traced;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct filter);
+} filter SEC(".maps");
+
+struct conn_key {
+	__u32 tgid;
+	__s32 fd;
+};
+
+#define ROLE_OTHER 0  /* a client's socket, or no socket: never counted */
+#define ROLE_SERVER 1
+
+struct conn {
+	__u64 start; /* exit of the request's first read; 0: no request open */
+	__u32 role;
+	__u32 pad;
+};
+
+/* The fds of the workload's processes seen so far. LRU: an fd whose close
+ * was not seen (close_range, exec) is forgotten in time; a server's fd
+ * forgotten is found again at its next read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_CONNS);
+	__type(key, struct conn_key);
+	__type(value, struct conn);
+} conns SEC(".maps");
+
+HIST_MAPS;
+
+/* is_socket reports whether fd of the current task is a socket. */
+static __always_inline bool is_socket(__s32 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *f = NULL;
+	umode_t mode;
+
+	if (!fdt || fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return false;
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	return (mode & S_IFMT) == S_IFSOCK;
+}
+
+/* traced reports whether the current task is the workload's, from the
+ * verdict cached in its task storage. */
+static __always_inline bool traced(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id_tgid, gen = follow_gen;
+	struct filter *f;
+
+	f = bpf_task_storage_get(&filter, task, 0, 0);
+	if (f && f->gen == gen)
+		return f->traced;
+	id_tgid = bpf_get_current_pid_tgid();
+	if (!follow_traced((__u32)id_tgid, id_tgid >> 32)) {
+		if (f) {
+			f->traced = 0;
+			f->gen = gen;
+		}
+		return false;
+	}
+	f = bpf_task_storage_get(&filter, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!f)
+		return false;
+	f->traced = 1;
+	f->gen = gen;
+	return true;
+}
+
+/* on_exit sees every syscall at its exit, where the registers still hold
+ * its number and arguments: a read that began before the tracer attached
+ * (a blocking server waiting for its next request) is seen whole, and
+ * one program run a syscall is all it costs. */
+static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bool btf)
+{
+	struct conn *c, fresh = {};
+	struct conn_key key;
+	__u64 nr, v;
+	__u8 op;
+
+	/* Every syscall of the machine passes here: tp_btf reads its trusted
+	 * registers directly, a load rather than a helper call. */
+	nr = btf ? regs->orig_ax : BPF_CORE_READ(regs, orig_ax);
+	if (nr >= REQUEST_NR_MAX)
+		return 0;
+	op = targ_op[nr];
+	if (!op || !traced())
+		return 0;
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	if (op == OP_DUP)
+		key.fd = (__s32)(btf ? regs->si : BPF_CORE_READ(regs, si));
+	else
+		key.fd = (__s32)(btf ? regs->di : BPF_CORE_READ(regs, di));
+	switch (op) {
+	case OP_READ:
+		if (ret <= 0)
+			return 0; /* EAGAIN before a Go read parks, or the end */
+		c = bpf_map_lookup_elem(&conns, &key);
+		if (c) {
+			if (c->role == ROLE_SERVER && !c->start)
+				c->start = bpf_ktime_get_ns();
+			return 0;
+		}
+		/* First seen reading: a server's end if it is a socket. */
+		if (is_socket(key.fd)) {
+			fresh.role = ROLE_SERVER;
+			fresh.start = bpf_ktime_get_ns();
+		}
+		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
+		return 0;
+	case OP_WRITE:
+		if (ret <= 0)
+			return 0;
+		c = bpf_map_lookup_elem(&conns, &key);
+		if (!c) {
+			/* First seen writing: a client's end, or no socket. */
+			bpf_map_update_elem(&conns, &key, &fresh, BPF_NOEXIST);
+			return 0;
+		}
+		if (!c->start)
+			return 0;
+		v = bpf_ktime_get_ns() - c->start;
+		c->start = 0;
+		hist_record(METRIC_SERVER, v);
+		evidence_current(ctx, METRIC_SERVER, v);
+		return 0;
+	case OP_ACCEPT:
+		if (ret < 0)
+			return 0;
+		key.fd = (__s32)ret;
+		fresh.role = ROLE_SERVER;
+		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
+		return 0;
+	case OP_CONNECT:
+		/* A client's end, whether it connected at once or in the
+		 * background (EINPROGRESS); a failed connect's fd is closed or
+		 * connected again. */
+		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
+		return 0;
+	case OP_CLOSE:
+	case OP_DUP:
+		if (ret < 0)
+			return 0;
+		bpf_map_delete_elem(&conns, &key);
+		return 0;
+	}
+	return 0;
+}
+
+/* Written out, not with TP_PROGS: tp_btf reads the registers directly. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit(ctx, regs, ret, true);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	return on_exit(ctx, regs, ret, false);
+}
+
+FOLLOW_PROGS
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,163 @@
+package request
+
+import (
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/hist"
+)
+
+// newTracer loads the tracer for this whole process, in variant v.
+func newTracer(t *testing.T, v tracing.Variant) *tracing.Tracer {
+	t.Helper()
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	if err := tr.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func readServer(t *testing.T, tr *tracing.Tracer) *hist.Histogram {
+	t.Helper()
+	hs, err := tr.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs[MetricServer]
+}
+
+// serve answers each 64-byte request on c with 64 bytes after handler,
+// until c closes; a request may come in parts, and the answer goes in
+// two writes.
+func serve(c net.Conn, handler time.Duration) {
+	defer c.Close()
+	buf := make([]byte, 64)
+	for {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return
+		}
+		time.Sleep(handler)
+		if _, err := c.Write(buf[:16]); err != nil {
+			return
+		}
+		if _, err := c.Write(buf[16:]); err != nil {
+			return
+		}
+	}
+}
+
+// listen starts a Go server on loopback whose handler takes handler.
+func listen(t *testing.T, handler time.Duration) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c, handler)
+		}
+	}()
+	return ln
+}
+
+// ask sends n requests on c, each in two parts split by gap, and reads
+// each answer.
+func ask(t *testing.T, c net.Conn, n int, gap time.Duration) {
+	t.Helper()
+	req, ans := make([]byte, 64), make([]byte, 64)
+	for range n {
+		if _, err := c.Write(req[:10]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(gap)
+		if _, err := c.Write(req[10:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, ans); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A Go server in this process, its client in this process too: each
+// request counts once, from its first part's read to the answer's first
+// write, so never below the gap between its parts plus the handler's
+// sleep; the client's end, a pipe and the Go runtime's own fds count
+// nothing.
+func TestGoServerRequests(t *testing.T) {
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		t.Run(string(v), func(t *testing.T) {
+			const handler, gap, n = 200 * time.Microsecond, 300 * time.Microsecond, 300
+			tr := newTracer(t, v)
+			ln := listen(t, handler)
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// A pipe read and written back and forth: no socket.
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			for range 100 {
+				w.Write([]byte("x"))
+				r.Read(make([]byte, 1))
+			}
+			ask(t, c, n, gap)
+			h := readServer(t, tr)
+			if h.Count() != n {
+				t.Errorf("counted %d requests, the client sent %d", h.Count(), n)
+			}
+			if min := time.Duration(h.Min()); min < handler+gap {
+				t.Errorf("shortest request %v, below the %v its parts' gap and the handler take", min, handler+gap)
+			}
+			t.Logf("%d requests, p50 %v", h.Count(), time.Duration(h.Quantile(0.5)))
+		})
+	}
+}
+
+// A connection made before the tracer attached: the server's end is
+// found by its first read (a socket), the client's end, first seen
+// writing, counts nothing.
+func TestConnectionBeforeAttach(t *testing.T) {
+	const handler, n = 100 * time.Microsecond, 200
+	ln := listen(t, handler)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ask(t, c, 5, 0)
+	tr := newTracer(t, tracing.TPBTF)
+	ask(t, c, n, 0)
+	h := readServer(t, tr)
+	// The first request after attaching may have been read before it.
+	if h.Count() < n-1 || h.Count() > n {
+		t.Errorf("counted %d requests, the client sent %d", h.Count(), n)
+	}
+	if min := time.Duration(h.Min()); min < handler {
+		t.Errorf("shortest request %v, below the handler's %v", min, handler)
+	}
+}
