@@ -173,6 +173,8 @@ func (p *scenarioParser) scenario(body ast.Node) (*Scenario, error) {
 		if s.Tracers, err = p.tracers(*seen.tracers, s.Workload); err != nil {
 			return nil, err
 		}
+	} else {
+		s.Tracers = defaultTracers(s.Workload)
 	}
 	metrics := Metrics(s)
 	if len(metrics) == 0 {
@@ -346,6 +348,25 @@ func (w *Workload) readPlacement(f config.Field) (err error) {
 		}
 	}
 	return err
+}
+
+// defaultTracers are the tracers of a scenario that names none: those
+// whose Default measures its workload (a server's requests), or none.
+func defaultTracers(w Workload) Tracers {
+	var t Tracers
+	tw := tracerWorkload(w)
+	for _, k := range tracers.All {
+		if k.Default == nil {
+			continue
+		}
+		if c := k.Default(tw); c != nil {
+			if t == nil {
+				t = Tracers{}
+			}
+			t[k.Name] = c
+		}
+	}
+	return t
 }
 
 // tracers reads the tracers block: each key names a tracer of the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/ufunc"
 	"github.com/tailgate-ci/tailgate/internal/loadgen"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 const goodExec = `name: my-server
@@ -367,5 +368,52 @@ func TestExecBuiltinJSON(t *testing.T) {
 	}
 	if Params(s) == Params(faster) {
 		t.Error("two rates of the built-in load have one digest")
+	}
+}
+
+// An exec workload with a ready port and no tracers is a server whose
+// requests are measured and gated at p99; without a ready port, or with
+// tracers named, nothing is added.
+func TestExecServerMeasuresRequestsByDefault(t *testing.T) {
+	tests := []struct {
+		name, body string
+		metrics    []string
+		gate       result.GatePolicy
+		err        string
+	}{
+		{"ready port, no tracers, no gate",
+			"  command: [./server]\n  ready: {port: 8080}\n",
+			[]string{"request.server"}, result.GatePolicy{"request.server": {"p99": DefaultGateThreshold}}, ""},
+		{"ready port, a gate of its own",
+			"  command: [./server]\n  ready: {port: 8080}\ngate:\n  request.server: {p99: 5%}\n",
+			[]string{"request.server"}, result.GatePolicy{"request.server": {"p99": 0.05}}, ""},
+		{"ready port, tracers named",
+			"  command: [./server]\n  ready: {port: 8080}\ntracers:\n  sched: {}\n",
+			[]string{"sched.runq", "sched.runq_preempted", "sched.wakeup_new"}, nil, ""},
+		{"ready file, no tracers",
+			"  command: [./server]\n  ready: {file: up}\n",
+			nil, nil, "scenario measures nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("x.yaml", []byte("name: x\nworkload:\n  kind: exec\n"+tt.body))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.metrics, Metrics(s)); diff != "" {
+				t.Errorf("metrics (-want +got):\n%s", diff)
+			}
+			if tt.gate != nil {
+				if diff := cmp.Diff(tt.gate, GatePolicy(s)); diff != "" {
+					t.Errorf("gate (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }

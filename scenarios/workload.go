@@ -161,6 +161,9 @@ type WorkloadKind struct {
 	// Syscalls are the syscalls whose latency is w's operation, the
 	// syscall tracer's default; nil for none. w has its defaults.
 	Syscalls func(w Workload) []string
+	// Serves reports whether w is a server its clients' requests measure
+	// (tracing.Workload.Serves); nil means never. w has its defaults.
+	Serves func(w Workload) bool
 	// ThreadsAttributable reports whether every thread doing w's work is
 	// one the workload starts itself (see the function of that name); nil
 	// means always. w has its defaults.
@@ -384,8 +387,12 @@ func workloadMetrics(w Workload) []string {
 // tracerWorkload is what the tracers' config parsers know of w.
 func tracerWorkload(w Workload) tracing.Workload {
 	tw := tracing.Workload{Kind: w.Kind}
-	if k, ok := lookupKind(w.Kind); ok && k.Syscalls != nil {
+	k, ok := lookupKind(w.Kind)
+	if ok && k.Syscalls != nil {
 		tw.Syscalls = k.Syscalls(w.withDefaults())
+	}
+	if ok && k.Serves != nil {
+		tw.Serves = k.Serves(w.withDefaults())
 	}
 	return tw
 }

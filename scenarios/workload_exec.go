@@ -225,6 +225,12 @@ var execKind = WorkloadKind{
 		return e.check()
 	},
 	New: newExecKind,
+	// A command that a ready port waits for is a server: its requests
+	// are measured when the scenario names no tracers.
+	Serves: func(w Workload) bool {
+		e, ok := w.Params.(*Exec)
+		return ok && e.Ready != nil && e.Ready.Port != ""
+	},
 	// The tracers count the group, not this process's threads.
 	ThreadsAttributable: func(Workload) bool { return false },
 }
