@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/bpf/tracing"
+)
+
+// buildServers builds testdata/server's servers and their loads into dir
+// with scripts/build-servers.sh, as the base or the head.
+func buildServers(t *testing.T, dir, build string) {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
+			t.Fatal("needs cc")
+		}
+		t.Skip("needs cc")
+	}
+	cmd := exec.Command("scripts/build-servers.sh", dir, build)
+	cmd.Dir = "../.."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build-servers.sh %s: %v\n%s", build, err, b)
+	}
+}
+
+// The recipe's servers, C and Go, run as their scenarios run them (no
+// tracers named): each request the client sends is counted once at the
+// server, and the head's handler, which spends 40 µs in user space on
+// every 40th request, puts request.server's p99 at 40 µs or more in every
+// trial, as 2.5% of its requests take that long whatever the machine
+// does. The gates' verdicts on real runs are in BENCHMARKS.md ("A
+// server's requests").
+func TestServerRecipes(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	dir := t.TempDir()
+	buildServers(t, dir, "head")
+	for _, name := range []string{"tcp", "http"} {
+		t.Run(name, func(t *testing.T) {
+			yaml, err := os.ReadFile("../../testdata/server/" + name + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another port than the recipe's, fewer requests, and time
+			// enough for the client to send them all.
+			port := strconv.Itoa(20000 + rand.IntN(20000))
+			for _, p := range []string{"7081", "7082"} {
+				yaml = bytes.ReplaceAll(yaml, []byte(p), []byte(port))
+			}
+			yaml = bytes.ReplaceAll(yaml, []byte("-n, 20000"), []byte("-n, 2000"))
+			yaml = bytes.ReplaceAll(yaml, []byte("duration: 1s"), []byte("duration: 60s"))
+			sc := filepath.Join(dir, name+".yaml")
+			if err := os.WriteFile(sc, yaml, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, name+".json")
+			code, _, stderr := runInProcess(t, "run", sc, "--trials", "2", "-o", out)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, stderr)
+			}
+			s := loadResult(t, out).Find(name + "-server")
+			if s == nil {
+				t.Fatalf("no %s-server in the result", name)
+			}
+			m := s.Metrics["request.server"]
+			if m == nil || len(m.Trials) != 2 {
+				t.Fatalf("want request.server measured in 2 trials, got %+v", m)
+			}
+			const requests = 2000
+			for i, tr := range m.Trials {
+				if tr.Ops != requests {
+					t.Errorf("trial %d: %d ops, want the client's %d", i+1, tr.Ops, requests)
+				}
+				// A request the warmup's client sent as it was stopped
+				// may be answered in the trial.
+				if n := tr.Summary.Count; n < requests || n > requests+1 {
+					t.Errorf("trial %d: %d requests counted, the client sent %d", i+1, n, requests)
+				}
+				if p99 := tr.Summary.P99; p99 < 40e3 {
+					t.Errorf("trial %d: p99 %.1f µs, below the 40 µs the head spends on 2.5%% of its requests", i+1, p99/1e3)
+				}
+			}
+		})
+	}
+}
