@@ -19,7 +19,7 @@ import (
 
 // The same-job gate: base and head run in rounds on this machine, one
 // trial each per round in an order drawn at random, and the comparison
-// pairs them by round (report/paired.go): the random order makes its
+// pairs them by round (report/stats/paired.go): the random order makes its
 // signed-rank test exact under "nothing changed", whatever the noise.
 // After the first rounds the gate knows what a round costs and plans its
 // looks within the budget (stats.PlanLooks); each look spends an even

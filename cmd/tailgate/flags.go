@@ -237,7 +237,7 @@ type reportFlags struct {
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
 	f.registerThresholds(fs)
-	fs.Func("format", "report `FORMAT[=FILE]`: text, markdown, json, junit, github or html, to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
+	fs.Func("format", "report `FORMAT[=FILE]`: "+render.FormatNames()+", to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
 		o, err := render.ParseOutput(s)
 		f.outputs = append(f.outputs, o)
 		return err

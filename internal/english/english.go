@@ -1,8 +1,11 @@
-// Package english words counts in what tailgate writes for people: "1
-// round", "3 rounds".
+// Package english words counts and lists in what tailgate writes for
+// people: "1 round", "3 rounds", "text, json or html".
 package english
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {
@@ -16,4 +19,12 @@ func Plural(n int, one, many string) string {
 // targets". For a noun whose plural is not noun+"s", Plural.
 func Count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + Plural(n, noun, noun+"s")
+}
+
+// Or joins items as a choice: "a", "a or b", "a, b or c".
+func Or(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

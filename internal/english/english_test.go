@@ -18,3 +18,14 @@ func TestCount(t *testing.T) {
 		t.Errorf("Plural(3) = %q", got)
 	}
 }
+
+func TestOr(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a or b"}, {[]string{"a", "b", "c"}, "a, b or c"}} {
+		if got := Or(tc.items); got != tc.want {
+			t.Errorf("Or(%q) = %q, want %q", tc.items, got, tc.want)
+		}
+	}
+}

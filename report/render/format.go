@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -30,7 +31,17 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown format %q (want text, markdown, json, junit, github or html)", s)
+	return "", fmt.Errorf("unknown format %q (want %s)", s, FormatNames())
+}
+
+// FormatNames is Formats as a choice, for usage and errors: "text,
+// markdown, json, junit, github or html".
+func FormatNames() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return english.Or(names)
 }
 
 // WriteReport renders r in format f, as the matrix of its two sides.
