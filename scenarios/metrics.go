@@ -92,10 +92,19 @@ const DefaultGateThreshold = 0.10
 
 // PrimaryMetrics returns the metrics a scenario is about, the ones gated
 // when it has no gate block: the workload's own measurement (timer.lateness)
-// if it makes one, else its tracers' primary metrics (the traced syscalls),
+// if it makes one, with a server's requests beside it when its tracer is
+// there, else its tracers' primary metrics (the traced syscalls),
 // else those of its background tracers (sched.runq); see tracing.Kind.
 func PrimaryMetrics(s *Scenario) []string {
 	if ms := workloadMetrics(s.Workload); len(ms) > 0 {
+		// A server's requests (the request tracer, its default) are its
+		// operation as much as what its client measures: both are gated.
+		tw := tracerWorkload(s.Workload)
+		for _, k := range tracers.All {
+			if c := s.Tracers[k.Name]; c != nil && k.Default != nil && k.Default(tw) != nil {
+				ms = append(ms, c.Primary()...)
+			}
+		}
 		return ms
 	}
 	var primary, background []string

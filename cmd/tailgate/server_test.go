@@ -10,18 +10,14 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/testenv"
 )
 
 // buildServers builds testdata/server's servers and their loads into dir
 // with scripts/build-servers.sh, as the base or the head.
 func buildServers(t *testing.T, dir, build string) {
 	t.Helper()
-	if _, err := exec.LookPath("cc"); err != nil {
-		if os.Getenv("CI") != "" || os.Getenv("TAILGATE_CI_STRICT") != "" {
-			t.Fatal("needs cc")
-		}
-		t.Skip("needs cc")
-	}
+	testenv.Need(t, testenv.Tool("cc", "Debian: gcc"))
 	cmd := exec.Command("scripts/build-servers.sh", dir, build)
 	cmd.Dir = "../.."
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Gates a base build of a testdata/server server against a head build in
+# one job, RUNS times, as issue 43's proof asks: HEAD is "head" (the
+# handler spends 40 µs on every 40th request) or "base" (a second build of
+# the base: an A/A). SERVER is tcp or http. The gates are
+# BenchmarkGateRuns's (cmd/tailgate/gate_bench_test.go) with the two
+# builds as dir= variants; it appends one tab-separated line per gate to
+# OUT: time, scenario, label, run, exit, rounds, wall seconds, mode,
+# CONDITION, and each gated metric:percentile=ratio[lo,hi]:verdict.
+# Needs cc and go. BENCHMARKS.md ("A server's requests") records what it
+# measured.
+#
+#   scripts/bench-server-gate.sh OUT SERVER HEAD [RUNS] [CONDITION]
+set -eu
+out=${1:?usage: bench-server-gate.sh OUT SERVER HEAD [RUNS] [CONDITION]}
+server=${2:?server: tcp or http}
+head=${3:?head build: head or base}
+runs=${4:-1}
+condition=${5:-quiet}
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+scripts/build-servers.sh "$work/base" base
+scripts/build-servers.sh "$work/head" "$head"
+before=0
+if [ -f "$out" ]; then before=$(wc -l <"$out"); fi
+TAILGATE_BENCH_SCENARIOS="$PWD/testdata/server/$server.yaml" \
+	TAILGATE_BENCH_BASE_VARIANT="base:dir=$work/base" TAILGATE_BENCH_HEAD_VARIANT="head:dir=$work/head" \
+	TAILGATE_BENCH_RUNS="$runs" TAILGATE_BENCH_LABEL="base/$head" TAILGATE_BENCH_CONDITION="$condition" \
+	TAILGATE_BENCH_OUT="$out" \
+	go test ./cmd/tailgate/ -run '^$' -bench '^BenchmarkGateRuns$' -benchtime 1x -timeout 0 >"$work/log" 2>&1 ||
+	{ cat "$work/log" >&2; exit 1; }
+tail -n +"$((before + 1))" "$out"
