@@ -249,7 +249,7 @@ func (pr *pairRun) planLooks(r int, res []*result.Result) {
 		return
 	}
 	elapsed := time.Since(pr.start)
-	virtual := res[0] != nil && res[0].Target.ClockOf() == result.ClockVirtual
+	virtual := res[0] != nil && res[0].Target.Virtual()
 	plan := stats.PlanLooks
 	if virtual {
 		plan = stats.PlanBootLooks

@@ -18,6 +18,7 @@ import (
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
+	"github.com/tailgate-ci/tailgate/vm"
 )
 
 // Store is where a gate's stored baselines and their calibrations are: a
@@ -61,13 +62,14 @@ func (s Store) Missing(ss []*scenarios.Scenario, target string) ([]string, error
 // CheckClock refuses, before a run on clock, the baselines of ss for
 // target that ran on another clock (of any kernel, as Missing finds
 // them): the comparison that follows the run would be refused.
-func (s Store) CheckClock(ss []*scenarios.Scenario, target, clock string) error {
+func (s Store) CheckClock(ss []*scenarios.Scenario, target string, clock vm.Clock) error {
 	for _, sc := range ss {
 		e, err := baseline.Load(s.Path, sc.Name, target, "")
 		if err != nil {
 			continue // Missing has said what is wrong
 		}
-		if have := e.Result.Target.ClockOf(); have != clock {
+		if e.Result.Target.Virtual() != clock.Virtual() {
+			have := e.Result.Target.ClockOf()
 			return Inputf("the baseline of %s on %s in %s ran in %s time and this run is in %s time: one comparison takes one clock; give --clock %s, or save a baseline in %s time", sc.Name, target, s.Path, have, clock, have, clock)
 		}
 	}

@@ -135,21 +135,47 @@ type VM struct {
 	// which Run records on its Result and says once (skipsTold).
 	skipped   []result.Skipped
 	skipsTold bool
+	mu        sync.Mutex
+	setup     *vm.Setup // the target's settings resolved (Setup)
 }
 
 func (v *VM) Name() string { return v.Target.Name }
 
-func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
-	setup, err := vm.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
-	if errors.Is(err, vm.ErrClock) {
-		return req, Inputf("target %s: %v", v.Name(), err)
+// Setup is how v boots: its settings resolved once, the first time it is
+// asked (by Prepare, or by CheckClocks before it), and changed only by a
+// fallback (fellBack). A setting no VM can have is bad input.
+func (v *VM) Setup() (vm.Setup, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.setup == nil {
+		s, err := v.Target.Settings.Resolve()
+		if errors.As(err, new(*vm.SettingError)) {
+			return s, Inputf("target %s: %v", v.Name(), err)
+		}
+		if err != nil {
+			return s, Infra(err)
+		}
+		v.setup = &s
 	}
+	return *v.setup, nil
+}
+
+// fellBack makes s, the Setup a boot of v fell back to, the Setup of its
+// next boots (vm.Machine.FellBack).
+func (v *VM) fellBack(s vm.Setup) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.setup = &s
+}
+
+func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
+	setup, err := v.Setup()
 	if err != nil {
-		return req, Infra(err)
+		return req, err
 	}
 	vcpus := setup.VCPUs
 	v.skipped, v.skipsTold = nil, false
-	if setup.Clock == vm.ClockVirtual {
+	if setup.Clock.Virtual() {
 		kept := req.Scenarios[:0:0]
 		for _, sc := range req.Scenarios {
 			why := notInVirtualTime(sc)
@@ -172,7 +198,7 @@ func (v *VM) Prepare(req runner.Request) (runner.Request, error) {
 			return req, Inputf("scenario %s: workload cpus names CPU %d, but the VM has %d vCPUs (0-%d): give the VM more with --vcpus, or list its CPUs", sc.Name, c[len(c)-1], vcpus, vcpus-1)
 		}
 	}
-	if req.Duration == 0 && setup.Clock == vm.ClockReal {
+	if req.Duration == 0 && !setup.Clock.Virtual() {
 		req.Scenarios = lengthenVMTrials(req.Scenarios)
 	}
 	return req, nil
@@ -337,8 +363,8 @@ func bootProgress(req runner.Request, trial int, res *result.Result) {
 // Independent says why v's trials measure the machine they run on, ""
 // when they do not: a VM in virtual time counts its own instructions.
 func (v *VM) Independent() string {
-	setup, err := vm.ChooseSetup(v.Target.Accel, v.Target.Clock, v.Target.VCPUs)
-	if err != nil || setup.Clock != vm.ClockVirtual {
+	setup, err := v.Setup()
+	if err != nil || !setup.Clock.Independent() {
 		return fmt.Sprintf("target %s runs in real time, and each trial would measure the others", v.Name())
 	}
 	return ""
@@ -415,32 +441,27 @@ func lengthenVMTrials(ss []*scenarios.Scenario) []*scenarios.Scenario {
 }
 
 // deadline is how long a VM on clock may take for req: the scenarios'
-// own time, doubled for emulation, plus room for boot and attach. In
-// virtual time a second of the guest's is 10^9 instructions: a boot of a
-// built-in's 0.6 s took up to 62 s on a loaded host (BENCHMARKS.md).
-func deadline(req runner.Request, clock string) time.Duration {
+// own time, as the clock stretches it (vm.Clock.Deadline).
+func deadline(req runner.Request, clock vm.Clock) time.Duration {
 	var d time.Duration
 	for _, s := range req.Scenarios {
 		r := req.Resolve(s)
 		d += r.Warmup + time.Duration(r.Trials)*r.Duration
 	}
-	if clock == vm.ClockVirtual {
-		return 60*d + 3*time.Minute
-	}
-	return 2*d + 90*time.Second
+	return clock.Deadline(d)
 }
 
 // boot boots the kernel once and runs req in the guest, whose tracers
 // relocate against kernelTypes when set (kernelTypesFor).
 func (v *VM) boot(ctx context.Context, k *kernels.Kernel, kernelTypes string, req runner.Request, p *progress.Reporter) (*result.Result, error) {
-	m := v.Target.Machine(k)
-	m.KernelTypes = kernelTypes
+	setup, err := v.Setup()
+	if err != nil {
+		return nil, err
+	}
+	m := v.Target.Machine(k, setup)
+	m.KernelTypes, m.FellBack = kernelTypes, v.fellBack
 	if m.Deadline == 0 {
-		clock := vm.ClockReal
-		if setup, err := vm.ChooseSetup(m.Accel, m.Clock, m.VCPUs); err == nil {
-			clock = setup.Clock
-		}
-		m.Deadline = deadline(req, clock)
+		m.Deadline = deadline(req, setup.Clock)
 	}
 	gr := vm.GuestRequest{SkipUnsupported: req.SkipUnsupported}
 	for _, s := range req.Scenarios {
@@ -530,29 +551,23 @@ func Run(ctx context.Context, t Target, spec Spec, p *progress.Reporter) (*resul
 	return t.Run(ctx, req, p)
 }
 
-// ClockOf is the clock t's trials run on (result.ClockVirtual or
-// ClockReal): a VM's as vm.ChooseSetup resolves it, the host's real.
-func ClockOf(t Target) (string, error) {
+// ClockOf is the clock t's trials run on: a VM's as its Setup says, the
+// host's real time.
+func ClockOf(t Target) (vm.Clock, error) {
 	switch t := t.(type) {
 	case *VM:
-		setup, err := vm.ChooseSetup(t.Target.Accel, t.Target.Clock, t.Target.VCPUs)
-		if errors.Is(err, vm.ErrClock) {
-			return "", Inputf("target %s: %v", t.Name(), err)
-		}
-		if err != nil {
-			return "", Infra(err)
-		}
-		return setup.Clock, nil
+		setup, err := t.Setup()
+		return setup.Clock, err
 	case *Variant:
 		return ClockOf(t.Target)
 	}
-	return result.ClockReal, nil
+	return vm.RealTime, nil
 }
 
 // CheckClocks refuses targets of one comparison that run on different
 // clocks: a ratio of virtual to real time measures nothing.
 func CheckClocks(targets []Target) error {
-	first := ""
+	var first vm.Clock
 	for i, t := range targets {
 		c, err := ClockOf(t)
 		if err != nil {
@@ -563,7 +578,7 @@ func CheckClocks(targets []Target) error {
 			continue
 		}
 		if c != first {
-			return Inputf("target %s runs in %s time and %s in %s time: one comparison takes one clock; give the VMs --clock %s, or compare VMs with VMs", targets[0].Name(), first, t.Name(), c, result.ClockReal)
+			return Inputf("target %s runs in %s time and %s in %s time: one comparison takes one clock; give the VMs --clock %s, or compare VMs with VMs", targets[0].Name(), first, t.Name(), c, vm.ClockReal)
 		}
 	}
 	return nil

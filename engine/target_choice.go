@@ -1,14 +1,15 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/tailgate-ci/tailgate/engine/runner"
@@ -26,20 +27,14 @@ type TargetChoice struct {
 	Names   []string // --target NAME, from File (default vm.DefaultTargetFile)
 	File    string
 	VM      bool // a VM booting kernels.DefaultSpec
-	// The settings of the VMs Kernels and VM boot; Deadline and Cache
-	// apply to named targets too.
+	// The settings of the VMs Kernels and VM boot; the Clock, Deadline
+	// and Cache apply to named targets too, when set.
 	Cmdline string
-	VCPUs   int
-	MemMiB  int
-	Accel   string
-	// Clock is the VMs' clock (vm.ClockAuto, ClockVirtual or
-	// ClockReal; "" is auto), a named target's too when set.
-	Clock string
+	vm.Settings
 	// Jobs bounds the VMs in virtual time that boot at once (VM.Jobs); 0
 	// is the CPUs.
-	Jobs     int
-	Deadline time.Duration
-	Cache    string
+	Jobs  int
+	Cache string
 	// Order is every target (kernel, target, vm, variant) in the order
 	// given: the first is the base of a gate, the reference of a matrix.
 	Order []TargetUse
@@ -105,7 +100,7 @@ func (ts *TargetChoice) CheckSet(set []string, each bool) error {
 				unused = append(unused, s)
 			}
 		case "clock":
-			if len(ts.Names) == 0 && ts.Clock != vm.ClockReal {
+			if len(ts.Names) == 0 && !ts.AsksRealTime() {
 				unused = append(unused, s+" "+ts.Clock)
 			}
 		}
@@ -120,42 +115,24 @@ func (ts *TargetChoice) CheckSet(set []string, each bool) error {
 	}
 }
 
-// Limits of the VM settings: a guest needs this much memory to boot a
-// Debian kernel with tailgate as its init, and QEMU's TCG takes at most
-// this many vCPUs here.
-const (
-	MinGuestMiB = 256
-	MaxGuestMiB = 64 * 1024
-	MaxVCPUs    = 64
-)
+// settingFlags are the flags of the VM settings a vm.SettingError names.
+var settingFlags = map[string]string{"memory_mib": "memory"}
 
 // Check refuses VM settings that could only fail later, in QEMU or the
-// guest.
+// guest (vm.Settings.Check, the limits a targets file has too), and
+// --jobs where it cannot be had.
 func (ts *TargetChoice) Check() error {
-	switch ts.Accel {
-	case "auto", "kvm", "tcg":
-	default:
-		return Inputf("--accel %q: want auto, kvm or tcg", ts.Accel)
-	}
-	if ts.VCPUs < 0 || ts.VCPUs > MaxVCPUs {
-		return Inputf("--vcpus %d: want 1 to %d", ts.VCPUs, MaxVCPUs)
-	}
-	if ts.MemMiB < MinGuestMiB || ts.MemMiB > MaxGuestMiB {
-		return Inputf("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", ts.MemMiB, MinGuestMiB, MaxGuestMiB, MinGuestMiB)
-	}
-	if ts.Deadline < 0 {
-		return Inputf("--deadline %s: want a positive duration", ts.Deadline)
+	if err := ts.Settings.Check(); err != nil {
+		var se *vm.SettingError
+		if errors.As(err, &se) {
+			return Inputf("--%s %s: %s", cmp.Or(settingFlags[se.Setting], se.Setting), se.Value, se.Want)
+		}
+		return &InputError{Err: err}
 	}
 	switch {
-	case ts.Clock != "" && !slices.Contains(vm.Clocks, ts.Clock):
-		return Inputf("--clock %q: want %s", ts.Clock, strings.Join(vm.Clocks, ", "))
-	case ts.Clock == vm.ClockVirtual && ts.Accel == "kvm":
-		return Inputf("--clock virtual with --accel kvm: virtual time is QEMU's instruction counter, which runs under TCG; drop --accel kvm, or use --clock real")
-	case ts.Clock == vm.ClockVirtual && ts.VCPUs > vm.VirtualVCPUs:
-		return Inputf("--clock virtual with --vcpus %d: a guest in virtual time has %d vCPU (docs/vms.md); drop --vcpus, or use --clock real", ts.VCPUs, vm.VirtualVCPUs)
 	case ts.Jobs < 0:
 		return Inputf("--jobs %d: want 1 or more", ts.Jobs)
-	case ts.Jobs > 1 && ts.Clock == vm.ClockReal:
+	case ts.Jobs > 1 && ts.AsksRealTime():
 		return Inputf("--jobs %d with --clock real: VMs in real time boot one at a time, or each would measure the others; --jobs is for virtual time", ts.Jobs)
 	}
 	return nil
@@ -306,10 +283,7 @@ func (ts *TargetChoice) adhoc(spec string) *VM {
 	if ts.Cmdline != "" {
 		name += "+" + strings.ReplaceAll(strings.Fields(ts.Cmdline)[0], "=", "-")
 	}
-	return ts.vm(&vm.Target{
-		Name: fitName(name), Kernel: spec, VCPUs: ts.VCPUs, MemMiB: ts.MemMiB,
-		Cmdline: ts.Cmdline, Accel: ts.Accel, Clock: ts.Clock, Deadline: ts.Deadline,
-	})
+	return ts.vm(&vm.Target{Name: fitName(name), Kernel: spec, Cmdline: ts.Cmdline, Settings: ts.Settings})
 }
 
 // kernelName names a VM after the kernel it boots: 6.1-cloud, bzImage.

@@ -17,7 +17,7 @@ import (
 
 // vmSettings are the flags' defaults: what Check passes.
 func vmSettings() TargetChoice {
-	return TargetChoice{VCPUs: 2, MemMiB: 1024, Accel: "auto"}
+	return TargetChoice{Settings: vm.Settings{VCPUs: 2, MemMiB: 1024, Accel: "auto"}}
 }
 
 func names(ts []Target) []string {
@@ -198,8 +198,8 @@ func TestTargetsCheckClock(t *testing.T) {
 		{"virtual", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vm.ClockVirtual, 0 }, ""},
 		{"real with 4 vCPUs", func(ts *TargetChoice) { ts.Clock, ts.VCPUs = vm.ClockReal, 4 }, ""},
 		{"unknown", func(ts *TargetChoice) { ts.Clock = "wall" }, `--clock "wall": want auto, virtual, real`},
-		{"virtual under kvm", func(ts *TargetChoice) { ts.Clock, ts.VCPUs, ts.Accel = vm.ClockVirtual, 0, "kvm" }, "--clock virtual with --accel kvm"},
-		{"virtual, 2 vCPUs", func(ts *TargetChoice) { ts.Clock = vm.ClockVirtual }, "--clock virtual with --vcpus 2"},
+		{"virtual under kvm", func(ts *TargetChoice) { ts.Clock, ts.VCPUs, ts.Accel = vm.ClockVirtual, 0, "kvm" }, "--clock virtual with accel kvm"},
+		{"virtual, 2 vCPUs", func(ts *TargetChoice) { ts.Clock = vm.ClockVirtual }, "--vcpus 2 in virtual time"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts := vmSettings()
@@ -220,7 +220,7 @@ func TestTargetsCheckClock(t *testing.T) {
 // a VM in real time, pass. A VM whose clock cannot be is bad input.
 func TestCheckClocks(t *testing.T) {
 	newVM := func(name, clock string, vcpus int) Target {
-		return &VM{Target: &vm.Target{Name: name, Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: clock, VCPUs: vcpus}}
+		return &VM{Target: &vm.Target{Name: name, Kernel: "debian:6.1-cloud", Settings: vm.Settings{Accel: "tcg", Clock: clock, VCPUs: vcpus}}}
 	}
 	host := &Variant{Target: &Host{}, VariantName: "base"}
 	for _, c := range []struct {
@@ -232,7 +232,7 @@ func TestCheckClocks(t *testing.T) {
 		{"real VM beside the host", []Target{host, newVM("b", vm.ClockReal, 2)}, ""},
 		{"virtual VM beside the host", []Target{host, newVM("b", vm.ClockAuto, 0)}, "target base runs in real time and b in virtual time"},
 		{"virtual beside real", []Target{newVM("a", vm.ClockVirtual, 0), newVM("b", vm.ClockReal, 0)}, "target a runs in virtual time and b in real time"},
-		{"2 vCPUs in virtual time", []Target{newVM("a", vm.ClockAuto, 2)}, "target a: clock: 2 vCPUs in virtual time"},
+		{"2 vCPUs in virtual time", []Target{newVM("a", vm.ClockAuto, 2)}, "target a: vcpus 2 in virtual time"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckClocks(c.targets)
@@ -288,9 +288,9 @@ func TestTargetChoiceCheckSet(t *testing.T) {
 		{"beside a kernel, each", TargetChoice{Kernels: []string{"K"}, Names: []string{"T"}}, []string{"--accel"}, true, "--accel: --target takes"},
 		{"each without names", TargetChoice{VM: true}, []string{"--accel"}, true, ""},
 		// The host's clock is real: --clock real asks for what it has.
-		{"host, clock real", TargetChoice{Clock: vm.ClockReal}, []string{"--clock"}, false, ""},
-		{"host, clock virtual", TargetChoice{Clock: vm.ClockVirtual}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
-		{"named target's clock", TargetChoice{Names: []string{"T"}, Clock: vm.ClockVirtual}, []string{"--clock"}, false, ""},
+		{"host, clock real", TargetChoice{Settings: vm.Settings{Clock: vm.ClockReal}}, []string{"--clock"}, false, ""},
+		{"host, clock virtual", TargetChoice{Settings: vm.Settings{Clock: vm.ClockVirtual}}, []string{"--clock"}, false, "--clock virtual: VM settings, and this run is on the host"},
+		{"named target's clock", TargetChoice{Names: []string{"T"}, Settings: vm.Settings{Clock: vm.ClockVirtual}}, []string{"--clock"}, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.ts.CheckSet(c.set, c.each)
@@ -331,7 +331,7 @@ func TestVMPrepareVirtualTimeDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	virtual := &VM{Target: &vm.Target{Name: "v", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vm.ClockVirtual}}
+	virtual := &VM{Target: &vm.Target{Name: "v", Kernel: "debian:6.1-cloud", Settings: vm.Settings{Accel: "tcg", Clock: vm.ClockVirtual}}}
 	req, err := virtual.Prepare(runner.Request{Scenarios: ss, SkipUnsupported: true})
 	if err != nil || len(req.Scenarios) != 1 || req.Scenarios[0].Name != "syscall-read" || len(virtual.skipped) != 1 || virtual.skipped[0].Scenario != "fsync-scratch" {
 		t.Errorf("every built-in in virtual time: %v, scenarios %d, skipped %+v; want syscall-read run and fsync-scratch passed over", err, len(req.Scenarios), virtual.skipped)
@@ -339,8 +339,51 @@ func TestVMPrepareVirtualTimeDisk(t *testing.T) {
 	if _, err := virtual.Prepare(runner.Request{Scenarios: ss}); !errors.As(err, new(*InputError)) || !strings.Contains(err.Error(), "scenario fsync-scratch cannot be measured in virtual time") {
 		t.Errorf("fsync-scratch named, in virtual time: %v, want an InputError", err)
 	}
-	real := &VM{Target: &vm.Target{Name: "r", Kernel: "debian:6.1-cloud", Accel: "tcg", Clock: vm.ClockReal}}
+	real := &VM{Target: &vm.Target{Name: "r", Kernel: "debian:6.1-cloud", Settings: vm.Settings{Accel: "tcg", Clock: vm.ClockReal}}}
 	if req, err := real.Prepare(runner.Request{Scenarios: ss}); err != nil || len(req.Scenarios) != 2 {
 		t.Errorf("fsync-scratch in real time: %v, %d scenarios; want both to run", err, len(req.Scenarios))
+	}
+}
+
+// A VM's settings are resolved once into its Setup, and a KVM that does
+// not start its kernel changes that Setup, not the plan: with --clock
+// auto resolved to real time under KVM, Prepare plans real time
+// (lengthened trials, one boot at a time), and after the fallback to TCG
+// the VM stays in real time, so that what was planned still holds and
+// the comparison keeps one clock.
+func TestVMFallbackKeepsPlannedClock(t *testing.T) {
+	ss, err := scenarios.LookupAll([]string{"syscall-read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &VM{Target: &vm.Target{Name: "k", Kernel: "debian:6.1-cloud", Settings: vm.Settings{Clock: vm.ClockAuto}}}
+	// What Resolve gives where KVM runs a guest.
+	v.setup = &vm.Setup{Asked: v.Target.Settings, Accel: "kvm", Why: "KVM runs a test guest", Clock: vm.RealTime, VCPUs: vm.DefaultVCPUs, MemMiB: vm.DefaultMemMiB}
+	planned, err := v.Prepare(runner.Request{Scenarios: ss})
+	if err != nil || planned.Scenarios[0].Duration != vmMinTrial || v.Independent() == "" {
+		t.Fatalf("prepared under KVM: %v, trial %v, independent %q; want real time planned", err, planned.Scenarios[0].Duration, v.Independent())
+	}
+	fallback, err := v.setup.WithoutKVM("no console output in 10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.fellBack(fallback) // what vm.Run tells Machine.FellBack
+	got, err := v.Setup()
+	if err != nil || got.Accel != "tcg" || got.Clock != vm.RealTime || got.VCPUs != vm.DefaultVCPUs {
+		t.Errorf("Setup after the fallback = %+v, %v; want TCG in real time with %d vCPUs", got, err, vm.DefaultVCPUs)
+	}
+	again, err := v.Prepare(runner.Request{Scenarios: ss})
+	if err != nil || again.Scenarios[0].Duration != planned.Scenarios[0].Duration || v.Independent() == "" {
+		t.Errorf("prepared after the fallback: %v, trial %v, independent %q; want the real-time plan unchanged", err, again.Scenarios[0].Duration, v.Independent())
+	}
+	if c, err := ClockOf(v); err != nil || c.Virtual() {
+		t.Errorf("ClockOf after the fallback = %v, %v; want real time", c, err)
+	}
+	// Resolved once: the Setup is the one held, not resolved again.
+	fresh := &VM{Target: &vm.Target{Name: "t", Kernel: "debian:6.1-cloud", Settings: vm.Settings{Accel: "tcg"}}}
+	first, _ := fresh.Setup()
+	fresh.Target.Clock = vm.ClockReal
+	if second, _ := fresh.Setup(); second != first || !second.Clock.Virtual() {
+		t.Errorf("Setup resolved again: %+v then %+v", first, second)
 	}
 }

@@ -74,7 +74,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 	if err := checkClocks(base, cand); err != nil {
 		return nil, err
 	}
-	opt.boots = base.Target.ClockOf() == result.ClockVirtual
+	opt.boots = base.Target.Virtual()
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	// Boots in virtual time carry no between-run spread to calibrate.
@@ -118,7 +118,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 }
 
 func sideOf(r *result.Result) Side {
-	return Side{Target: r.Target.Name, KernelRelease: r.Environment.KernelRelease, Accel: r.Target.Accel, Clock: r.Target.Clock}
+	return Side{Target: r.Target.Name, KernelRelease: r.Environment.KernelRelease, Accel: r.Target.Accel, Clock: r.Target.Clock, Virtual: r.Target.Virtual()}
 }
 
 // CompareScenario compares the metrics present in both runs of a scenario,
@@ -146,7 +146,7 @@ func checkClocks(base, cand *result.Result) error {
 // clockName names t's clock for messages: "real time", "virtual time
 // (shift 0)".
 func clockName(t result.Target) string {
-	if t.ClockOf() == result.ClockVirtual {
+	if t.Virtual() {
 		return fmt.Sprintf("virtual time (shift %d)", t.Shift())
 	}
 	return t.ClockOf() + " time"

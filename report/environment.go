@@ -34,12 +34,12 @@ func environmentWarnings(base, cand *result.Result) []stats.Warning {
 		if s.r.Partial {
 			w = append(w, stats.Warning{Kind: stats.WarnPartial, Side: s.side, Detail: s.r.Error})
 		}
-		if s.r.Target.Accel == "tcg" && s.r.Target.ClockOf() != result.ClockVirtual {
+		if s.r.Target.Accel == "tcg" && !s.r.Target.Virtual() {
 			w = append(w, stats.Warning{Kind: stats.WarnEmulated, Side: s.side})
 		}
 	}
 	// Both or neither: checkClocks refuses one of each.
-	if bt.ClockOf() == result.ClockVirtual {
+	if bt.Virtual() {
 		w = append(w, stats.Warning{Kind: stats.WarnVirtualTime, Side: stats.Both, Detail: fmt.Sprint(bt.Shift())})
 	}
 	return w

@@ -56,6 +56,8 @@ type Side struct {
 	Accel         string
 	// Clock is a VM's clock (result.Target.Clock), "" for the host.
 	Clock string
+	// Virtual says it ran in virtual time (result.Target.Virtual).
+	Virtual bool
 }
 
 // Options controls Compare. The zero value compares with the defaults: a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -14,8 +13,8 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
-// The clocks a guest runs on (Machine.Clock; result.Target.Clock records the
-// one it ran on).
+// The clocks a VM can be asked for (Settings.Clock); result.Target.Clock
+// records the one it ran on.
 const (
 	// ClockAuto is virtual time under TCG and real time under KVM.
 	ClockAuto = "auto"
@@ -30,8 +29,100 @@ const (
 	ClockReal = result.ClockReal
 )
 
-// Clocks are the values Machine.Clock takes.
+// Clocks are the values Settings.Clock takes.
 var Clocks = []string{ClockAuto, ClockVirtual, ClockReal}
+
+// Clock is the clock a boot runs on, resolved (Setup.Clock).
+type Clock int
+
+const (
+	// RealTime: the guest's clocks follow the host's.
+	RealTime Clock = iota + 1
+	// VirtualTime: the guest's clocks count its instructions (-icount).
+	VirtualTime
+)
+
+// Virtual says the clock counts the guest's instructions.
+func (c Clock) Virtual() bool { return c == VirtualTime }
+
+// String is the clock as a Result records it (result.ClockVirtual,
+// result.ClockReal).
+func (c Clock) String() string {
+	if c.Virtual() {
+		return result.ClockVirtual
+	}
+	return result.ClockReal
+}
+
+// Independent says a boot on the clock measures nothing of the machine
+// it runs on, so that several may run at once: virtual time counts the
+// guest's own instructions; real time would measure the other boots.
+func (c Clock) Independent() bool { return c.Virtual() }
+
+// DeadlineFactor is how many times a request's own time (warmups and
+// trials, in the guest's time) a boot on the clock may take in wall
+// time, before BootAllowance. In virtual time a second of the guest's is
+// 10^9 instructions: a boot of a built-in's 0.6 s took up to 62 s on a
+// loaded host (BENCHMARKS.md); in real time emulation may halve the
+// guest's speed.
+func (c Clock) DeadlineFactor() int {
+	if c.Virtual() {
+		return 60
+	}
+	return 2
+}
+
+// BootAllowance is the wall time a boot on the clock may take beyond
+// its request's (DeadlineFactor): booting and attaching the tracers.
+func (c Clock) BootAllowance() time.Duration {
+	if c.Virtual() {
+		return 3 * time.Minute
+	}
+	return 90 * time.Second
+}
+
+// Deadline is how long a boot on the clock may take for a request of
+// work guest time: DeadlineFactor times work, plus BootAllowance.
+func (c Clock) Deadline(work time.Duration) time.Duration {
+	return time.Duration(c.DeadlineFactor())*work + c.BootAllowance()
+}
+
+// QEMUArgs are QEMU's options of the clock, beyond the accelerator's.
+// In virtual time the guest's time counts instructions and skips idle
+// time (sleep=off); its wall clock and QEMU's random source start the
+// same in every boot, and the RTC follows the guest's time.
+func (c Clock) QEMUArgs() []string {
+	if !c.Virtual() {
+		return nil
+	}
+	return []string{
+		"-icount", fmt.Sprintf("shift=%d,sleep=off", IcountShift),
+		"-rtc", "base=" + virtualEpoch + ",clock=vm",
+		"-seed", virtualSeed,
+	}
+}
+
+// VirtioOption is what a virtio device's -device value gets on the
+// clock. In virtual time the devices take their notifications on the
+// vCPU's own thread (ioeventfd=off): handed to QEMU's main loop, their
+// completions reached the guest at a different instruction in each boot.
+func (c Clock) VirtioOption() string {
+	if c.Virtual() {
+		return ",ioeventfd=off"
+	}
+	return ""
+}
+
+// phrase says what the clock is under accel, for progress.
+func (c Clock) phrase(accel string) string {
+	switch {
+	case c.Virtual():
+		return fmt.Sprintf("virtual time (%d ns an instruction)", 1<<IcountShift)
+	case accel == "tcg":
+		return "real time, emulated"
+	}
+	return "real time"
+}
 
 // IcountShift is the guest time of one instruction in virtual time, as a
 // power of two of nanoseconds: 2^0, 1 ns, the fastest CPU icount
@@ -54,85 +145,6 @@ const virtualEpoch = "2020-01-01T00:00:00"
 // virtualSeed seeds QEMU's random source for the guest (RDRAND), for the
 // same reason.
 const virtualSeed = "1"
-
-// ErrClock is wrapped by the errors of a clock that cannot be had: virtual
-// time under KVM, or with more than VirtualVCPUs vCPUs. A bad input.
-var ErrClock = errors.New("clock")
-
-// Setup is how a VM boots: its accelerator and why, its clock and its
-// vCPUs.
-type Setup struct {
-	Accel, Why string
-	Clock      string
-	VCPUs      int
-}
-
-// ChooseSetup resolves what was asked (accel auto, kvm or tcg; clock
-// auto, virtual or real, "" for auto; vcpus, 0 for the clock's default)
-// into what a boot runs with. Virtual time asks for TCG: with accel auto
-// it is chosen without probing KVM.
-func ChooseSetup(accel, clock string, vcpus int) (Setup, error) {
-	if clock == "" {
-		clock = ClockAuto
-	}
-	switch clock {
-	case ClockAuto, ClockVirtual, ClockReal:
-	default:
-		return Setup{}, fmt.Errorf("%w %q: want %s", ErrClock, clock, strings.Join(Clocks, ", "))
-	}
-	var s Setup
-	var err error
-	switch {
-	case clock == ClockVirtual && accel == "kvm":
-		return Setup{}, fmt.Errorf("%w: virtual time is QEMU's instruction counter, which runs under TCG, not KVM: drop --accel kvm or use --clock real", ErrClock)
-	case clock == ClockVirtual && (accel == "" || accel == "auto"):
-		s.Accel, s.Why = "tcg", "virtual time runs under TCG"
-	default:
-		if s.Accel, s.Why, err = chooseAccel(accel); err != nil {
-			return Setup{}, err
-		}
-	}
-	s.Clock = clock
-	if clock == ClockAuto {
-		s.Clock = ClockReal
-		if s.Accel == "tcg" {
-			s.Clock = ClockVirtual
-		}
-	}
-	s.VCPUs = vcpus
-	switch {
-	case vcpus <= 0 && s.Clock == ClockVirtual:
-		s.VCPUs = VirtualVCPUs
-	case vcpus <= 0:
-		s.VCPUs = DefaultVCPUs
-	case vcpus > VirtualVCPUs && s.Clock == ClockVirtual:
-		return Setup{}, fmt.Errorf("%w: %d vCPUs in virtual time: a guest in virtual time has %d (QEMU runs its vCPUs in turn, and a second does not come up); drop --vcpus, or use --clock real for %d vCPUs in real time", ErrClock, vcpus, VirtualVCPUs, vcpus)
-	}
-	return s, nil
-}
-
-// virtualArgs are QEMU's options of a guest in virtual time. The guest's
-// time counts instructions and skips idle time (sleep=off); its wall
-// clock and QEMU's random source start the same in every boot, and the
-// RTC follows the guest's time. The virtio devices take their
-// notifications on the vCPU's own thread (ioeventfd=off, virtioOption):
-// handed to QEMU's main loop, their completions reached the guest at a
-// different instruction in each boot.
-func virtualArgs() []string {
-	return []string{
-		"-icount", fmt.Sprintf("shift=%d,sleep=off", IcountShift),
-		"-rtc", "base=" + virtualEpoch + ",clock=vm",
-		"-seed", virtualSeed,
-	}
-}
-
-// virtioOption is what a virtio device's -device value gets on clock.
-func virtioOption(clock string) string {
-	if clock == ClockVirtual {
-		return ",ioeventfd=off"
-	}
-	return ""
-}
 
 // stampVirtual puts on res what a guest in virtual time cannot say of
 // itself: its boot's identity, which a guest that boots the same way each

@@ -23,7 +23,8 @@
 //
 //	cache, err := kernels.DefaultCache()
 //	k, err := cache.Resolve(ctx, spec) // errors.Is(err, kernels.ErrUnknown): bad input
-//	res, err := vm.Run(ctx, vm.Machine{Kernel: k, VCPUs: 2, MemMiB: 1024}, req, progress)
+//	setup, err := vm.Settings{Clock: vm.ClockVirtual}.Resolve() // a *SettingError: bad input
+//	res, err := vm.Run(ctx, vm.Machine{Kernel: k, Setup: setup}, req, progress)
 //
 // Errors from Run are infrastructure failures: a *VMError wrapping
 // ErrGuestPanic, ErrDeadline, ErrNoResult, ErrBadFrame or a *GuestError (the

@@ -73,7 +73,7 @@ func bootInit(t *testing.T, ctx context.Context, k *kernels.Kernel, guest, mode 
 	// directory of our own tells our QEMU from anyone else's.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	vm := Machine{Name: "e2e", Kernel: k, Init: guest, VCPUs: 2, Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=" + mode, Deadline: deadline}
+	vm := Machine{Name: "e2e", Kernel: k, Init: guest, Setup: mustSetup(t, Settings{VCPUs: 2, Clock: ClockReal, MemMiB: 512}), Cmdline: "tgtest=" + mode, Deadline: deadline}
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -266,7 +266,12 @@ func helperRunVM() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	vm := Machine{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), Clock: ClockReal, MemMiB: 512, Cmdline: "tgtest=sleep", Deadline: time.Minute}
+	setup, err := Settings{Clock: ClockReal, MemMiB: 512}.Resolve()
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	vm := Machine{Kernel: k, Init: os.Getenv("VMTEST_HELPER_INIT"), Setup: setup, Cmdline: "tgtest=sleep", Deadline: time.Minute}
 	_, err = Run(context.Background(), vm, GuestRequest{}, func(s string) { fmt.Println(s) })
 	fmt.Println("error:", err)
 	os.Exit(1)
@@ -328,5 +333,34 @@ func TestE2EParentKilled(t *testing.T) {
 	}
 	if dirs := runDirs(t, tmp); len(dirs) != 1 || dirs[0] != filepath.Dir(next.ConsoleLog) {
 		t.Errorf("run directories after the next run: %v, want only its kept console log's", dirs)
+	}
+}
+
+// TestE2EKVMFallback: a Setup resolved to KVM (clock auto: real time)
+// whose KVM does not start the kernel (a QEMU that refuses -accel kvm)
+// boots again with TCG, in real time with the vCPUs planned for, tells
+// FellBack, and the Result says so.
+func TestE2EKVMFallback(t *testing.T) {
+	k := testKernel(t)
+	guest := buildStaticBinary(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	qemu := filepath.Join(tmp, "qemu")
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = kvm ] && { echo 'failed to initialize kvm: refused by the test' >&2; exit 1; }; done\nexec qemu-system-x86_64 \"$@\"\n"
+	if err := os.WriteFile(qemu, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kvm := Setup{Asked: Settings{Clock: ClockAuto}, Accel: "kvm", Why: "as if KVM ran a test guest", Clock: RealTime, VCPUs: 1, MemMiB: 512}
+	var fell []Setup
+	m := Machine{Name: "e2e", Kernel: k, Init: guest, QEMU: qemu, Setup: kvm, FellBack: func(s Setup) { fell = append(fell, s) }, Cmdline: "tgtest=", Deadline: time.Minute}
+	res, err := Run(context.Background(), m, GuestRequest{}, func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fell) != 1 || fell[0].Accel != "tcg" || fell[0].Clock != RealTime || fell[0].VCPUs != 1 {
+		t.Errorf("FellBack told %+v; want once, TCG in real time with 1 vCPU", fell)
+	}
+	if tg := res.Target; tg.Accel != "tcg" || tg.Clock != ClockReal || tg.VCPUs != 1 || tg.IcountShift != nil {
+		t.Errorf("target = %+v; want TCG in real time", tg)
 	}
 }

@@ -20,24 +20,19 @@ import (
 	"github.com/tailgate-ci/tailgate/kernels"
 )
 
-// DefaultVCPUs is a VM's vCPU count when none is given.
-const DefaultVCPUs = 2
-
 // Machine is one QEMU virtual machine to run a request in.
 type Machine struct {
 	// Name is the target's name, recorded in the Result ("vm" if empty).
 	Name   string
 	Kernel *kernels.Kernel
-	VCPUs  int // 0: DefaultVCPUs in real time, VirtualVCPUs in virtual time
-	MemMiB int // 1024 if 0
+	// Setup is how it boots (Settings.Resolve): accelerator, clock,
+	// vCPUs, memory.
+	Setup Setup
+	// FellBack, when set, is told the Setup a boot fell back to when KVM
+	// did not start its kernel (Setup.WithoutKVM), for the next boots.
+	FellBack func(Setup)
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
-	// Accel is "auto" (or ""): KVM when CheckKVM finds that it runs a
-	// guest, else TCG; "kvm" or "tcg" insist.
-	Accel string
-	// Clock is the guest's clock: ClockAuto (or ""), ClockVirtual or
-	// ClockReal (ChooseSetup).
-	Clock string
 	// Deadline bounds the whole run, boot to power-off; 0 means none
 	// beyond the context's.
 	Deadline time.Duration
@@ -149,10 +144,6 @@ func Run(ctx context.Context, m Machine, req GuestRequest, progress func(string)
 	if err := m.fill(); err != nil {
 		return nil, err
 	}
-	setup, err := ChooseSetup(m.Accel, m.Clock, m.VCPUs)
-	if err != nil {
-		return nil, err
-	}
 	r, err := newMachineRun(m, progress)
 	if err != nil {
 		return nil, err
@@ -167,7 +158,7 @@ func Run(ctx context.Context, m Machine, req GuestRequest, progress func(string)
 	if err := r.attach(&req); err != nil {
 		return nil, err
 	}
-	b, started, err := r.boot(runCtx, setup, req)
+	b, started, err := r.boot(runCtx, m.Setup, req)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +173,8 @@ func (m *Machine) fill() error {
 	if m.ScratchDisk < 0 || m.ScratchDisk > maxScratchDisk {
 		return fmt.Errorf("vm: scratch disk of %d bytes: want 1 byte to 1 GiB", m.ScratchDisk)
 	}
-	if m.MemMiB <= 0 {
-		m.MemMiB = 1024
+	if m.Setup.Accel == "" || m.Setup.VCPUs < 1 || m.Setup.MemMiB < 1 {
+		return errors.New("vm: no setup (Settings.Resolve)")
 	}
 	if m.Name == "" {
 		m.Name = "vm"
@@ -222,7 +213,7 @@ func newMachineRun(m Machine, progress func(string)) (*machineRun, error) {
 	qemuVersion, _ := QEMUVersion(m.QEMU)
 	r := &machineRun{m: m, progress: progress, target: result.Target{
 		Name: m.Name, Kind: "vm", Kernel: m.Kernel.Spec,
-		MemMiB: m.MemMiB, Cmdline: m.Cmdline, QEMU: qemuVersion,
+		MemMiB: m.Setup.MemMiB, Cmdline: m.Cmdline, QEMU: qemuVersion,
 	}}
 	dir, err := newRunDir(m.Name, progress)
 	if err != nil {
@@ -278,15 +269,16 @@ func (r *machineRun) attach(req *GuestRequest) error {
 }
 
 // boot boots the machine as setup says and waits for QEMU to exit; when
-// KVM starts no kernel it boots again with TCG, and remembers that KVM is
-// broken here.
+// KVM starts no kernel it boots again as setup.WithoutKVM says, tells
+// Machine.FellBack, and remembers for this host's boot that KVM is broken
+// here (CheckKVM).
 func (r *machineRun) boot(ctx context.Context, setup Setup, req GuestRequest) (*boot, time.Time, error) {
 	m := r.m
 	initrd, results := r.dir.file(initrdFile), r.dir.file(resultsFile)
 	for {
 		r.target.Accel, r.target.VCPUs = setup.Accel, setup.VCPUs
-		r.target.Clock, r.target.IcountShift = setup.Clock, nil
-		if setup.Clock == ClockVirtual {
+		r.target.Clock, r.target.IcountShift = setup.Clock.String(), nil
+		if setup.Clock.Virtual() {
 			shift := IcountShift
 			r.target.IcountShift = &shift
 		}
@@ -297,10 +289,10 @@ func (r *machineRun) boot(ctx context.Context, setup Setup, req GuestRequest) (*
 		if err := os.WriteFile(results, nil, 0o600); err != nil {
 			return nil, time.Time{}, fmt.Errorf("vm: %w", err)
 		}
-		r.progress(fmt.Sprintf("booting %s with %s (%s), %s, %d vCPUs, %d MiB", m.Kernel.Spec, strings.ToUpper(setup.Accel), setup.Why, clockPhrase(setup.Accel, setup.Clock), setup.VCPUs, m.MemMiB))
+		r.progress(fmt.Sprintf("booting %s with %s (%s), %s, %d vCPUs, %d MiB", m.Kernel.Spec, strings.ToUpper(setup.Accel), setup.Why, setup.Clock.phrase(setup.Accel), setup.VCPUs, setup.MemMiB))
 		booted := m
-		booted.VCPUs = setup.VCPUs
-		b := &boot{vm: booted, accel: setup.Accel, clock: setup.Clock, initrd: initrd, results: results, scratch: r.scratch, kallsyms: r.kallsyms, console: r.console, progress: r.progress}
+		booted.Setup = setup
+		b := &boot{vm: booted, initrd: initrd, results: results, scratch: r.scratch, kallsyms: r.kallsyms, console: r.console, progress: r.progress}
 		started := time.Now()
 		if err := b.run(ctx); err != nil {
 			return nil, time.Time{}, err
@@ -309,18 +301,21 @@ func (r *machineRun) boot(ctx context.Context, setup Setup, req GuestRequest) (*
 			return b, started, nil
 		}
 		stall := "KVM did not start the kernel: " + b.stallReason()
-		if m.Accel == "kvm" {
-			return nil, time.Time{}, r.vmError(&VMError{Err: fmt.Errorf("%w: %s", ErrKVM, stall), Tail: b.scan.tail()})
+		fallback, err := setup.WithoutKVM(b.stallReason())
+		if err != nil {
+			return nil, time.Time{}, r.vmError(&VMError{Err: err, Tail: b.scan.tail()})
 		}
-		kvmBroken.Store(true)
-		recordKVMBroken(b.stallReason())
+		if CheckKVM().Usable {
+			// The probe passed and the kernel did not start: the next
+			// runs of this boot go to TCG at once.
+			recordKVMBroken(b.stallReason())
+		}
 		fmt.Fprintf(r.console, "\ntailgate: %s; retrying with TCG\n", stall)
 		r.progress(stall + "; retrying with TCG")
-		var err error
-		if setup, err = ChooseSetup("tcg", m.Clock, m.VCPUs); err != nil {
-			return nil, time.Time{}, r.vmError(&VMError{Err: fmt.Errorf("%s; TCG instead: %w", stall, err), Tail: b.scan.tail()})
+		setup = fallback
+		if m.FellBack != nil {
+			m.FellBack(setup)
 		}
-		setup.Why = "KVM is broken here"
 	}
 }
 
@@ -364,7 +359,7 @@ func (r *machineRun) reply(ctx, runCtx context.Context, b *boot, started time.Ti
 		res.Target = r.target
 		res.Partial = res.Partial || failure != ""
 		nameGuestFrames(res, r.smap)
-		if r.target.Clock == ClockVirtual {
+		if b.vm.Setup.Clock.Virtual() {
 			stampVirtual(res, started, started.Add(b.elapsed))
 		}
 	}
@@ -400,9 +395,7 @@ func buildInitramfs(path, init string, k *kernels.Kernel, kernelTypes string, re
 
 // boot is one QEMU process.
 type boot struct {
-	vm       Machine
-	accel    string
-	clock    string
+	vm       Machine // its Setup the one it boots with
 	initrd   string
 	results  string
 	scratch  string // the scratch disk's file; "" for none
@@ -465,7 +458,7 @@ func (b *boot) stalledByTimer() bool { return b.scan.timedOut.Load() }
 
 // run starts QEMU and waits for it to exit; it is killed when ctx ends.
 func (b *boot) run(ctx context.Context) error {
-	cmdline := bootCmdline(b.vm, b.accel)
+	cmdline := bootCmdline(b.vm, b.vm.Setup.Accel)
 	qemu := b.vm.QEMU
 	if qemu == "" {
 		qemu = "qemu-system-x86_64"
@@ -490,7 +483,7 @@ func (b *boot) run(ctx context.Context) error {
 		return fmt.Errorf("vm: start qemu: %w", err)
 	}
 	done := make(chan struct{})
-	if b.accel == "kvm" {
+	if b.vm.Setup.Accel == "kvm" {
 		go func() {
 			t := time.NewTimer(kernelStartTimeout)
 			defer t.Stop()
@@ -513,7 +506,7 @@ func (b *boot) run(ctx context.Context) error {
 	close(done)
 	<-watched
 	b.elapsed = time.Since(t0)
-	if b.accel == "kvm" && !b.scan.hasStarted() && ctx.Err() == nil || b.scan.timedOut.Load() {
+	if b.vm.Setup.Accel == "kvm" && !b.scan.hasStarted() && ctx.Err() == nil || b.scan.timedOut.Load() {
 		b.stalled = true
 	}
 	return nil
@@ -523,13 +516,13 @@ func (b *boot) run(ctx context.Context) error {
 // boots as fast as microvm once the kernel is an ELF (PVH), without
 // microvm's need for virtio-mmio and a TSC frequency on the command line.
 func (b *boot) qemuArgs(cmdline string) []string {
-	vm, accel, clock := b.vm, b.accel, b.clock
+	vm, accel, clock := b.vm, b.vm.Setup.Accel, b.vm.Setup.Clock
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-machine", "pc",
-		"-smp", fmt.Sprint(vm.VCPUs), "-m", fmt.Sprint(vm.MemMiB),
+		"-smp", fmt.Sprint(vm.Setup.VCPUs), "-m", fmt.Sprint(vm.Setup.MemMiB),
 		"-kernel", vm.Kernel.BootImage(), "-initrd", b.initrd, "-append", cmdline,
-		"-device", "virtio-serial-pci" + virtioOption(clock),
+		"-device", "virtio-serial-pci" + clock.VirtioOption(),
 		"-chardev", "file,id=results,path=" + b.results,
 		"-device", "virtserialport,chardev=results,name=" + resultsPortName,
 	}
@@ -543,61 +536,21 @@ func (b *boot) qemuArgs(cmdline string) []string {
 		// the guest sees it, and a flush reaches the host's disk.
 		args = append(args,
 			"-drive", "file="+b.scratch+",if=none,id=scratch,format=raw,cache=writeback",
-			"-device", "virtio-blk-pci,drive=scratch,serial="+ScratchSerial+virtioOption(clock))
+			"-device", "virtio-blk-pci,drive=scratch,serial="+ScratchSerial+clock.VirtioOption())
 	}
 	if accel == "kvm" {
 		args = append(args, "-accel", "kvm", "-cpu", "host")
 	} else {
 		a := "tcg"
-		if vm.VCPUs > 1 {
+		if vm.Setup.VCPUs > 1 {
 			// Multi-threaded TCG oopses guests while BPF programs attach.
 			a += ",thread=single"
 		}
 		args = append(args, "-accel", a, "-cpu", "max")
-		if clock == ClockVirtual {
-			args = append(args, virtualArgs()...)
-		}
+		args = append(args, clock.QEMUArgs()...)
 	}
 	return args
 }
-
-// clockPhrase says what a guest's clock is, for progress.
-func clockPhrase(accel, clock string) string {
-	switch {
-	case clock == ClockVirtual:
-		return fmt.Sprintf("virtual time (%d ns an instruction)", 1<<IcountShift)
-	case accel == "tcg":
-		return "real time, emulated"
-	}
-	return "real time"
-}
-
-// chooseAccel picks the accelerator and says why.
-func chooseAccel(want string) (accel, why string, err error) {
-	switch want {
-	case "", "auto":
-		if kvmBroken.Load() {
-			return "tcg", "KVM failed to start an earlier VM's kernel", nil
-		}
-		if k := CheckKVM(); !k.Usable {
-			return "tcg", fmt.Sprintf("no KVM: %s", k.Reason), nil
-		}
-		return "kvm", "KVM runs a test guest", nil
-	case "kvm":
-		if k := CheckKVM(); !k.Usable {
-			return "", "", fmt.Errorf("vm: %w: %s", ErrKVM, k.Reason)
-		}
-		return "kvm", "asked for", nil
-	case "tcg":
-		return "tcg", "asked for", nil
-	}
-	return "", "", fmt.Errorf("vm: accel %q: want auto, kvm or tcg", want)
-}
-
-// kvmBroken remembers, for the life of the process, that KVM failed to
-// start a kernel, so that later VMs go straight to TCG; the cache of
-// CheckKVM remembers it for the boot.
-var kvmBroken atomic.Bool
 
 // consoleScanner copies the console to the log, passes the guest's
 // progress lines on, and watches for signs of a broken kernel.

@@ -72,21 +72,22 @@ func TestVMError(t *testing.T) {
 func TestQEMUArgs(t *testing.T) {
 	k := &kernels.Kernel{Image: "/k/vmlinuz", Vmlinux: "/k/vmlinux"}
 	for _, tc := range []struct {
-		accel, clock string
-		vcpus        int
-		want         []string
-		not          string
+		accel string
+		clock Clock
+		vcpus int
+		want  []string
+		not   string
 	}{
-		{"kvm", ClockReal, 2, []string{"-accel", "kvm", "-cpu", "host"}, "-icount"},
-		{"tcg", ClockReal, 2, []string{"-accel", "tcg,thread=single", "-cpu", "max"}, "-icount"},
-		{"tcg", ClockReal, 1, []string{"-accel", "tcg", "-cpu", "max"}, "ioeventfd"},
+		{"kvm", RealTime, 2, []string{"-accel", "kvm", "-cpu", "host"}, "-icount"},
+		{"tcg", RealTime, 2, []string{"-accel", "tcg,thread=single", "-cpu", "max"}, "-icount"},
+		{"tcg", RealTime, 1, []string{"-accel", "tcg", "-cpu", "max"}, "ioeventfd"},
 		// What makes virtual time repeat itself: instructions as time, a
 		// fixed wall clock and random seed, virtio kicks on the vCPU.
-		{"tcg", ClockVirtual, 1, []string{"-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off", "-rtc", "base=2020-01-01T00:00:00,clock=vm", "-seed", "1"}, "thread=single"},
-		{"tcg", ClockVirtual, 1, []string{"-device", "virtio-serial-pci,ioeventfd=off"}, ""},
-		{"tcg", ClockVirtual, 1, []string{"virtio-blk-pci,drive=scratch,serial=" + ScratchSerial + ",ioeventfd=off"}, ""},
+		{"tcg", VirtualTime, 1, []string{"-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off", "-rtc", "base=2020-01-01T00:00:00,clock=vm", "-seed", "1"}, "thread=single"},
+		{"tcg", VirtualTime, 1, []string{"-device", "virtio-serial-pci,ioeventfd=off"}, ""},
+		{"tcg", VirtualTime, 1, []string{"virtio-blk-pci,drive=scratch,serial=" + ScratchSerial + ",ioeventfd=off"}, ""},
 	} {
-		b := &boot{vm: Machine{Kernel: k, VCPUs: tc.vcpus, MemMiB: 512}, accel: tc.accel, clock: tc.clock, initrd: "/w/initrd", results: "/w/results", scratch: "/w/scratch"}
+		b := &boot{vm: Machine{Kernel: k, Setup: Setup{Accel: tc.accel, Clock: tc.clock, VCPUs: tc.vcpus, MemMiB: 512}}, initrd: "/w/initrd", results: "/w/results", scratch: "/w/scratch"}
 		args := b.qemuArgs("console=ttyS0")
 		joined := strings.Join(args, " ")
 		if !strings.Contains(joined, strings.Join(tc.want, " ")) {
@@ -106,38 +107,5 @@ func TestQEMUArgs(t *testing.T) {
 	}
 	if a, _, err := chooseAccel("tcg"); a != "tcg" || err != nil {
 		t.Errorf("chooseAccel(tcg) = %s, %v", a, err)
-	}
-}
-
-func TestChooseSetup(t *testing.T) {
-	for _, tc := range []struct {
-		accel, clock string
-		vcpus        int
-		want         Setup
-		err          string
-	}{
-		{"tcg", "", 0, Setup{Accel: "tcg", Clock: ClockVirtual, VCPUs: 1}, ""},
-		{"tcg", ClockAuto, 0, Setup{Accel: "tcg", Clock: ClockVirtual, VCPUs: 1}, ""},
-		{"tcg", ClockReal, 0, Setup{Accel: "tcg", Clock: ClockReal, VCPUs: DefaultVCPUs}, ""},
-		{"tcg", ClockReal, 4, Setup{Accel: "tcg", Clock: ClockReal, VCPUs: 4}, ""},
-		{"tcg", ClockVirtual, 1, Setup{Accel: "tcg", Clock: ClockVirtual, VCPUs: 1}, ""},
-		// Virtual time is TCG's: auto does not probe KVM for it.
-		{"auto", ClockVirtual, 0, Setup{Accel: "tcg", Clock: ClockVirtual, VCPUs: 1}, ""},
-		{"kvm", ClockVirtual, 0, Setup{}, "runs under TCG, not KVM"},
-		{"tcg", ClockVirtual, 2, Setup{}, "2 vCPUs in virtual time"},
-		{"tcg", ClockAuto, 2, Setup{}, "2 vCPUs in virtual time"},
-		{"tcg", "sundial", 0, Setup{}, `clock "sundial": want auto, virtual, real`},
-	} {
-		got, err := ChooseSetup(tc.accel, tc.clock, tc.vcpus)
-		if tc.err != "" {
-			if err == nil || !errors.Is(err, ErrClock) || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ChooseSetup(%s, %s, %d) = %+v, %v; want an ErrClock saying %q", tc.accel, tc.clock, tc.vcpus, got, err, tc.err)
-			}
-			continue
-		}
-		got.Why = ""
-		if err != nil || got != tc.want {
-			t.Errorf("ChooseSetup(%s, %s, %d) = %+v, %v; want %+v", tc.accel, tc.clock, tc.vcpus, got, err, tc.want)
-		}
 	}
 }

@@ -180,7 +180,7 @@ func fakeGuestRun(t *testing.T, name string, reply []byte) (*result.Result, erro
 	qemu := filepath.Join(dir, "qemu")
 	script := "#!/bin/sh\necho 'Linux version fake'\nfor a; do case $a in file,id=results,path=*) cat " + replyFile + " > \"${a#file,id=results,path=}\";; esac; done\n"
 	os.WriteFile(qemu, []byte(script), 0o755)
-	vm := Machine{Name: name, Kernel: &kernels.Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: init, QEMU: qemu, Accel: "tcg"}
+	vm := Machine{Name: name, Kernel: &kernels.Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: init, QEMU: qemu, Setup: mustSetup(t, Settings{Accel: "tcg"})}
 	return Run(context.Background(), vm, GuestRequest{}, func(s string) { t.Log(s) })
 }
 
@@ -213,7 +213,7 @@ func TestRunGuestFloodsResultsFile(t *testing.T) {
 	qemu := filepath.Join(dir, "qemu")
 	script := "#!/bin/sh\n[ \"$1\" = --version ] && exit 1\necho 'Linux version fake'\nfor a; do case $a in file,id=results,path=*) truncate -s 300M \"${a#file,id=results,path=}\";; esac; done\nexec sleep 60\n"
 	os.WriteFile(qemu, []byte(script), 0o755)
-	vm := Machine{Name: "flood", Kernel: &kernels.Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: init, QEMU: qemu, Accel: "tcg"}
+	vm := Machine{Name: "flood", Kernel: &kernels.Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: init, QEMU: qemu, Setup: mustSetup(t, Settings{Accel: "tcg"})}
 	_, err := Run(context.Background(), vm, GuestRequest{}, nil)
 	if !errors.Is(err, ErrBadReply) || !strings.Contains(err.Error(), "vm flood: ") || !strings.Contains(err.Error(), "grew past") {
 		t.Fatalf("Run = %v; want ErrBadReply naming vm flood and the file", err)

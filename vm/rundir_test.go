@@ -114,7 +114,7 @@ func fakeQEMURun(t *testing.T, name, consoleLog string) *VMError {
 	qemu := filepath.Join(t.TempDir(), "qemu")
 	os.WriteFile(qemu, []byte("#!/bin/sh\necho fake qemu console line\necho no machine >&2\nexit 1\n"), 0o755)
 	vm := Machine{Name: name, Kernel: &kernels.Kernel{Spec: "fake", Image: "/nonexistent/vmlinuz"}, Init: buildStaticBinary(t),
-		QEMU: qemu, Accel: "tcg", ConsoleLog: consoleLog}
+		QEMU: qemu, Setup: mustSetup(t, Settings{Accel: "tcg"}), ConsoleLog: consoleLog}
 	_, err := Run(context.Background(), vm, GuestRequest{}, func(s string) { t.Log(s) })
 	var ve *VMError
 	if !errors.As(err, &ve) {

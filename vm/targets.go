@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -29,19 +27,16 @@ import (
 //	    clock: auto                # auto (default: virtual under TCG, real under KVM), virtual or real
 //	    deadline: 15m              # default none
 type Target struct {
-	Name     string        `yaml:"name"`
-	Kernel   string        `yaml:"kernel"`
-	VCPUs    int           `yaml:"vcpus"`
-	MemMiB   int           `yaml:"memory_mib"`
-	Cmdline  string        `yaml:"cmdline"`
-	Accel    string        `yaml:"accel"`
-	Clock    string        `yaml:"clock"`
-	Deadline time.Duration `yaml:"deadline"`
+	Name     string `yaml:"name"`
+	Kernel   string `yaml:"kernel"`
+	Cmdline  string `yaml:"cmdline"`
+	Settings `yaml:",inline"`
 }
 
-// VM returns the VM of the target running kernel k.
-func (t Target) Machine(k *kernels.Kernel) Machine {
-	return Machine{Name: t.Name, Kernel: k, VCPUs: t.VCPUs, MemMiB: t.MemMiB, Cmdline: t.Cmdline, Accel: t.Accel, Clock: t.Clock, Deadline: t.Deadline}
+// Machine returns the VM of the target running kernel k as setup (its
+// Settings resolved) says.
+func (t Target) Machine(k *kernels.Kernel, setup Setup) Machine {
+	return Machine{Name: t.Name, Kernel: k, Setup: setup, Cmdline: t.Cmdline, Deadline: t.Deadline}
 }
 
 // TargetFile is the content of a targets file, in file order.
@@ -122,7 +117,7 @@ func ParseTargetFile(b []byte, source string) (*TargetFile, error) {
 		}
 		seen[t.Name] = i
 		if t.MemMiB == 0 {
-			t.MemMiB = 1024
+			t.MemMiB = DefaultMemMiB
 		}
 		if t.Accel == "" {
 			t.Accel = "auto"
@@ -192,20 +187,13 @@ func (t *Target) check(i int, at func(i int, field string) string) error {
 		return fmt.Errorf("%s: target name %q: use letters, digits, '.', '_' and '-', at most %d", at(i, "name"), t.Name, result.MaxNameLen)
 	case t.Kernel == "":
 		return fmt.Errorf("%s: target %s has no kernel (a bzImage path or debian:ABI)", at(i, ""), t.Name)
-	case t.VCPUs < 0 || t.VCPUs > 64:
-		return fmt.Errorf("%s: target %s: vcpus %d: want 1 to 64", at(i, "vcpus"), t.Name, t.VCPUs)
-	case t.MemMiB != 0 && (t.MemMiB < 256 || t.MemMiB > 1<<20):
-		return fmt.Errorf("%s: target %s: memory_mib %d: want 256 or more", at(i, "memory_mib"), t.Name, t.MemMiB)
-	case t.Accel != "" && t.Accel != "auto" && t.Accel != "kvm" && t.Accel != "tcg":
-		return fmt.Errorf("%s: target %s: accel %q: want auto, kvm or tcg", at(i, "accel"), t.Name, t.Accel)
-	case t.Clock != "" && !slices.Contains(Clocks, t.Clock):
-		return fmt.Errorf("%s: target %s: clock %q: want %s", at(i, "clock"), t.Name, t.Clock, strings.Join(Clocks, ", "))
-	case t.Clock == ClockVirtual && t.Accel == "kvm":
-		return fmt.Errorf("%s: target %s: clock virtual runs under TCG, and accel is kvm: drop one", at(i, "clock"), t.Name)
-	case t.Clock == ClockVirtual && t.VCPUs > VirtualVCPUs:
-		return fmt.Errorf("%s: target %s: vcpus %d in virtual time, which has %d (docs/vms.md): drop vcpus, or give clock real", at(i, "vcpus"), t.Name, t.VCPUs, VirtualVCPUs)
-	case t.Deadline < 0:
-		return fmt.Errorf("%s: target %s: negative deadline", at(i, "deadline"), t.Name)
+	}
+	if err := t.Settings.Check(); err != nil {
+		field := ""
+		if se := (*SettingError)(nil); errors.As(err, &se) {
+			field = se.Setting
+		}
+		return fmt.Errorf("%s: target %s: %w", at(i, field), t.Name, err)
 	}
 	return nil
 }

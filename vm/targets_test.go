@@ -26,6 +26,7 @@ func TestParseTargets(t *testing.T) {
     memory_mib: 2048
     cmdline: nohz=off
     accel: tcg
+    clock: real
     deadline: 10m
   - name: c
     kernel: debian:6.1-cloud
@@ -36,9 +37,9 @@ func TestParseTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Target{
-		{Name: "a", Kernel: "debian:6.1-cloud", MemMiB: 1024, Accel: "auto", Clock: ClockAuto},
-		{Name: "b", Kernel: "/boot/vmlinuz", VCPUs: 4, MemMiB: 2048, Cmdline: "nohz=off", Accel: "tcg", Clock: ClockAuto, Deadline: 10 * time.Minute},
-		{Name: "c", Kernel: "debian:6.1-cloud", MemMiB: 1024, Accel: "auto", Clock: ClockVirtual},
+		{Name: "a", Kernel: "debian:6.1-cloud", Settings: Settings{MemMiB: 1024, Accel: "auto", Clock: ClockAuto}},
+		{Name: "b", Kernel: "/boot/vmlinuz", Cmdline: "nohz=off", Settings: Settings{VCPUs: 4, MemMiB: 2048, Accel: "tcg", Clock: ClockReal, Deadline: 10 * time.Minute}},
+		{Name: "c", Kernel: "debian:6.1-cloud", Settings: Settings{MemMiB: 1024, Accel: "auto", Clock: ClockVirtual}},
 	}
 	if d := cmp.Diff(want, ts.Targets); d != "" {
 		t.Errorf("targets (-want +got):\n%s", d)
@@ -50,8 +51,12 @@ func TestParseTargets(t *testing.T) {
 	if _, err := ts.Find("d"); err == nil || !strings.Contains(err.Error(), "it has: a, b, c") {
 		t.Errorf("Find(c) = %v", err)
 	}
-	vm := b.Machine(&kernels.Kernel{Spec: "x"})
-	if vm.Name != "b" || vm.VCPUs != 4 || vm.MemMiB != 2048 || vm.Accel != "tcg" || vm.Deadline != 10*time.Minute || vm.Cmdline != "nohz=off" {
+	setup, err := b.Settings.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := b.Machine(&kernels.Kernel{Spec: "x"}, setup)
+	if vm.Name != "b" || vm.Setup.VCPUs != 4 || vm.Setup.MemMiB != 2048 || vm.Setup.Accel != "tcg" || vm.Setup.Clock != RealTime || vm.Deadline != 10*time.Minute || vm.Cmdline != "nohz=off" {
 		t.Errorf("VM = %+v", vm)
 	}
 }
@@ -71,7 +76,7 @@ func TestParseTargetsErrors(t *testing.T) {
 		{"memory", "targets:\n  - name: a\n    kernel: k\n    memory_mib: 16\n", "t.yaml:4: target a: memory_mib 16"},
 		{"accel", "targets:\n  - name: a\n    kernel: k\n    accel: xen\n", `t.yaml:4: target a: accel "xen"`},
 		{"clock", "targets:\n  - name: a\n    kernel: k\n    clock: wall\n", `t.yaml:4: target a: clock "wall": want auto, virtual, real`},
-		{"virtual kvm", "targets:\n  - name: a\n    kernel: k\n    accel: kvm\n    clock: virtual\n", "t.yaml:5: target a: clock virtual runs under TCG, and accel is kvm"},
+		{"virtual kvm", "targets:\n  - name: a\n    kernel: k\n    accel: kvm\n    clock: virtual\n", "t.yaml:5: target a: clock virtual with accel kvm: virtual time is QEMU's instruction counter"},
 		{"virtual vcpus", "targets:\n  - name: a\n    kernel: k\n    vcpus: 2\n    clock: virtual\n", "t.yaml:4: target a: vcpus 2 in virtual time"},
 		{"empty", "", "t.yaml: no targets"},
 		{"syntax", "targets:\n  - name: [a\n", "t.yaml:"},

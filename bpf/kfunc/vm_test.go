@@ -112,7 +112,11 @@ func TestVariantsInDebianVM(t *testing.T) {
 			}
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp) // the VM's run directory, to find its QEMU
-			m := vm.Machine{Name: "kfunc", Kernel: k, Init: guest, VCPUs: 2, Clock: vm.ClockReal, MemMiB: 512, Deadline: 5 * time.Minute}
+			setup, err := vm.Settings{VCPUs: 2, Clock: vm.ClockReal, MemMiB: 512}.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := vm.Machine{Name: "kfunc", Kernel: k, Init: guest, Setup: setup, Deadline: 5 * time.Minute}
 			res, err := vm.Run(context.Background(), m, vm.GuestRequest{}, func(s string) { t.Log(s) })
 			if out, _ := exec.Command("pgrep", "-a", "-f", "qemu-system.*"+tmp).Output(); len(out) > 0 {
 				t.Errorf("QEMU left running: %s", out)

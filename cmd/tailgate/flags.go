@@ -181,7 +181,10 @@ func (f *targetFlags) use(kind string) func(string) error {
 func (f *targetFlags) check(each bool) error {
 	// 0 is the default, the clock's own count; given, it is no count.
 	if f.VCPUs < 1 && len(given(f.fs, "vcpus")) > 0 {
-		return engine.Inputf("--vcpus %d: want 1 to %d", f.VCPUs, engine.MaxVCPUs)
+		return engine.Inputf("--vcpus %d: want 1 to %d", f.VCPUs, vm.MaxVCPUs)
+	}
+	if f.MemMiB < 1 && len(given(f.fs, "memory")) > 0 {
+		return engine.Inputf("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", f.MemMiB, vm.MinMemMiB, vm.MaxMemMiB, vm.MinMemMiB)
 	}
 	if err := f.Check(); err != nil {
 		return err

@@ -105,6 +105,10 @@ func (t Target) ClockOf() string {
 	return t.Clock
 }
 
+// Virtual says t ran in virtual time: the one reading of the recorded
+// clock, so that no reader compares its text.
+func (t Target) Virtual() bool { return t.ClockOf() == ClockVirtual }
+
 // Shift is t's icount shift, -1 when it did not run in virtual time.
 func (t Target) Shift() int {
 	if t.IcountShift == nil {

@@ -59,6 +59,10 @@ type JSONSide struct {
 	Clock         string `json:"clock,omitempty"`
 }
 
+func jsonSide(s report.Side) JSONSide {
+	return JSONSide{Target: s.Target, KernelRelease: s.KernelRelease, Accel: s.Accel, Clock: s.Clock}
+}
+
 // JSONScenario is one scenario's verdicts.
 type JSONScenario struct {
 	Name     string        `json:"name"`
@@ -159,8 +163,8 @@ func reportJSON(r *report.Report) JSONReport {
 	out := JSONReport{
 		Schema:    JSONSchemaVersion,
 		Headline:  headline(r),
-		Baseline:  JSONSide(r.Base),
-		Candidate: JSONSide(r.Cand),
+		Baseline:  jsonSide(r.Base),
+		Candidate: jsonSide(r.Cand),
 		Warnings:  nonNil(warningStrings(r.Warnings)),
 		Scenarios: []JSONScenario{},
 		Look:      r.Look, Alpha: r.Alpha, Beta: r.Beta, Tests: r.Tests, Stored: r.Stored,

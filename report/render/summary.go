@@ -147,7 +147,7 @@ func describe(m *report.Matrix, i int) string {
 	if side.Accel != "" {
 		d += ", " + side.Accel
 	}
-	if side.Clock == "virtual" {
+	if side.Virtual {
 		d += " in virtual time"
 	}
 	trials := 0

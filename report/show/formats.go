@@ -62,7 +62,7 @@ type Options struct {
 // percentiles of all trials and a line per trial.
 func (d *Document) Text(w io.Writer, o Options) error {
 	fmt.Fprintf(w, "%s on %s (%s, %d CPUs)\n", d.Target.Name, d.Environment.KernelRelease, d.Environment.CPUModel, d.Environment.CPUs)
-	if d.Target.ClockOf() == result.ClockVirtual {
+	if d.Target.Virtual() {
 		fmt.Fprintln(w, render.VirtualTimeLine(fmt.Sprint(d.Target.Shift())))
 	}
 	for _, s := range d.Scenarios {

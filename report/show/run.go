@@ -52,7 +52,7 @@ func RenderRun(w io.Writer, r *result.Result, width int) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if r.Target.ClockOf() == result.ClockVirtual {
+	if r.Target.Virtual() {
 		line("note: " + render.VirtualTimeLine(fmt.Sprint(r.Target.Shift())))
 	}
 	if r.Partial {

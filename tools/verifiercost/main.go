@@ -187,7 +187,11 @@ func inGuest(spec string, stderr io.Writer) ([]tracers.LoadCost, string, error) 
 			perr = fmt.Errorf("guest line %q: %w", s, err)
 		}
 	}
-	m := vm.Machine{Name: "verifiercost", Kernel: k, Init: self, VCPUs: 1, MemMiB: 1024, Deadline: 20 * time.Minute}
+	setup, err := vm.Settings{VCPUs: 1, MemMiB: 1024}.Resolve()
+	if err != nil {
+		return costs, "", err
+	}
+	m := vm.Machine{Name: "verifiercost", Kernel: k, Init: self, Setup: setup, Deadline: 20 * time.Minute}
 	res, err := vm.Run(ctx, m, vm.GuestRequest{}, progress)
 	if err != nil {
 		return costs, "", err
