@@ -30,21 +30,14 @@ func runHTTP(ctx context.Context, s *Spec) Outcome {
 		vegeta.MaxConnections(MaxConns),
 	)
 	tr := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: s.URL})
-	pacer := vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}
 	period := s.period()
 	// Taken just before vegeta takes its own: the intended times run a
 	// few µs early, the same for base and head.
 	began := time.Now()
+	end := watchEnd(ctx, began)
+	defer end.stop()
+	pacer := endPacer{ConstantPacer: vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}, end: end, period: period}
 	results := atk.Attack(tr, pacer, 0, "")
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			atk.Stop()
-		case <-done:
-		}
-	}()
 	o := Outcome{Latency: hist.New()}
 	for r := range results {
 		o.Sent++
@@ -64,4 +57,21 @@ func runHTTP(ctx context.Context, s *Spec) Outcome {
 		o.Latency.Record(uint64(lat))
 	}
 	return o
+}
+
+// endPacer is vegeta's constant pacer until ctx is done; then it lets
+// the hits due before the end go at once, and stops: a pacer that fell
+// behind omits none of its requests. (A hit whose wait the end cut
+// short still goes, after the end: vegeta's attack sleeps the wait out.)
+type endPacer struct {
+	vegeta.ConstantPacer
+	end    *ending
+	period time.Duration
+}
+
+func (p endPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if p.end.ctx.Err() == nil {
+		return p.ConstantPacer.Pace(elapsed, hits)
+	}
+	return 0, !p.end.due(p.end.began.Add(time.Duration(hits+1) * p.period))
 }

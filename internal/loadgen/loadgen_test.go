@@ -178,3 +178,30 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// A pacer held up past the run's end still sends every request due
+// before the end, each with its own intended time, and none after it.
+func TestPaceOmitsNoneAtTheEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	period := time.Millisecond
+	var sent []time.Time
+	pace(ctx, period, func(intended time.Time) {
+		if len(sent) == 0 {
+			time.Sleep(150 * time.Millisecond) // the generator stalls past the end
+		}
+		sent = append(sent, intended)
+	})
+	if n := len(sent); n < 98 || n > 100 {
+		t.Fatalf("sent %d requests due in 100 ms at 1000/s, want 98-100", n)
+	}
+	for i, at := range sent {
+		if !at.Before(deadline) {
+			t.Errorf("request %d intended %v after the end", i, at.Sub(deadline))
+		}
+		if i > 0 && at.Sub(sent[i-1]) != period {
+			t.Errorf("requests %d and %d intended %v apart, want %v", i-1, i, at.Sub(sent[i-1]), period)
+		}
+	}
+}

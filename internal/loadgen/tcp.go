@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -64,25 +65,66 @@ func runTCP(ctx context.Context, s *Spec) Outcome {
 
 // pace calls send with each intended send time, the n-th (from 0) at
 // (n+1)·period after the start as vegeta's constant pacer has it, until
-// ctx is done. A late call is not skipped: the next ones follow at once.
+// ctx is done. A late call is not skipped: the next ones follow at once,
+// and those due before ctx ended are sent after it too, so that a
+// generator that fell behind omits none of its requests.
 func pace(ctx context.Context, period time.Duration, send func(time.Time)) {
 	began := time.Now()
+	end := watchEnd(ctx, began)
+	defer end.stop()
 	timer := time.NewTimer(period)
 	defer timer.Stop()
 	for n := time.Duration(1); ; n++ {
 		intended := began.Add(n * period)
-		if wait := time.Until(intended); wait > 0 {
+		if wait := time.Until(intended); wait > 0 && ctx.Err() == nil {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
-				return
 			case <-timer.C:
 			}
-		} else if ctx.Err() != nil {
+		}
+		if !end.due(intended) {
 			return
 		}
 		send(intended)
 	}
+}
+
+// ending is when a run's ctx ended, as an offset from its start.
+type ending struct {
+	ctx   context.Context
+	began time.Time
+	at    atomic.Int64 // ns after began; 0 until ctx ends
+	stop  func() bool
+}
+
+func watchEnd(ctx context.Context, began time.Time) *ending {
+	e := &ending{ctx: ctx, began: began}
+	e.stop = context.AfterFunc(ctx, func() {
+		// A deadline is the end to the ns; this function may run later.
+		at := time.Since(began)
+		if d, ok := ctx.Deadline(); ok && d.Before(time.Now()) {
+			at = d.Sub(began)
+		}
+		e.at.Store(max(int64(at), 1))
+	})
+	return e
+}
+
+// due reports whether a request intended at t is due within the run:
+// the run has not ended, or t is before its end.
+func (e *ending) due(t time.Time) bool {
+	if at := e.at.Load(); at != 0 {
+		return t.Sub(e.began) < time.Duration(at)
+	}
+	// Ended but not yet recorded: the deadline, or now, is past the end.
+	if e.ctx.Err() == nil {
+		return true
+	}
+	if d, ok := e.ctx.Deadline(); ok && d.Before(time.Now()) {
+		return t.Before(d)
+	}
+	return !t.After(time.Now())
 }
 
 // tcpWorker sends a request for each tick on a connection of its own,
