@@ -8,6 +8,11 @@
 // under 1% of the truth.
 //
 //	go run ./tools/loadceiling -kind http -hold 10ms -rates 1000,5000,10000 -duration 5s
+//
+// With -cost it measures instead the generator's own CPU time per
+// request, against the same server run as a child process, so that the
+// CPU time of this process is the generator's alone: what bounds its rate
+// on a core however busy the machine is.
 package main
 
 import (
@@ -19,9 +24,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
@@ -33,7 +40,25 @@ func main() {
 	hold := flag.Duration("hold", 10*time.Millisecond, "how long the server holds each request")
 	rates := flag.String("rates", "1000,2000,5000,10000,20000", "requests per second, comma-separated")
 	dur := flag.Duration("duration", 5*time.Second, "per rate")
+	cost := flag.Bool("cost", false, "measure the generator's CPU time per request instead")
+	serve := flag.String("serve", "", "serve on `addr` (the child of -cost)")
 	flag.Parse()
+	if *serve != "" {
+		serveChild(*kind, *serve, *hold)
+		return
+	}
+	if *cost {
+		for _, f := range strings.Split(*rates, ",") {
+			rate, err := strconv.Atoi(f)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := measureCost(*kind, rate, *hold, *dur); err != nil {
+				log.Fatal(err)
+			}
+		}
+		return
+	}
 	fmt.Printf("%-6s %8s %10s %10s %10s %10s %8s\n", "kind", "rate", "requests", "client p99", "server p99", "excess", "error")
 	for _, f := range strings.Split(*rates, ",") {
 		rate, err := strconv.Atoi(f)
@@ -122,4 +147,76 @@ func serveTCP(ln net.Listener, hold time.Duration, tr *truth) {
 			}
 		}()
 	}
+}
+
+// serveChild serves kind on addr, holding each request, until killed.
+func serveChild(kind, addr string, hold time.Duration) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tr := &truth{h: hist.New()}
+	if kind == "http" {
+		log.Fatal(http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(hold)
+			w.Write([]byte("ok\n"))
+		})))
+	}
+	serveTCP(ln, hold, tr)
+}
+
+// measureCost loads a child server at rate and prints this process's CPU
+// time (user and system) per request sent.
+func measureCost(kind string, rate int, hold, dur time.Duration) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	child := exec.Command(os.Args[0], "-kind", kind, "-hold", hold.String(), "-serve", addr)
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		child.Process.Kill()
+		child.Wait()
+	}()
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		} else if i > 500 {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	spec := &loadgen.Spec{Rate: rate, URL: "http://" + addr + "/"}
+	if kind == "tcp" {
+		spec = &loadgen.Spec{Rate: rate, Addr: addr, Send: "q\n", ReplyUntil: "\n"}
+	}
+	before := cpuTime()
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	o, err := loadgen.Run(ctx, spec)
+	if err != nil {
+		return err
+	}
+	used := cpuTime() - before
+	if err := o.Err(); err != nil {
+		return err
+	}
+	fmt.Printf("%-6s %8d %10d requests, generator CPU %v per request (%.0f%% of a core)\n", kind, rate, o.Sent,
+		(used / time.Duration(o.Sent)).Round(100*time.Nanosecond), 100*used.Seconds()/dur.Seconds())
+	return nil
+}
+
+// cpuTime is this process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
