@@ -11,9 +11,9 @@ import (
 // CET (gcc -fcf-protection, Ubuntu's default): a no-op otherwise.
 var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 
-// entryProbes decides where each symbol's entry probe goes and reads the
-// instruction its breakpoint replaces, from f, whose functions defined
-// maps to their symbols (see functions).
+// entryProbe decides where the entry probe of function name goes, and
+// reads the instruction its breakpoint replaces, from code, the
+// function's first bytes, of a machine's instruction set.
 //
 // The entry probe takes its timestamp before the kernel runs the replaced
 // instruction, and the return probe after the function returns, so how
@@ -27,35 +27,44 @@ var endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
 // the return probe still finds the return address.
 //
 // Other machines are recorded with their bytes alone.
-func entryProbes(f *elf.File, defined map[string]elf.Symbol, symbols []string) []result.Probe {
-	probes := make([]result.Probe, len(symbols))
-	for i, name := range symbols {
-		probes[i].Symbol = name
-		s := defined[name]
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC {
-			continue // an IFUNC: the probe is on its resolver
-		}
-		code, ok := functionBytes(f, s)
-		if !ok {
-			continue // code not in the file
-		}
-		if f.Machine != elf.EM_X86_64 {
-			probes[i].Insn = hex.EncodeToString(code[:min(len(code), 4)])
-			continue
-		}
-		if len(code) >= len(endbr64)+1 && string(code[:len(endbr64)]) == string(endbr64) {
-			probes[i].Offset = uint64(len(endbr64))
-			code = code[len(endbr64):]
-		}
-		mnemonic, n, emulated := decodeX86(code)
-		if n == 0 {
-			n = 4 // length unknown: its first bytes
-		}
-		probes[i].Insn = hex.EncodeToString(code[:min(len(code), n)])
-		probes[i].Mnemonic = mnemonic
-		probes[i].SingleStepped = !emulated
+func entryProbe(machine elf.Machine, name string, code []byte) result.Probe {
+	p := result.Probe{Symbol: name}
+	if machine != elf.EM_X86_64 {
+		p.Insn = hex.EncodeToString(code[:min(len(code), 4)])
+		return p
 	}
-	return probes
+	if len(code) >= len(endbr64)+1 && string(code[:len(endbr64)]) == string(endbr64) {
+		p.Offset = uint64(len(endbr64))
+		code = code[len(endbr64):]
+	}
+	mnemonic, n, emulated := decodeX86(code)
+	if n == 0 {
+		n = 4 // length unknown: its first bytes
+	}
+	p.Insn = hex.EncodeToString(code[:min(len(code), n)])
+	p.Mnemonic = mnemonic
+	p.SingleStepped = !emulated
+	return p
+}
+
+// goStackCheck is how a Go function with a small frame begins on amd64:
+// CMPQ SP, 16(R14), the check of its stack against the goroutine's
+// stackguard0, which a JBE to its call of runtime.morestack follows.
+var goStackCheck = []byte{0x49, 0x3b, 0x66, 0x10}
+
+// goEntryProbe is entryProbe for a Go function (amd64): past the stack
+// check its code begins with, on the JBE the kernel emulates, rather than
+// on the CMP it would single-step. Between the two, SP and R14 (the
+// probe's key) are the same, and a call that grows its stack comes back
+// through both.
+func goEntryProbe(name string, code []byte) result.Probe {
+	n := len(goStackCheck)
+	if len(code) > n+1 && string(code[:n]) == string(goStackCheck) &&
+		(code[n] == 0x76 || code[n] == 0x0f && code[n+1] == 0x86) {
+		mnemonic, l, emulated := decodeX86(code[n:])
+		return result.Probe{Symbol: name, Offset: uint64(n), Insn: hex.EncodeToString(code[n:min(len(code), n+l)]), Mnemonic: mnemonic, SingleStepped: !emulated}
+	}
+	return entryProbe(elf.EM_X86_64, name, code)
 }
 
 // functionBytes returns the first bytes of the function s in f (false

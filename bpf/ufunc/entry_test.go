@@ -64,10 +64,11 @@ func entriesBinary(t *testing.T) string {
 // and only tg_xor's is single-stepped.
 func TestEntryProbes(t *testing.T) {
 	bin := entriesBinary(t)
-	_, got, err := Check(bin, []string{"tg_push", "tg_endbr", "tg_xor", "main"})
+	tg, err := Check(bin, []string{"tg_push", "tg_endbr", "tg_xor", "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := tg.Probes
 	want := []result.Probe{
 		{Symbol: "tg_push", Insn: "53", Mnemonic: "push"},
 		{Symbol: "tg_endbr", Offset: 4, Insn: "53", Mnemonic: "push"},

@@ -18,6 +18,7 @@ import (
 const (
 	ufuncMapEvidenceEvents       = "evidence_events"
 	ufuncMapEvidenceFloor        = "evidence_floor"
+	ufuncMapGoStart              = "go_start"
 	ufuncMapHist                 = "hist"
 	ufuncMapHistStats            = "hist_stats"
 	ufuncMapInterfereLog         = "interfere_log"
@@ -29,6 +30,8 @@ const (
 	ufuncProgSchedProcessForkBtf = "sched_process_fork_btf"
 	ufuncProgSchedProcessForkRaw = "sched_process_fork_raw"
 	ufuncProgUfuncEntry          = "ufunc_entry"
+	ufuncProgUfuncGoEntry        = "ufunc_go_entry"
+	ufuncProgUfuncGoReturn       = "ufunc_go_return"
 	ufuncProgUfuncReturn         = "ufunc_return"
 	ufuncVarEvidenceDropped      = "evidence_dropped"
 	ufuncVarEvidenceEpoch        = "evidence_epoch"
@@ -90,6 +93,8 @@ type ufuncProgramSpecs struct {
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.ProgramSpec `ebpf:"sched_process_fork_raw"`
 	UfuncEntry          *ebpf.ProgramSpec `ebpf:"ufunc_entry"`
+	UfuncGoEntry        *ebpf.ProgramSpec `ebpf:"ufunc_go_entry"`
+	UfuncGoReturn       *ebpf.ProgramSpec `ebpf:"ufunc_go_return"`
 	UfuncReturn         *ebpf.ProgramSpec `ebpf:"ufunc_return"`
 }
 
@@ -99,6 +104,7 @@ type ufuncProgramSpecs struct {
 type ufuncMapSpecs struct {
 	EvidenceEvents *ebpf.MapSpec `ebpf:"evidence_events"`
 	EvidenceFloor  *ebpf.MapSpec `ebpf:"evidence_floor"`
+	GoStart        *ebpf.MapSpec `ebpf:"go_start"`
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
@@ -146,6 +152,7 @@ func (o *ufuncObjects) Close() error {
 type ufuncMaps struct {
 	EvidenceEvents *ebpf.Map `ebpf:"evidence_events"`
 	EvidenceFloor  *ebpf.Map `ebpf:"evidence_floor"`
+	GoStart        *ebpf.Map `ebpf:"go_start"`
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
@@ -158,6 +165,7 @@ func (m *ufuncMaps) Close() error {
 	return _UfuncClose(
 		m.EvidenceEvents,
 		m.EvidenceFloor,
+		m.GoStart,
 		m.Hist,
 		m.HistStats,
 		m.InterfereLog,
@@ -193,6 +201,8 @@ type ufuncPrograms struct {
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.Program `ebpf:"sched_process_fork_raw"`
 	UfuncEntry          *ebpf.Program `ebpf:"ufunc_entry"`
+	UfuncGoEntry        *ebpf.Program `ebpf:"ufunc_go_entry"`
+	UfuncGoReturn       *ebpf.Program `ebpf:"ufunc_go_return"`
 	UfuncReturn         *ebpf.Program `ebpf:"ufunc_return"`
 }
 
@@ -203,6 +213,8 @@ func (p *ufuncPrograms) Close() error {
 		p.SchedProcessForkBtf,
 		p.SchedProcessForkRaw,
 		p.UfuncEntry,
+		p.UfuncGoEntry,
+		p.UfuncGoReturn,
 		p.UfuncReturn,
 	)
 }

@@ -121,13 +121,9 @@ func Find(f *elf.File, fn Function) (Sites, error) {
 	if f.Machine != elf.EM_X86_64 {
 		return Sites{}, fmt.Errorf("%s: a %s binary; return sites are found in x86-64 code only", fn.Name, f.Machine)
 	}
-	p := segment(f, fn.Addr, fn.Size)
-	if p == nil || fn.Offset != fn.Addr-p.Vaddr+p.Off {
-		return Sites{}, fmt.Errorf("%s: %#x to %#x is not code of the file", fn.Name, fn.Addr, fn.Addr+fn.Size)
-	}
-	code := make([]byte, fn.Size)
-	if _, err := p.ReadAt(code, int64(fn.Addr-p.Vaddr)); err != nil {
-		return Sites{}, fmt.Errorf("%s: read its code: %w", fn.Name, err)
+	code, err := Code(f, fn)
+	if err != nil {
+		return Sites{}, err
 	}
 	ex, err := Decode(code, fn.Addr)
 	if err != nil {
@@ -138,4 +134,17 @@ func Find(f *elf.File, fn Function) (Sites, error) {
 		s.Rets = append(s.Rets, fn.Offset+r)
 	}
 	return s, nil
+}
+
+// Code reads fn's bytes from f.
+func Code(f *elf.File, fn Function) ([]byte, error) {
+	p := segment(f, fn.Addr, fn.Size)
+	if p == nil || fn.Offset != fn.Addr-p.Vaddr+p.Off {
+		return nil, fmt.Errorf("%s: %#x to %#x is not code of the file", fn.Name, fn.Addr, fn.Addr+fn.Size)
+	}
+	code := make([]byte, fn.Size)
+	if _, err := p.ReadAt(code, int64(fn.Addr-p.Vaddr)); err != nil {
+		return nil, fmt.Errorf("%s: read its code: %w", fn.Name, err)
+	}
+	return code, nil
 }
