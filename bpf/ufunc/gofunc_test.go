@@ -300,10 +300,17 @@ func TestGoAtLeast(t *testing.T) {
 // both single-stepped) and framed (its entry probe on the emulated JBE
 // past the stack check, its RET single-stepped), each called in a loop
 // untraced and then traced. Reported: ns a call, untraced and the added
-// cost traced (framed's includes the nop it calls).
+// cost traced (framed's includes the nop it calls), and the mean run time
+// of the BPF programs, the rest of the cost being the kernel's traps.
 func BenchmarkGoProbeCost(b *testing.B) {
 	full, _ := goBinaries(b)
+	st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
 	const n = 50_000
+	var bpf tracing.RunStats
 	run := func(traced bool) map[string]goTiming {
 		w := startGoWork(b, full, nil, "nop", fmt.Sprint(n))
 		if traced {
@@ -313,6 +320,9 @@ func BenchmarkGoProbeCost(b *testing.B) {
 			}
 			defer tr.Close()
 			defer func() {
+				if bpf, err = tr.RunStats(); err != nil {
+					b.Fatal(err)
+				}
 				hs, err := tr.Read()
 				if err != nil {
 					b.Fatal(err)
@@ -333,5 +343,6 @@ func BenchmarkGoProbeCost(b *testing.B) {
 			b.ReportMetric(float64(plain[f].median), f+"-ns/call")
 			b.ReportMetric(float64(traced[f].median-plain[f].median), f+"-probes-ns/call")
 		}
+		b.ReportMetric(bpf.PerRun(), "bpf-ns/run")
 	}
 }
