@@ -1,6 +1,7 @@
 package ufunc
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -201,6 +202,58 @@ func TestGoStackGrowth(t *testing.T) {
 	}
 	if runs["ufunc_go_entry"] < 2*n {
 		t.Errorf("the entry probe ran %d times for %d calls: the calls did not grow their stacks", runs["ufunc_go_entry"], n)
+	}
+}
+
+// TestGoEvidence keeps the slowest calls of a Go function with the user
+// stack at its RET: the function itself, then its caller (the closure
+// in main that calls work), which the frame pointers alone skip there.
+func TestGoEvidence(t *testing.T) {
+	full, _ := goBinaries(t)
+	w := startGoWork(t, full, []string{"GOMAXPROCS=4"}, "sleep", "40", "4", "1ms")
+	const k = 3
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(w.cmd.Process.Pid), Evidence: k}, Binary: full, Symbols: []string{"main.work"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	w.run(t)
+	evs, dropped, err := tr.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func(addr uint64) string {
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && addr >= s.Value && addr < s.Value+s.Size {
+				return s.Name
+			}
+		}
+		return fmt.Sprintf("%#x", addr)
+	}
+	got := evs[Metric(full, "main.work")]
+	if len(got) != k {
+		t.Fatalf("%d events, want %d (dropped %d)", len(got), k, dropped)
+	}
+	for _, e := range got {
+		var frames []string
+		for _, a := range e.UserStack {
+			frames = append(frames, name(a))
+		}
+		if len(frames) < 3 || frames[0] != "main.work" || !strings.HasPrefix(frames[1], "main.main.func") {
+			t.Errorf("event of %d ns: user stack %v, want main.work, then the closure of main that calls it", e.Latency, frames)
+		}
 	}
 }
 

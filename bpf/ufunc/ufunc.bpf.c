@@ -106,6 +106,37 @@ int ufunc_go_entry(struct pt_regs *ctx)
 	return 0;
 }
 
+/* go_evidence is evidence_current at a Go function's RET, whose user
+ * stack would miss the function's caller: the frame pointer is the
+ * caller's again, so the unwinder goes from the function to its caller's
+ * caller. The caller is the return address at SP, put in after the
+ * function's own frame. */
+static __always_inline void go_evidence(struct pt_regs *ctx, __u32 m, __u64 v)
+{
+	struct evidence_event *e = evidence_begin(m, v);
+	__u64 id, ret = 0;
+	long n;
+
+	if (!e)
+		return;
+	id = bpf_get_current_pid_tgid();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->kstack_len = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
+	n = bpf_get_stack(ctx, &e->ustack[1], sizeof(e->ustack) - sizeof(e->ustack[0]), BPF_F_USER_STACK);
+	if (n > 0 && !bpf_probe_read_user(&ret, sizeof(ret), (void *)ctx->sp)) {
+		e->ustack[0] = e->ustack[1];
+		e->ustack[1] = ret;
+		n += sizeof(e->ustack[0]);
+	} else if (n > 0) {
+		n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack), BPF_F_USER_STACK);
+	}
+	e->ustack_len = n;
+	evidence_interference(e);
+	evidence_submit(e);
+}
+
 SEC("uprobe")
 int ufunc_go_return(struct pt_regs *ctx)
 {
@@ -120,7 +151,7 @@ int ufunc_go_return(struct pt_regs *ctx)
 	v = bpf_ktime_get_ns() - *ts;
 	bpf_map_delete_elem(&go_start, &k);
 	hist_record(k.metric, v);
-	evidence_current(ctx, k.metric, v);
+	go_evidence(ctx, k.metric, v);
 	return 0;
 }
 
