@@ -232,11 +232,22 @@ func (s *Scenario) readName(f config.Field) (err error) {
 	if s.Name, err = f.String(); err != nil {
 		return err
 	}
-	if !nameRE.MatchString(s.Name) || len(s.Name) > maxNameLen {
+	if !ValidName(s.Name) {
 		return f.Value.Errorf("bad name %q; use lowercase letters, digits and dashes (at most %d), e.g. syscall-read", s.Name, maxNameLen)
 	}
 	return nil
 }
+
+// ValidName says name is a scenario's name: lowercase letters, digits
+// and dashes, not starting with a dash, at most 64 bytes. Such a name is
+// never a flag or a path, so a name read from a file (a history record)
+// may become an argument once it passes.
+func ValidName(name string) bool {
+	return nameRE.MatchString(name) && len(name) <= maxNameLen
+}
+
+// NameRule is ValidName's rule in words, for messages.
+const NameRule = "lowercase letters, digits and dashes, at most 64"
 
 // readSetting reads one of the scenario's keys that stand alone: its
 // description, trials, warmup, duration and evidence.

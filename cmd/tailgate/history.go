@@ -14,8 +14,10 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // historySubs are history's subcommands, in the order its usage lists
@@ -339,6 +341,9 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if err != nil {
 		return historyError(err)
 	}
+	if err := checkConfirmScenarios(p); err != nil {
+		return err
+	}
 	if err := p.Boot(ctx, *build, *dir, stderr); errors.Is(err, history.ErrBadInput) {
 		return usagef("%w", err)
 	} else if err != nil {
@@ -354,4 +359,21 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 		return nil
 	}
 	return confirmGate(ctx, gargs, stdout, stderr)
+}
+
+// checkConfirmScenarios refuses a record's scenario that the gate
+// confirm runs could not take by name: a name outside the rules of a
+// scenario's name (a record is untrusted: "-h" or "/etc/shadow" would
+// be a flag or a file the gate reads as root), or one of a scenario file,
+// which a name does not find.
+func checkConfirmScenarios(p *history.Pair) error {
+	for _, name := range p.Scenarios {
+		if !scenarios.ValidName(name) {
+			return usagef("the records of %s name scenario %s, which is no scenario name (%s); the record is not tailgate's or was edited", history.Short(p.Head.Commit), plaintext.Line(fmt.Sprintf("%q", name)), scenarios.NameRule)
+		}
+		if _, err := scenarios.Lookup("builtin:" + name); err != nil {
+			return usagef("scenario %s of the records of %s is not built in, and confirm runs built-in scenarios only; run its file yourself: tailgate gate FILE %s", name, history.Short(p.Head.Commit), joinArgs(p.GateArgs(nil)[:4]))
+		}
+	}
+	return nil
 }

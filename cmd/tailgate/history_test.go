@@ -8,10 +8,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -195,7 +198,7 @@ func TestHistoryConfirm(t *testing.T) {
 		t.Fatalf("confirm: exit %d: %s", code, stderr)
 	}
 	// The records ran in virtual time: so does their confirmation.
-	want := "syscall-read --kernel " + commits[5][:12] + "=debian:6.1.0-old-cloud-amd64 --kernel " + commits[6][:12] + "=debian:6.1.0-new-cloud-amd64 --clock virtual --budget 5m"
+	want := "--kernel " + commits[5][:12] + "=debian:6.1.0-old-cloud-amd64 --kernel " + commits[6][:12] + "=debian:6.1.0-new-cloud-amd64 --clock virtual --budget 5m -- syscall-read"
 	if strings.Join(got, " ") != want {
 		t.Errorf("gate args %q, want %q", strings.Join(got, " "), want)
 	}
@@ -207,7 +210,7 @@ func TestHistoryConfirm(t *testing.T) {
 		t.Fatalf("confirm --build: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(bdir, "base", "bzImage"))
-	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 7 || got[2] != commits[5][:12]+"="+filepath.Join(bdir, "base", "bzImage") || got[4] != commits[6][:12]+"="+filepath.Join(bdir, "head", "bzImage") {
+	if strings.TrimSpace(string(b)) != commits[5] || len(got) != 8 || got[1] != commits[5][:12]+"="+filepath.Join(bdir, "base", "bzImage") || got[3] != commits[6][:12]+"="+filepath.Join(bdir, "head", "bzImage") {
 		t.Errorf("--build: base built %q, gate args %q", b, got)
 	}
 }
@@ -253,5 +256,117 @@ func TestHistoryBadInput(t *testing.T) {
 	os.WriteFile(rec, b[:len(b)/3], 0o644)
 	if code, out, _ := historyRun(t, "check", store); code != 2 || !strings.Contains(out, "torn") {
 		t.Errorf("check of a torn record: exit %d:\n%s", code, out)
+	}
+}
+
+// confirmStore is a store of two commits' records of a VM target, made
+// from real trials and changed by edit as an attacker who can push to
+// the store would.
+func confirmStore(t *testing.T, edit func(*result.Result)) (store, head string) {
+	t.Helper()
+	res, err := result.Load(filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	store = filepath.Join(dir, "store")
+	for c := 1; c <= 2; c++ {
+		shift := 0
+		res.Target = result.Target{Name: "deb", Kind: "vm", Kernel: "debian:6.1.0-old-cloud-amd64", Clock: result.ClockVirtual, IcountShift: &shift}
+		edit(res)
+		path := filepath.Join(dir, fmt.Sprintf("r%d.json", c))
+		if err := result.Write(path, res); err != nil {
+			t.Fatal(err)
+		}
+		head = fmt.Sprintf("%06x%034x", 0xabc000+c, 0)
+		if code, _, stderr := historyRun(t, "add", store, path, "--commit", head, "--time", fmt.Sprint(1700000000+3600*c)); code != 0 {
+			t.Fatalf("history add: exit %d: %s", code, stderr)
+		}
+	}
+	return store, head
+}
+
+// A record's text is data: a scenario name that is a flag or a path, a
+// kernel that is a device, a clock that is none, never reach the gate;
+// confirm refuses the record in one line, exit 2.
+func TestHistoryConfirmRefusesForgedRecords(t *testing.T) {
+	ran := false
+	old := confirmGate
+	confirmGate = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		ran = true
+		return nil
+	}
+	defer func() { confirmGate = old }()
+	name := func(n string) func(*result.Result) {
+		return func(r *result.Result) { r.Scenarios[0].Name = n }
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*result.Result)
+		want string
+	}{
+		{"help flag", name("-h"), "no scenario name"},
+		{"a file root reads", name("/etc/shadow"), "no scenario name"},
+		{"a flag with a value", name("--format=markdown=/tmp/x"), "no scenario name"},
+		{"upper case", name("Syscall-Read"), "no scenario name"},
+		{"not built in", name("my-own"), "not built in"},
+		{"a device as kernel", func(r *result.Result) { r.Target.Kernel = "/dev/zero" }, "not a regular file"},
+		{"a kernel with a carriage return", func(r *result.Result) { r.Target.Cmdline = "quiet\rpanic=1" }, "control character"},
+		{"a kernel of two words", func(r *result.Result) { r.Target.Kernel = "debian:6.1 --vcpus" }, "not one word"},
+		{"a bogus clock", func(r *result.Result) { r.Target.Clock = "bogus" }, "neither real nor virtual"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store, head := confirmStore(t, c.edit)
+			for _, dry := range []bool{false, true} {
+				ran = false
+				args := []string{"confirm", store, head}
+				if dry {
+					args = append(args, "--dry-run")
+				}
+				code, stdout, stderr := historyRun(t, args...)
+				if code != 2 || ran || stdout != "" || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+					t.Errorf("dry-run %v: exit %d, gate ran %v, stdout %q; stderr %q, want one line with %q", dry, code, ran, stdout, stderr, c.want)
+				}
+			}
+		})
+	}
+}
+
+// --dry-run prints the command that runs: bash splits the printed line
+// back into the gate's arguments, a record's command line with a quote
+// and spaces in it included.
+func TestHistoryConfirmDryRunQuoted(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	store, head := confirmStore(t, func(r *result.Result) { r.Target.Cmdline = "it's panic=10 $HOME" })
+	var got []string
+	old := confirmGate
+	confirmGate = func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		got = args
+		return nil
+	}
+	defer func() { confirmGate = old }()
+	code, stdout, stderr := historyRun(t, "confirm", store, head, "--dry-run", "--", "--format=markdown=/tmp/x")
+	if code != 0 || got != nil {
+		t.Fatalf("confirm --dry-run: exit %d, gate ran with %q: %s", code, got, stderr)
+	}
+	if code, _, stderr := historyRun(t, "confirm", store, head, "--", "--format=markdown=/tmp/x"); code != 0 {
+		t.Fatalf("confirm: exit %d: %s", code, stderr)
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(stdout), "tailgate gate ")
+	if !ok {
+		t.Fatalf("--dry-run printed %q", stdout)
+	}
+	split, err := exec.Command("bash", "-c", `for a in `+line+`; do printf '%s\0' "$a"; done`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Split(strings.TrimSuffix(string(split), "\x00"), "\x00")
+	if diff := cmp.Diff(got, words); diff != "" {
+		t.Errorf("the printed line is not the command that runs (-ran +printed):\n%s", diff)
+	}
+	if i := slices.Index(got, "--"); i < 0 || !slices.Equal(got[i+1:], []string{"syscall-read"}) {
+		t.Errorf("gate args %q: want the scenario after --", got)
 	}
 }

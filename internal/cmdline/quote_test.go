@@ -30,3 +30,32 @@ func TestQuote(t *testing.T) {
 		t.Errorf("Quote(vm.swappiness=60) = %s, want it as it is", q)
 	}
 }
+
+// A word with a control character is printed with it escaped, and bash
+// reads the printed word back as the word: a carriage return from a
+// record cannot hide part of the printed line.
+func TestQuoteControl(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	args := []string{"a\rb", "x\ny", "tab\there", "it's\x1b[2Kgone", "\\\x7f", "bad\xffbyte", "zw\u200bsp"}
+	var words []string
+	for _, a := range args {
+		q := Quote(a)
+		if strings.ContainsFunc(q, hidden) {
+			t.Errorf("Quote(%q) = %q holds a hidden character", a, q)
+		}
+		words = append(words, q)
+	}
+	got, err := exec.Command("bash", "-c", "for a in "+strings.Join(words, " ")+"; do printf '<%s>' \"$a\"; done").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, a := range args {
+		want += "<" + a + ">"
+	}
+	if string(got) != want {
+		t.Errorf("bash split %q into %q, want %q", words, got, want)
+	}
+}

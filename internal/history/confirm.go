@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
 )
@@ -79,8 +81,54 @@ func (s *Store) Pair(ctx context.Context, commit, target string) (*Pair, error) 
 	if len(p.Scenarios) == 0 {
 		return nil, badInputf("commits %s and %s share no scenario", Short(base.Commit), Short(head.Commit))
 	}
+	for _, r := range []struct {
+		commit string
+		rec    *Record
+	}{{base.Commit, p.BaseRecord}, {head.Commit, p.HeadRecord}} {
+		if err := checkRecordedKernel(r.commit, r.rec.Result.Target); err != nil {
+			return nil, err
+		}
+	}
 	p.Kernels = [2]string{kernelArg(p.BaseRecord.Result.Target), kernelArg(p.HeadRecord.Result.Target)}
+	switch c := p.HeadRecord.Result.Target.Clock; c {
+	case "", result.ClockReal, result.ClockVirtual:
+	default:
+		return nil, badInputf("the record of %s names clock %q, which is neither %s nor %s; the record is not tailgate's or was edited", Short(head.Commit), c, result.ClockReal, result.ClockVirtual)
+	}
 	return p, nil
+}
+
+// checkRecordedKernel refuses a record's kernel that is not one a run
+// could have recorded: its text becomes a --kernel argument. A spec is
+// one word, its command line printable text.
+func checkRecordedKernel(commit string, t result.Target) error {
+	if strings.ContainsFunc(t.Kernel+t.Cmdline, plaintext.Hides) {
+		return badRecordedKernel(commit, t.Kernel+" "+t.Cmdline, "holds a control character")
+	}
+	if strings.ContainsFunc(t.Kernel, unicode.IsSpace) || strings.HasPrefix(t.Kernel, "-") {
+		return badRecordedKernel(commit, t.Kernel, "is not one word that is a spec")
+	}
+	return nil
+}
+
+// checkRecordedFile refuses a recorded kernel spec that is a path but
+// not of a regular file here: root reads it whole, and a device or a
+// FIFO is a read that never ends.
+func checkRecordedFile(commit, kernel string) error {
+	spec, _, _ := strings.Cut(kernel, " ")
+	if strings.HasPrefix(spec, "debian:") {
+		return nil
+	}
+	if st, err := os.Stat(spec); err != nil {
+		return badRecordedKernel(commit, spec, "is not a file here ("+err.Error()+"); give --build CMD to build the commits' kernels")
+	} else if !st.Mode().IsRegular() {
+		return badRecordedKernel(commit, spec, "is not a regular file")
+	}
+	return nil
+}
+
+func badRecordedKernel(commit, kernel, what string) error {
+	return badInputf("the record of %s names kernel %q, which %s; the record is not tailgate's or was edited", Short(commit), kernel, what)
 }
 
 // Short is the first 12 digits of commit c, for messages.
@@ -151,6 +199,13 @@ func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error
 	if p.Kernels[0] == "" || p.Kernels[1] == "" {
 		return badInputf("the records of %s and %s ran on the host, so they name no kernel to boot; give --build CMD that builds each commit's kernel into $TAILGATE_OUT/bzImage, or, for a program of your own, tailgate bisect --good %s --bad %s --build CMD SCENARIO", Short(p.Base.Commit), Short(p.Head.Commit), Short(p.Base.Commit), Short(p.Head.Commit))
 	}
+	if build == "" {
+		for i, commit := range []string{p.Base.Commit, p.Head.Commit} {
+			if err := checkRecordedFile(commit, p.Kernels[i]); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -159,13 +214,21 @@ func (p *Pair) Boot(ctx context.Context, build, dir string, log io.Writer) error
 // commit (two builds are both bzImage, and a false lead may have booted
 // one kernel twice), the clock the head's record ran on when it says,
 // then extra (whose --clock wins).
+//
+// The scenarios' names come from the records, so they go last, after
+// "--" (after extra's own "--" when it has one), where no name can be
+// taken for a flag; the caller checks them against the rules of a
+// scenario's name first.
 func (p *Pair) GateArgs(extra []string) []string {
-	args := append(slices.Clone(p.Scenarios),
-		"--kernel", Short(p.Base.Commit)+"="+p.Kernels[0], "--kernel", Short(p.Head.Commit)+"="+p.Kernels[1])
+	args := []string{"--kernel", Short(p.Base.Commit) + "=" + p.Kernels[0], "--kernel", Short(p.Head.Commit) + "=" + p.Kernels[1]}
 	if c := p.HeadRecord.Result.Target.Clock; c != "" {
 		args = append(args, "--clock", c)
 	}
-	return append(args, extra...)
+	args = append(args, extra...)
+	if !slices.Contains(extra, "--") {
+		args = append(args, "--")
+	}
+	return append(args, p.Scenarios...)
 }
 
 // ParseTime reads a commit's time: RFC 3339 or Unix seconds.
