@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 )
@@ -161,13 +163,65 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("sysctl %s cannot be set: %s", e.Setting, e.Why)
 }
 
-// oneWay are settings the kernel takes and never lets go back until the
-// next boot: probing them would change the machine for good.
-var oneWay = map[Setting]bool{
-	{Key: "kernel.modules_disabled", Value: "1"}:          true,
-	{Key: "kernel.kexec_load_disabled", Value: "1"}:       true,
-	{Key: "kernel.unprivileged_bpf_disabled", Value: "1"}: true,
-	{Key: "kernel.yama.ptrace_scope", Value: "3"}:         true,
+// oneWay are the keys some of whose values the kernel takes and never
+// lets go back until the next boot, each with the test of a value (read
+// as the kernel reads it, kernelInt) and of the key's current one:
+// probing such a value would change the machine for good.
+var oneWay = map[string]struct {
+	locks func(v, cur int64) bool
+	why   string
+}{
+	"kernel/modules_disabled":          {is(1), "the kernel keeps that value until the next boot"},
+	"kernel/kexec_load_disabled":       {is(1), "the kernel keeps that value until the next boot"},
+	"kernel/unprivileged_bpf_disabled": {is(1), "the kernel keeps that value until the next boot"},
+	"kernel/yama/ptrace_scope":         {is(3), "the kernel keeps that value until the next boot"},
+	"kernel/tainted":                   {func(v, cur int64) bool { return true }, "the kernel only ever adds taint bits"},
+	"kernel/kexec_load_limit_panic":    {below, "the kernel only ever lowers that limit"},
+	"kernel/kexec_load_limit_reboot":   {below, "the kernel only ever lowers that limit"},
+}
+
+func is(n int64) func(v, cur int64) bool { return func(v, cur int64) bool { return v == n } }
+
+func below(v, cur int64) bool { return v < cur }
+
+// kernelInt reads the first number of value as the kernel's integer
+// sysctls do (proc_dointvec, kstrtoul: base 0): blanks before it, a
+// sign, 0x for hex and a leading 0 for octal, so that 01 and 0x1 are 1.
+// Go's base 0 also takes 0b, 0o and underscores, which the kernel
+// refuses: reading such a value as a number errs on the side of refusing
+// it. A value that is no number is false: the kernel refuses it too,
+// which the probe write finds.
+func kernelInt(value string) (int64, bool) {
+	f := strings.FieldsFunc(value, func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
+	if len(f) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[0], 0, 64)
+	return n, err == nil
+}
+
+// oneWayWhy is why setting s could never be put back, "" when it could.
+func oneWayWhy(root string, s Setting) string {
+	r, err := rel(s.Key)
+	if err != nil {
+		return ""
+	}
+	ow, ok := oneWay[r]
+	if !ok {
+		return ""
+	}
+	v, ok := kernelInt(s.Value)
+	if !ok {
+		return ""
+	}
+	cur := int64(0)
+	if c, err := Read(root, s.Key); err == nil {
+		cur, _ = kernelInt(c)
+	}
+	if !ow.locks(v, cur) {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s reads as %d), so it could not be put back", ow.why, s.Value, v)
 }
 
 // stableReads and stableGap: how often, and how far apart, Check reads a
@@ -198,8 +252,8 @@ func Check(root string, s Setting) error {
 	if perm := st.Mode().Perm(); perm&0o222 == 0 {
 		return &KeyError{Setting: s, Why: fmt.Sprintf("the key is read-only (mode %04o)", perm)}
 	}
-	if oneWay[Setting{Key: strings.ReplaceAll(strings.Trim(s.Key, "/"), "/", "."), Value: normalize(s.Value)}] {
-		return &KeyError{Setting: s, Why: "the kernel keeps that value until the next boot, so it could not be put back"}
+	if why := oneWayWhy(root, s); why != "" {
+		return &KeyError{Setting: s, Why: why}
 	}
 	for range stableReads - 1 {
 		time.Sleep(stableGap)

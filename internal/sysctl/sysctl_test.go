@@ -295,3 +295,87 @@ func TestApplyUnopenedKeyNotRestored(t *testing.T) {
 		t.Errorf("journals left: %v", js)
 	}
 }
+
+// TestCheckReadsValuesAsTheKernel: a one-way value is refused however it
+// is spelt, since the kernel reads integers base 0 (01 and 0x1 are 1),
+// and kernel.tainted, whose bits the kernel only ever adds, is refused
+// whatever the value; values the kernel lets go of pass.
+func TestCheckReadsValuesAsTheKernel(t *testing.T) {
+	start := map[string]string{"kernel.unprivileged_bpf_disabled": "2", "kernel.modules_disabled": "0",
+		"kernel.yama.ptrace_scope": "1", "kernel.tainted": "0", "kernel.kexec_load_limit_panic": "5"}
+	for _, c := range []struct {
+		s       Setting
+		refused bool
+	}{
+		{Setting{"kernel.unprivileged_bpf_disabled", "1"}, true},
+		{Setting{"kernel.unprivileged_bpf_disabled", "01"}, true},
+		{Setting{"kernel.unprivileged_bpf_disabled", "0x1"}, true},
+		{Setting{"kernel.unprivileged_bpf_disabled", "0X01"}, true},
+		{Setting{"kernel.unprivileged_bpf_disabled", "1 0"}, true},
+		{Setting{"kernel/unprivileged_bpf_disabled", "1"}, true},
+		{Setting{"kernel.unprivileged_bpf_disabled", "2"}, false},
+		{Setting{"kernel.unprivileged_bpf_disabled", "0x2"}, false},
+		{Setting{"kernel.modules_disabled", "001"}, true},
+		{Setting{"kernel.yama.ptrace_scope", "03"}, true},
+		{Setting{"kernel.yama.ptrace_scope", "0x3"}, true},
+		{Setting{"kernel.yama.ptrace_scope", "2"}, false},
+		{Setting{"kernel.tainted", "1"}, true},
+		{Setting{"kernel.tainted", "0x4000"}, true},
+		{Setting{"kernel.kexec_load_limit_panic", "4"}, true},
+		{Setting{"kernel.kexec_load_limit_panic", "5"}, false},
+	} {
+		root := fakeRoot(t, start)
+		err := Probe(root, []Setting{c.s})
+		var ke *KeyError
+		if refused := errors.As(err, &ke); refused != c.refused {
+			t.Errorf("Probe %s = %v; refused %v, want %v", c.s, err, refused, c.refused)
+		}
+		for k, v := range start {
+			if got := value(t, root, k); got != v {
+				t.Errorf("Probe %s: %s reads %q, want %q", c.s, k, got, v)
+			}
+		}
+	}
+	// The real kernel's own keys, checked without a write.
+	if _, err := Read(Root, "kernel.unprivileged_bpf_disabled"); err == nil {
+		for _, v := range []string{"01", "0x1", " 1"} {
+			if err := Check(Root, Setting{Key: "kernel.unprivileged_bpf_disabled", Value: v}); !errors.As(err, new(*KeyError)) {
+				t.Errorf("Check kernel.unprivileged_bpf_disabled=%s = %v, want a *KeyError", v, err)
+			}
+		}
+	}
+	if err := Check(Root, Setting{Key: "kernel.tainted", Value: "0x1"}); !errors.As(err, new(*KeyError)) {
+		t.Errorf("Check kernel.tainted=0x1 = %v, want a *KeyError", err)
+	}
+}
+
+// TestKernelIntAgreesWithTheKernel writes spellings of numbers to a
+// harmless integer key of the real kernel, and wherever the kernel takes
+// one, kernelInt reads the number the kernel read.
+func TestKernelIntAgreesWithTheKernel(t *testing.T) {
+	const key = "kernel.printk_ratelimit_burst"
+	old, err := Read(Root, key)
+	if err != nil {
+		t.Skipf("needs %s: %v", key, err)
+	}
+	p, _ := Path(Root, key)
+	defer os.WriteFile(p, []byte(old+"\n"), 0)
+	took := 0
+	for _, v := range []string{"010", "0x1f", "0X1F", "  12", "\t7", "07", "+5", "0b1", "09", "1 2", "0o7", "1_0", "12abc"} {
+		if err := os.WriteFile(p, []byte(v), 0); err != nil {
+			continue // the kernel refused it: so does the probe write
+		}
+		back, err := Read(Root, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took++
+		n, ok := kernelInt(v)
+		if want, _ := strconv.ParseInt(back, 10, 64); !ok || n != want {
+			t.Errorf("the kernel read %q as %s; kernelInt read %d (%v)", v, back, n, ok)
+		}
+	}
+	if took < 6 {
+		t.Errorf("the kernel took %d spellings, want at least the 6 plain ones", took)
+	}
+}
