@@ -104,6 +104,8 @@ func warningText(w stats.Warning, base, cand string) string {
 			few = append(few, fmt.Sprintf("candidate %d", w.CandCount))
 		}
 		return fmt.Sprintf("few events beyond %s (%s; want ≥ %d): run longer or more trials", w.Percentile, strings.Join(few, ", "), stats.MinTailEvents)
+	case stats.WarnDecidedOnFewTail:
+		return decidedOnFewTailText(w, base, cand)
 	case stats.WarnOneTrial:
 		if w.Side == stats.Both {
 			return "one trial per side: the interval ignores trial-to-trial variation"
@@ -121,6 +123,22 @@ func warningText(w stats.Warning, base, cand string) string {
 		return fmt.Sprintf("the calibration was measured with %s %q, %s with %q; applied all the same", fieldLabel(w.Field), w.Cand, base, w.Base)
 	}
 	return string(w.Kind)
+}
+
+// decidedOnFewTailText words a WarnDecidedOnFewTail in one line: the
+// events short of the rule, and why the verdict stands all the same.
+func decidedOnFewTailText(w stats.Warning, base, cand string) string {
+	few := fmt.Sprintf("%s %d", base, w.BaseCount)
+	if w.Side == stats.Candidate {
+		few = fmt.Sprintf("%s %d", cand, w.CandCount)
+	} else if w.Side == stats.Both {
+		few = fmt.Sprintf("%s %d, %s %d", base, w.BaseCount, cand, w.CandCount)
+	}
+	why := "the whole interval is past the threshold"
+	if w.Detail == stats.StarvedCollapse {
+		why = fmt.Sprintf("%s did %s events a trial, %s %s: the slower side is short of events because it is slower", cand, w.Cand, base, w.Base)
+	}
+	return fmt.Sprintf("%s decided on few events beyond it (%s; the rule wants %d) because %s", w.Percentile, few, stats.MinTailEvents, why)
 }
 
 // gateDiffersText words a WarnGateDiffers.

@@ -97,6 +97,19 @@ func decide(v *Verdict, upRejected, downRejected bool, beta float64) {
 // inside.
 func setKind(v *Verdict, q float64, called, equivalent, short bool, beyond, near func() int) {
 	t := v.Threshold
+	if short {
+		if why := starved(v, called); why != "" {
+			// Few events past the quantile, but not for want of
+			// evidence: the slowdown starved its own tail.
+			decidedOnFewTail(v, why)
+			if v.Ratio > 1 {
+				v.Kind = Regression
+			} else {
+				v.Kind = Improvement
+			}
+			return
+		}
+	}
 	switch {
 	case (called || equivalent) && short:
 		// The interval cannot be trusted on a handful of events past the
@@ -116,6 +129,69 @@ func setKind(v *Verdict, q float64, called, equivalent, short bool, beyond, near
 		v.Kind = Inconclusive
 		v.TrialsToSettle = near()
 	}
+}
+
+// Reasons a verdict with few events past its quantile is decided all
+// the same (a WarnDecidedOnFewTail's Detail).
+const (
+	// StarvedInterval: the test called it and the whole interval lies
+	// past the threshold.
+	StarvedInterval = "interval"
+	// StarvedCollapse: the slower side did at most 1/CollapseFactor of
+	// the other's events per trial: it is slower by as much as it lacks
+	// events, whatever its quantile's interval says.
+	StarvedCollapse = "collapse"
+)
+
+// CollapseFactor is how many times fewer events per trial the slower side
+// of a verdict must have done for its shortage of tail events to be the
+// slowdown's own doing (StarvedCollapse).
+const CollapseFactor = 2
+
+// starved is why v, short of events past its quantile, is decided all
+// the same (StarvedInterval, StarvedCollapse), "" when it is not. Both
+// need the estimate past the threshold. A slowdown of a workload that
+// loops (a program that sleeps, a server under a closed loop) does fewer
+// operations, so its side has fewer events past any quantile: the rule
+// that wants MinTailEvents of them would pass the very slowdowns that
+// starve their tails.
+func starved(v *Verdict, called bool) string {
+	t := v.Threshold
+	up, down := v.Ratio > 1+t, v.Ratio < 1-t
+	if !v.Gated || !(up || down) || v.BaseEvents == 0 || v.CandEvents == 0 {
+		return ""
+	}
+	if called && (up && v.Lo > 1+t || down && v.Hi < 1-t) {
+		return StarvedInterval
+	}
+	b, c := eventsPerTrial(v.BaseEvents, v.BaseTrials), eventsPerTrial(v.CandEvents, v.CandTrials)
+	if up && c*CollapseFactor <= b || down && b*CollapseFactor <= c {
+		return StarvedCollapse
+	}
+	return ""
+}
+
+// decidedOnFewTail turns v's WarnFewTailEvents into the
+// WarnDecidedOnFewTail that says why it was decided all the same.
+func decidedOnFewTail(v *Verdict, why string) {
+	per := func(events uint64, trials int) string {
+		return strconv.FormatFloat(eventsPerTrial(events, trials), 'f', 0, 64)
+	}
+	for i, w := range v.Warnings {
+		if w.Kind == WarnFewTailEvents && w.Percentile == v.Quantile {
+			w.Kind, w.Detail = WarnDecidedOnFewTail, why
+			w.Base, w.Cand = per(v.BaseEvents, v.BaseTrials), per(v.CandEvents, v.CandTrials)
+			v.Warnings[i] = w
+			return
+		}
+	}
+}
+
+func eventsPerTrial(events uint64, trials int) float64 {
+	if trials <= 0 {
+		return 0
+	}
+	return float64(events) / float64(trials)
 }
 
 // roomInside is the distance, on the log scale, from logR to the nearer

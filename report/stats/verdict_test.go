@@ -16,6 +16,7 @@ func TestJudge(t *testing.T) {
 		return e.finish(0)
 	}
 	fewCand := func(e Estimate) Estimate { e.CandEvents = 600; return e }
+	fewBoth := func(e Estimate) Estimate { e.BaseEvents, e.CandEvents = 600, 600; return e }
 	for _, c := range []struct {
 		name    string
 		e       Estimate
@@ -33,7 +34,7 @@ func TestJudge(t *testing.T) {
 		{"no change", est(1.0, 0.02), true, NoChange, false},
 		{"no change needs a narrow interval", est(1.0, 0.1), true, Inconclusive, true},
 		{"not gated", est(2, 0.05), false, NotGated, false},
-		{"few events past p99 cannot make a regression", fewCand(est(1.5, 0.05)), true, Inconclusive, true},
+		{"few events past p99 and an interval reaching the threshold make no regression", fewBoth(est(1.2, 0.05)), true, Inconclusive, true},
 		{"few events past p99 cannot make no change", fewCand(est(1.0, 0.01)), true, Inconclusive, true},
 		{"no events", Estimate{Base: math.NaN(), Cand: 5, Ratio: math.NaN(), BaseVar: math.NaN(), CandVar: math.NaN(), CandEvents: 10, BaseTrials: 5, CandTrials: 5}.finish(0), true, Inconclusive, false},
 	} {
@@ -123,5 +124,53 @@ func TestTrialsToSettle(t *testing.T) {
 	}
 	if got := trialsToSettle(0, 0.1, 0, 1, 5, 5); got != 0 {
 		t.Errorf("trialsToSettle at zero distance = %d, want 0", got)
+	}
+}
+
+// TestJudgeStarvedTail: a slowdown that leaves its side few events past
+// the quantile is decided all the same when the whole interval is past
+// the threshold, or when the slower side's events per trial collapsed,
+// and says which; otherwise few events still hold the verdict back.
+func TestJudgeStarvedTail(t *testing.T) {
+	p99, _ := LookupPercentile("p99")
+	est := func(r, se float64, baseEvents, candEvents uint64) Estimate {
+		e := Estimate{BaseEvents: baseEvents, CandEvents: candEvents, BaseTrials: 20, CandTrials: 20, BaseVar: se * se / 2, CandVar: se * se / 2}
+		e.Base, e.Cand, e.Ratio = 100000, 100000*r, r
+		return e.finish(0)
+	}
+	for _, c := range []struct {
+		name string
+		e    Estimate
+		want Kind
+		why  string
+	}{
+		// sleep 0.001 against sleep 0.02: p99 ×14.8 [×12.1, ×15.9], 5 events past it.
+		{"the interval clears the threshold", est(14.8, 0.07, 20000, 500), Regression, StarvedInterval},
+		{"the interval clears it, events alike", est(1.5, 0.05, 600, 600), Regression, StarvedInterval},
+		{"an improvement that clears it", est(0.5, 0.05, 600, 1000), Improvement, StarvedInterval},
+		{"the slower side collapsed", est(1.3, 0.3, 20000, 600), Regression, StarvedCollapse},
+		{"collapsed, but inside the threshold", est(1.05, 0.3, 20000, 600), Inconclusive, ""},
+		{"the faster side has fewer events", est(1.3, 0.3, 600, 20000), Inconclusive, ""},
+		{"neither clears nor collapsed", est(1.3, 0.3, 600, 600), Inconclusive, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := Judge("m", p99, c.e, 0.10, true, 20, 20)
+			if v.Kind != c.want {
+				t.Errorf("kind %q [%.3g, %.3g], want %q", v.Kind, v.Lo, v.Hi, c.want)
+			}
+			var why []string
+			few := 0
+			for _, w := range v.Warnings {
+				switch w.Kind {
+				case WarnDecidedOnFewTail:
+					why = append(why, w.Detail)
+				case WarnFewTailEvents:
+					few++
+				}
+			}
+			if c.why == "" && (len(why) != 0 || few != 1) || c.why != "" && (!cmp.Equal(why, []string{c.why}) || few != 0) {
+				t.Errorf("decided on few tail events for %q and %d few-tail warnings, want %q", why, few, c.why)
+			}
+		})
 	}
 }

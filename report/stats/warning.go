@@ -60,6 +60,13 @@ const (
 	// Percentile on Side (Baseline, Candidate or Both); BaseCount and
 	// CandCount are the events beyond it on each side.
 	WarnFewTailEvents WarningKind = "few tail events"
+	// WarnDecidedOnFewTail: the verdict at Percentile was decided,
+	// though Side has fewer than MinTailEvents events past it, for the
+	// reason Detail (StarvedInterval, StarvedCollapse). It takes the
+	// place of that WarnFewTailEvents: BaseCount and CandCount are the
+	// events beyond the percentile, Base and Cand the events per trial
+	// of each side, in decimal.
+	WarnDecidedOnFewTail WarningKind = "decided on few tail events"
 	// WarnOneTrial: Side (or Both) has a single trial, so the interval
 	// ignores trial-to-trial variation.
 	WarnOneTrial WarningKind = "one trial"
