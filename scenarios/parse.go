@@ -459,6 +459,9 @@ func (p *scenarioParser) threshold(f config.Field) (float64, error) {
 		if v < 0 {
 			return 0, f.Value.Errorf("threshold %q for %s must not be negative", s.Value, f.Key)
 		}
+		if v/100 > result.MaxThreshold {
+			return 0, f.Value.Errorf("threshold %q for %s is above %d%%: a gate that high passes any slowdown; at most %d%%", s.Value, f.Key, 100*result.MaxThreshold, 100*result.MaxThreshold)
+		}
 		return v / 100, nil
 	}
 	v, ok := f.Number()

@@ -245,6 +245,8 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:16:10: threshold 10 for p99 is a fraction above 1`},
 		{"negative threshold", strings.Replace(good, "p99: 10%", "p99: -5%", 1),
 			`x.yaml:16:10: threshold "-5%" for p99 must not be negative`},
+		{"threshold that passes anything", strings.Replace(good, "p99: 10%", "p99: 10000000%", 1),
+			`x.yaml:16:10: threshold "10000000%" for p99 is above 1000%: a gate that high passes any slowdown; at most 1000%`},
 		{"bad percentile", strings.Replace(good, "p99: 10%", "p100: 10%", 1),
 			`x.yaml:16:5: unknown percentile "p100" in gate.syscall.read; want pN with 0 < N < 100 (p50, p95, p99, p99.9, p99.99) or max`},
 		{"gate on a metric not measured", strings.Replace(good, "syscall.read:", "syscall.write:", 1),

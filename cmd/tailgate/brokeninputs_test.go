@@ -257,6 +257,13 @@ func TestForgedResultsRefusedEverywhere(t *testing.T) {
 		{forge("newline.json", func(r *result.Result) { r.Scenarios[0].Name = "a\n::error::b" }), "holds a control character"},
 		{forge("long.json", func(r *result.Result) { r.Scenarios[0].Name = strings.Repeat("s", 300) }), "the limit is 64"},
 		{dupKey, `key "schema" appears twice`},
+		{forge("copies.json", func(r *result.Result) {
+			m := r.Scenarios[0].Metrics["syscall.read"]
+			m.Trials = m.Trials[:1]
+			for range 9 {
+				m.Trials = append(m.Trials, m.Trials[0])
+			}
+		}), "trial 2 is a copy of trial 1"},
 	} {
 		for _, args := range [][]string{
 			{"show", tc.path, "--format", "csv"},

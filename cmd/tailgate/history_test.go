@@ -48,8 +48,14 @@ func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commit
 		res := *pool
 		sc := pool.Scenarios[0]
 		m := &result.Metric{Unit: "ns"}
+		drawn := map[int]bool{}
 		for range 5 {
-			tr := src[r.IntN(len(src))]
+			i := r.IntN(len(src))
+			for drawn[i] { // a trial twice would be a copy, which Results refuse
+				i = r.IntN(len(src))
+			}
+			drawn[i] = true
+			tr := src[i]
 			if c >= 7 && shift != 1 {
 				h := hist.New()
 				for i, n := range tr.Histogram.Counts() {
@@ -313,7 +319,6 @@ func TestHistoryConfirmRefusesForgedRecords(t *testing.T) {
 		{"a device as kernel", func(r *result.Result) { r.Target.Kernel = "/dev/zero" }, "not a regular file"},
 		{"a kernel with a carriage return", func(r *result.Result) { r.Target.Cmdline = "quiet\rpanic=1" }, "control character"},
 		{"a kernel of two words", func(r *result.Result) { r.Target.Kernel = "debian:6.1 --vcpus" }, "not one word"},
-		{"a bogus clock", func(r *result.Result) { r.Target.Clock = "bogus" }, "neither real nor virtual"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store, head := confirmStore(t, c.edit)

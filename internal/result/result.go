@@ -423,6 +423,9 @@ func Parse(b []byte) (*Result, error) {
 	if err := checkKeys(b); err != nil {
 		return nil, err
 	}
+	if err := checkFieldCase(b); err != nil {
+		return nil, err
+	}
 	if err := check(&r); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -64,6 +65,9 @@ func checkTarget(r *Result) error {
 	if err := checkName("kernel release", r.Environment.KernelRelease, MaxKernelReleaseLen); err != nil && r.Environment.KernelRelease != "" {
 		return err
 	}
+	if err := checkClock(r.Target); err != nil {
+		return err
+	}
 	for _, s := range r.Target.Sysctls {
 		if err := checkName("sysctl", s.Key, 4096); err != nil {
 			return err
@@ -77,6 +81,58 @@ func checkTarget(r *Result) error {
 	return nil
 }
 
+// checkClock refuses a clock that is none, or that its target could not
+// have run on: a host runs in real time, only a virtual clock has a shift.
+func checkClock(t Target) error {
+	switch {
+	case t.Clock != "" && t.Clock != ClockReal && t.Clock != ClockVirtual:
+		return fmt.Errorf("%w: target clock %.40q is neither %s nor %s", ErrCorrupt, t.Clock, ClockReal, ClockVirtual)
+	case t.Kind == "host" && t.Clock != "":
+		return fmt.Errorf("%w: target %q is the host, which has no clock of its own, yet names clock %s", ErrCorrupt, t.Name, t.Clock)
+	case t.IcountShift != nil && t.Clock != ClockVirtual:
+		return fmt.Errorf("%w: target %q has an icount shift but runs on clock %s, not %s", ErrCorrupt, t.Name, t.ClockOf(), ClockVirtual)
+	}
+	return nil
+}
+
+// MaxThreshold is the largest gate threshold, as a fraction (1000%): past
+// it a gate passes any slowdown a run could measure.
+const MaxThreshold = 10
+
+// checkGate refuses a gate policy's threshold that is not a fraction in
+// [0, MaxThreshold] (what names the policy: "gate").
+func checkGate(scenario, what string, g GatePolicy) error {
+	for m, ps := range g {
+		if err := checkName(fmt.Sprintf("scenario %q: %s metric", scenario, what), m, 4096); err != nil {
+			return err
+		}
+		for p, t := range ps {
+			if err := checkName(fmt.Sprintf("scenario %q: %s percentile", scenario, what), p, 64); err != nil {
+				return err
+			}
+			if !(t >= 0 && t <= MaxThreshold) {
+				return fmt.Errorf("%w: scenario %q: %s %s %s threshold %g is not between 0 and %g (%g%%)", ErrCorrupt, scenario, what, m, p, t, float64(MaxThreshold), 100*float64(MaxThreshold))
+			}
+		}
+	}
+	return nil
+}
+
+// definitionGate is the gate block of a scenario's definition, which a
+// Result written before Scenario.Gate existed is judged by.
+func definitionGate(raw json.RawMessage) (GatePolicy, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var def struct {
+		Gate GatePolicy `json:"gate"`
+	}
+	if err := json.Unmarshal(raw, &def); err != nil {
+		return nil, fmt.Errorf("%w: its definition: %v", ErrCorrupt, err)
+	}
+	return def.Gate, nil
+}
+
 // checkScenario checks one named scenario: its count of trials, its
 // names and those of its gate, tracers and metrics, and its metrics'
 // trials.
@@ -87,15 +143,13 @@ func checkScenario(s Scenario) error {
 	if err := checkName("scenario name", s.Name, MaxNameLen); err != nil {
 		return err
 	}
-	for m, ps := range s.Gate {
-		if err := checkName(fmt.Sprintf("scenario %q: gate metric", s.Name), m, 4096); err != nil {
-			return err
-		}
-		for p := range ps {
-			if err := checkName(fmt.Sprintf("scenario %q: gate percentile", s.Name), p, 64); err != nil {
-				return err
-			}
-		}
+	if err := checkGate(s.Name, "gate", s.Gate); err != nil {
+		return err
+	}
+	if dg, err := definitionGate(s.Definition); err != nil {
+		return fmt.Errorf("scenario %q: %w", s.Name, err)
+	} else if err := checkGate(s.Name, "definition's gate", dg); err != nil {
+		return err
 	}
 	for _, tr := range s.Tracers {
 		if err := checkName(fmt.Sprintf("scenario %q: tracer", s.Name), tr.Name, 4096); err != nil {
@@ -118,8 +172,18 @@ func checkScenario(s Scenario) error {
 
 // checkMetricTrials checks the trials of a metric (metric names it as
 // errors say it): no negative duration or cost, each summary its
-// histogram's.
+// histogram's, no trial a copy of another (the identity merge tells
+// trials apart by): the statistics resample trials as independent runs,
+// and ten copies of one would pass for ten runs that agree.
 func checkMetricTrials(metric string, trials []Trial) error {
+	seen := make(map[trialID]int, len(trials))
+	for j, t := range trials {
+		id := idOf("", "", t)
+		if i, dup := seen[id]; dup {
+			return fmt.Errorf("%w: %s trial %d is a copy of trial %d (boot %s, pid %d, its operations, duration and percentiles alike); each trial must be a run of its own", ErrCorrupt, metric, j+1, i+1, orNone(t.BootID), t.PID)
+		}
+		seen[id] = j
+	}
 	for j, t := range trials {
 		where := fmt.Sprintf("%s trial %d", metric, j+1)
 		switch {

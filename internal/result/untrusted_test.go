@@ -63,6 +63,24 @@ func TestParseRefusesForgedResults(t *testing.T) {
 		{"forged p99", edit(func(r *Result) { r.Scenarios[0].Metrics["m"].Trials[0].Summary.P99 = 1.7e308 }), "its summary (count 10, p99 1.7e+308"},
 		{"forged count", edit(func(r *Result) { r.Scenarios[0].Metrics["m"].Trials[0].Summary.Count = 1 }), "is not its histogram's"},
 		{"unknown field in a histogram", replace(`"scheme":`, `"evil": 1, "scheme":`), `unknown field "evil"`},
+		{"key twice in another case", replace(`"kernel_release": "6.1.0"`, `"kernel_release": "6.1.0", "Kernel_Release": "6.12.0"`), `key "Kernel_Release" appears twice`},
+		{"a field in another case", replace(`"kernel_release"`, `"Kernel_Release"`), `key "Kernel_Release" at .environment is a field's name in another case`},
+		{"key twice, folded", replace(`"kind": "host"`, `"kind": "host", "\u212aind": "vm"`), `key "\u212aind" appears twice`},
+		{"a clock that is none", edit(func(r *Result) { r.Target.Kind, r.Target.Clock = "vm", "bogus" }), `clock "bogus" is neither real nor virtual`},
+		{"the host in virtual time", edit(func(r *Result) { r.Target.Clock = ClockVirtual }), "is the host, which has no clock"},
+		{"a shift in real time", edit(func(r *Result) {
+			shift := 3
+			r.Target.Kind, r.Target.Clock, r.Target.IcountShift = "vm", ClockReal, &shift
+		}), "has an icount shift but runs on clock real"},
+		{"ten copies of one trial", edit(func(r *Result) {
+			m := r.Scenarios[0].Metrics["m"]
+			for range 9 {
+				m.Trials = append(m.Trials, m.Trials[0])
+			}
+		}), "trial 2 is a copy of trial 1"},
+		{"a negative threshold", edit(func(r *Result) { r.Scenarios[0].Gate = GatePolicy{"*": {"p99": -1}} }), "threshold -1 is not between 0 and 10"},
+		{"a threshold that passes anything", edit(func(r *Result) { r.Scenarios[0].Gate = GatePolicy{"m": {"p99": 100000}} }), "threshold 100000 is not between 0 and 10"},
+		{"a definition's threshold that passes anything", edit(func(r *Result) { r.Scenarios[0].Definition = json.RawMessage(`{"gate":{"*":{"p99":100000}}}`) }), "definition's gate * p99 threshold 100000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Parse(tc.doc)

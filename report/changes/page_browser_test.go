@@ -69,9 +69,15 @@ func browserStore(t *testing.T, stepAt, wildAt int) (string, []string) {
 	draw := func(p *pool, shift float64) result.Scenario {
 		sc := p.res.Scenarios[0]
 		m := &result.Metric{Unit: "ns"}
+		src := p.trials[shift]
+		drawn := map[int]bool{}
 		for range 5 {
-			src := p.trials[shift]
-			m.Trials = append(m.Trials, src[r.IntN(len(src))])
+			i := r.IntN(len(src))
+			for drawn[i] { // a trial twice would be a copy, which Results refuse
+				i = r.IntN(len(src))
+			}
+			drawn[i] = true
+			m.Trials = append(m.Trials, src[i])
 		}
 		sc.Metrics = map[string]*result.Metric{p.metric: m}
 		return sc

@@ -84,6 +84,9 @@ func ParseThreshold(s string) (Threshold, error) {
 	if f < 0 {
 		return Threshold{}, fmt.Errorf("threshold %q: must not be negative (0%% flags any confirmed change; off disables)", s)
 	}
+	if f > result.MaxThreshold {
+		return Threshold{}, fmt.Errorf("threshold %q: above %d%%, a gate passes any slowdown; at most %d%% (off disables)", s, 100*result.MaxThreshold, 100*result.MaxThreshold)
+	}
 	t.Value = f
 	return t, nil
 }

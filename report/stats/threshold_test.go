@@ -28,6 +28,7 @@ func TestParseThreshold(t *testing.T) {
 		{in: "p99=10", wantErr: "did you mean 10%"},
 		{in: "p99=0%", want: Threshold{Percentile: "p99", Value: 0}},
 		{in: "p99=-5%", wantErr: "must not be negative"},
+		{in: "p99=10000000%", wantErr: "at most 1000%"},
 		{in: ":p99=5%", wantErr: "empty metric"},
 		// ParseFloat reads these; none is a threshold.
 		{in: "p99=Inf", wantErr: "not a finite value"},
