@@ -131,7 +131,7 @@ func (s Store) Compare(cand *result.Result, o report.Options) (*report.Report, [
 // Save stores res as the baseline: every scenario when the gate passed,
 // only the scenarios that had none (missing) when it failed, so that a
 // regression never becomes the new normal.
-func (s Store) Save(res *result.Result, missing []string, failed bool) (err error) {
+func (s Store) Save(ctx context.Context, res *result.Result, missing []string, failed bool) (err error) {
 	toSave := *res
 	if failed {
 		toSave.Scenarios = slices.DeleteFunc(slices.Clone(res.Scenarios), func(sc result.Scenario) bool {
@@ -182,26 +182,26 @@ func (s Store) Save(res *result.Result, missing []string, failed bool) (err erro
 		fmt.Fprintf(s.Log, "baseline written to %s\n", s.Path)
 		return nil
 	}
-	return SaveBaselines(s.Path, &toSave, baseline.SaveOptions{}, s.Log)
+	return SaveBaselines(ctx, s.Path, &toSave, baseline.SaveOptions{}, s.Log)
 }
 
 // SaveBaselines stores each scenario of r as its own baseline file in dir,
 // saying on log what it wrote and when it waits for another tailgate
 // saving into the same store. A store tailgate refuses to overwrite is an
 // InputError, a failed write an InfraError.
-func SaveBaselines(dir string, r *result.Result, opt baseline.SaveOptions, log io.Writer) error {
+func SaveBaselines(ctx context.Context, dir string, r *result.Result, opt baseline.SaveOptions, log io.Writer) error {
 	opt.Waiting = func(l baseline.LockWait) {
-		by := "another tailgate"
-		if l.PID > 0 {
-			by += fmt.Sprintf(" (pid %d)", l.PID)
+		wait := opt.Wait
+		if wait <= 0 {
+			wait = safefile.DefaultLockWait
 		}
-		fmt.Fprintf(log, "baseline store %s is locked by %s saving into it; waiting for %s\n", filepath.Dir(l.Lock), by, l.Lock)
+		fmt.Fprintf(log, "baseline store %s is locked by %s; waiting for %s at most %v (Ctrl-C stops)\n", filepath.Dir(l.Lock), l.Holder, l.Lock, wait)
 	}
 	// A Result without measurements is baseline.SaveWith's to name.
 	if err := report.CheckBaseline(r); err != nil && baseline.Check(r) == nil {
 		return &InputError{fmt.Errorf("%w: %w", baseline.ErrRefused, err)}
 	}
-	paths, err := baseline.SaveWith(dir, r, opt)
+	paths, err := baseline.SaveWith(ctx, dir, r, opt)
 	for _, p := range paths {
 		fmt.Fprintf(log, "baseline written to %s\n", p)
 	}

@@ -124,10 +124,10 @@ func (g StoredGate) Judge(ctx context.Context, res *result.Result) (*Judgement, 
 // refreshes no baseline). Without Save, a scenario with no baseline is an
 // InputError: stored for another target only, it was found before the
 // run under the name the run did not report.
-func (j *Judgement) Keep() error {
+func (j *Judgement) Keep(ctx context.Context) error {
 	g, res := j.g, j.res
 	if g.Save {
-		return g.Store.Save(res, j.missing, j.Matrix != nil && j.Matrix.Failed(g.Strict))
+		return g.Store.Save(ctx, res, j.missing, j.Matrix != nil && j.Matrix.Failed(g.Strict))
 	}
 	if len(j.missing) > 0 {
 		return Inputf("no baseline for %s on %s (kernel %s) in %s; create one with --save-baseline",

@@ -47,7 +47,7 @@ func TestStoredGate(t *testing.T) {
 	}
 	j, err := g.Judge(context.Background(), res)
 	if err == nil {
-		err = j.Keep()
+		err = j.Keep(context.Background())
 	}
 	if err != nil || j.Matrix != nil {
 		t.Fatalf("first judge: matrix %v, err %v; want none: nothing to compare with", j.Matrix, err)
@@ -63,7 +63,7 @@ func TestStoredGate(t *testing.T) {
 	}
 	j, err = g.Judge(context.Background(), res)
 	if err == nil {
-		err = j.Keep()
+		err = j.Keep(context.Background())
 	}
 	if err != nil || j.Matrix == nil || len(j.Matrix.Targets) != 2 {
 		t.Errorf("second judge: matrix %v, err %v; want the comparison", j.Matrix, err)

@@ -73,7 +73,7 @@ func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ 
 	return nil
 }
 
-func baselineSave(_ context.Context, fs *flag.FlagSet, args []string, _, stderr io.Writer) error {
+func baselineSave(ctx context.Context, fs *flag.FlagSet, args []string, _, stderr io.Writer) error {
 	var opt baseline.SaveOptions
 	fs.BoolVar(&opt.ReplaceUnreadable, "replace-unreadable", false, "replace stored baselines that cannot be read")
 	pos, err := cmdline.Parse(fs, args)
@@ -87,5 +87,5 @@ func baselineSave(_ context.Context, fs *flag.FlagSet, args []string, _, stderr 
 	if err != nil {
 		return err
 	}
-	return engine.SaveBaselines(pos[1], r, opt, stderr)
+	return engine.SaveBaselines(ctx, pos[1], r, opt, stderr)
 }

@@ -167,7 +167,7 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 			return err
 		}
 	}
-	if err := j.Keep(); err != nil {
+	if err := j.Keep(ctx); err != nil {
 		return err
 	}
 	if j.Matrix == nil {

@@ -20,6 +20,7 @@
 package baseline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
@@ -118,25 +120,29 @@ type SaveOptions struct {
 	// Waiting, if set, is called once when another process holds the
 	// store's lock, before Save waits for it.
 	Waiting func(LockWait)
+	// Wait is how long Save waits for the lock, safefile.DefaultLockWait
+	// when 0; past it, or once the context ends, it fails with a
+	// *safefile.LockError naming the holder, and writes nothing.
+	Wait time.Duration
 }
 
 // LockWait describes the lock a Save waits for.
 type LockWait struct {
-	Lock string // the lock file
-	PID  int    // its holder's, as it wrote it; 0 when unknown
+	Lock   string // the lock file
+	Holder safefile.Holder
 }
 
 // Save stores each scenario of r as its own baseline file in dir, creating
 // dir if needed, and returns the paths written. See SaveWith.
 func Save(dir string, r *result.Result) ([]string, error) {
-	return SaveWith(dir, r, SaveOptions{})
+	return SaveWith(context.Background(), dir, r, SaveOptions{})
 }
 
 // SaveWith is Save with options. Every file it would replace is checked
 // before any is written, so a refusal writes nothing; each write is atomic
 // (a temporary file renamed into place), so a failure leaves the old file
 // whole.
-func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
+func SaveWith(ctx context.Context, dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 	if r.Partial {
 		return nil, fmt.Errorf("%w: the result is partial (%s)", ErrRefused, r.Error)
 	}
@@ -163,7 +169,7 @@ func SaveWith(dir string, r *result.Result, opt SaveOptions) ([]string, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %v; name a directory, new or holding baselines", ErrNotStore, dir, why)
 	}
-	unlock, err := lockStore(dir, opt.Waiting)
+	unlock, err := lockStore(ctx, dir, opt.Wait, opt.Waiting)
 	if err != nil {
 		return nil, fmt.Errorf("lock the baseline directory: %w", err)
 	}

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -164,7 +165,7 @@ func TestUnreadable(t *testing.T) {
 			if _, err := List(dir); !errors.Is(err, c.want) {
 				t.Errorf("List: err %v, want %v", err, c.want)
 			}
-			if _, err := SaveWith(dir, r, SaveOptions{ReplaceUnreadable: true}); err != nil {
+			if _, err := SaveWith(context.Background(), dir, r, SaveOptions{ReplaceUnreadable: true}); err != nil {
 				t.Fatalf("SaveWith(ReplaceUnreadable): %v", err)
 			}
 			if _, err := Load(dir, "getppid", "host", "6.1.0"); err != nil {
@@ -269,21 +270,21 @@ func TestEmptyBaselinesRefused(t *testing.T) {
 // it waits, writes nothing until the lock is released, then saves.
 func TestSaveWaitsForTheLock(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := lockStore(dir, nil)
+	unlock, err := lockStore(context.Background(), dir, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan LockWait, 1)
 	done := make(chan error, 1)
 	go func() {
-		_, err := SaveWith(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), SaveOptions{
+		_, err := SaveWith(context.Background(), dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), SaveOptions{
 			Waiting: func(w LockWait) { waited <- w },
 		})
 		done <- err
 	}()
 	select {
 	case w := <-waited:
-		if w.Lock != filepath.Join(dir, LockName) || w.PID != os.Getpid() {
+		if w.Lock != filepath.Join(dir, LockName) || w.Holder.PID != os.Getpid() {
 			t.Errorf("waits for %+v, want %s held by pid %d", w, filepath.Join(dir, LockName), os.Getpid())
 		}
 	case err := <-done:
@@ -436,7 +437,7 @@ func TestSaveRefusesStoredSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, opt := range []SaveOptions{{}, {ReplaceUnreadable: true}} {
-		_, err := SaveWith(dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), opt)
+		_, err := SaveWith(context.Background(), dir, sample("host", "6.1.0", time.Unix(100, 0), "pipe"), opt)
 		if !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), link) {
 			t.Errorf("SaveWith(%+v) over a symlink = %v, want ErrLink naming %s", opt, err, link)
 		}

@@ -1,13 +1,14 @@
 package baseline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,9 +19,10 @@ import (
 const LockName = ".tailgate.lock"
 
 // lockStore takes the exclusive lock of the store in dir, waiting while
-// another process holds it (after calling waiting, once). unlock removes
-// the lock file and releases the lock.
-func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
+// another process holds it (after calling waiting, once) until ctx ends
+// or wait has passed (safefile.Lock). unlock removes the lock file and
+// releases the lock.
+func lockStore(ctx context.Context, dir string, wait time.Duration, waiting func(LockWait)) (unlock func(), err error) {
 	path := filepath.Join(dir, LockName)
 	for {
 		// Never through a symlink: a planted .tailgate.lock would make
@@ -36,15 +38,12 @@ func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
 		if err != nil {
 			return nil, err
 		}
-		fd := int(f.Fd())
-		err = flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		err = safefile.Lock(ctx, f, unix.LOCK_EX, wait, func(h safefile.Holder) {
 			if waiting != nil {
-				waiting(LockWait{Lock: path, PID: holder(f)})
+				waiting(LockWait{Lock: path, Holder: h})
 				waiting = nil
 			}
-			err = flock(fd, unix.LOCK_EX)
-		}
+		})
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -66,24 +65,4 @@ func lockStore(dir string, waiting func(LockWait)) (unlock func(), err error) {
 			f.Close()
 		}, nil
 	}
-}
-
-func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-// holder returns the pid written in the lock file f, or 0.
-func holder(f *os.File) int {
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil {
-		return 0
-	}
-	return pid
 }

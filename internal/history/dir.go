@@ -29,7 +29,11 @@ type dirSnapshot struct {
 	lock *os.File
 }
 
-func (d *dirStore) lock(how int, create bool) (*os.File, error) {
+// lock takes the store's lock (unix.LOCK_SH or LOCK_EX), waiting while
+// another process holds it until ctx ends (SIGINT, SIGTERM) or
+// safefile.DefaultLockWait has passed: then a *safefile.LockError names
+// the holder.
+func (d *dirStore) lock(ctx context.Context, how int, create bool) (*os.File, error) {
 	path := filepath.Join(d.dir, lockFile)
 	flag := os.O_RDWR
 	if create {
@@ -39,15 +43,9 @@ func (d *dirStore) lock(how int, create bool) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), how)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := safefile.Lock(ctx, f, how, 0, nil); err != nil {
 		f.Close()
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+		return nil, err
 	}
 	return f, nil
 }
@@ -60,7 +58,7 @@ func (d *dirStore) snapshot(ctx context.Context) (snapshot, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: history store %s is not a directory", ErrBadInput, d.dir)
 	}
-	lk, err := d.lock(unix.LOCK_SH, false)
+	lk, err := d.lock(ctx, unix.LOCK_SH, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Never written: nothing can be half applied.
 		return &dirSnapshot{dir: d.dir}, nil
@@ -75,7 +73,7 @@ func (d *dirStore) update(ctx context.Context, msg string, fn func(snapshot) (*c
 	if err := safefile.MkdirAll(d.dir, 0o755); err != nil {
 		return err
 	}
-	lk, err := d.lock(unix.LOCK_EX, true)
+	lk, err := d.lock(ctx, unix.LOCK_EX, true)
 	if err != nil {
 		return err
 	}
