@@ -105,10 +105,11 @@ func parseReply(raw []byte) (res *result.Result, failure string, err error) {
 	return res, failure, nil
 }
 
-// guestMessage is a guest's failure message fit to print: at most
-// maxGuestMessage bytes of valid UTF-8, control characters but newline
-// and tab shown as escapes, so that it cannot rewrite the terminal or
-// forge lines of the host's own.
+// guestMessage is a guest's failure message fit to print, one line: at
+// most maxGuestMessage bytes of valid UTF-8, each line break "; " (as
+// errors.Join's are, plaintext.Message), control characters but tab shown
+// as escapes, so that it cannot rewrite the terminal or forge lines of the
+// host's own, nor start a line of a CI log with a command.
 func guestMessage(s string) string {
 	if s == "" {
 		return "the guest gave no reason"
@@ -120,7 +121,9 @@ func guestMessage(s string) string {
 			break
 		}
 		switch {
-		case r == '\n' || r == '\t':
+		case r == '\n':
+			b.WriteString("; ")
+		case r == '\t':
 			b.WriteRune(r)
 		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
 			fmt.Fprintf(&b, "\\u%04x", r)

@@ -82,7 +82,7 @@ func TestGuestReplyAttacks(t *testing.T) {
 // move the terminal's cursor, forge a line of the host's own beyond its
 // newlines, or run on for megabytes.
 func TestGuestReplyFailureMessageEscaped(t *testing.T) {
-	msg := "attach: denied\x1b[2K\r\x1b[1Atailgate gate: PASS\u2028" + strings.Repeat("x", 1<<20) + "\xff"
+	msg := "attach: denied\x1b[2K\r\x1b[1Atailgate gate: PASS\u2028\n::error::forged\n" + strings.Repeat("x", 1<<20) + "\xff"
 	raw := encodeFrame(frameError, mustJSON(t, map[string]string{"error": msg}))
 	res, failure, err := parseReply(raw)
 	if err != nil || res != nil {
@@ -92,11 +92,11 @@ func TestGuestReplyFailureMessageEscaped(t *testing.T) {
 		t.Errorf("failure message of %d bytes, want at most about %d", len(failure), maxGuestMessage)
 	}
 	for _, r := range failure {
-		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028') {
+		if r != '\t' && (unicode.IsControl(r) || r == '\u2028') {
 			t.Fatalf("control character %U left in %q", r, failure[:80])
 		}
 	}
-	if !strings.HasPrefix(failure, `attach: denied\u001b[2K\u000d`) {
+	if !strings.HasPrefix(failure, `attach: denied\u001b[2K\u000d\u001b[1Atailgate gate: PASS\u2028; ::error::forged; xx`) {
 		t.Errorf("failure = %q...", failure[:60])
 	}
 	if _, failure, _ := parseReply(encodeFrame(frameError, []byte(`{"error":""}`))); failure == "" {

@@ -147,6 +147,8 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		{"run -o under a file", []string{"run", "syscall-read", "-o", underFile}, underFile, "is not a directory"},
 		{"run -o symlink loop", []string{"run", "syscall-read", "-o", loop}, loop, "too many levels of symbolic links"},
 		{"run -o dangling symlink into a missing dir", []string{"run", "syscall-read", "-o", dangling}, dangling, "does not exist"},
+		{"run -o a kernel file", []string{"run", "syscall-read", "-o", "/proc/version"}, "/proc/version", "is the kernel's proc file system"},
+		{"run -o under /sys", []string{"run", "syscall-read", "-o", "/sys/kernel/r.json"}, "/sys/kernel/r.json", "is the kernel's sysfs file system"},
 		{"merge -o missing dir", []string{"merge", base, "-o", missing}, missing, "does not exist"},
 		{"merge -o directory", []string{"merge", base, "-o", dir}, dir, "is a directory"},
 		{"compare --format missing dir", []string{"compare", base, same, "--format", "html=" + missing}, missing, "does not exist"},

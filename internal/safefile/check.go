@@ -56,7 +56,23 @@ func CheckWritable(path string) error {
 	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
 		return fmt.Errorf("cannot write %s: directory %s is not writable (%v)", path, dir, err)
 	}
+	// Root passes access(2) in /proc and /sys, where no file can be made:
+	// found only after the run, the trials would be lost.
+	var fsst unix.Statfs_t
+	if err := unix.Statfs(dir, &fsst); err == nil {
+		if name, ok := kernelFS[int64(fsst.Type)]; ok {
+			return fmt.Errorf("cannot write %s: %s is the kernel's %s file system, where no file can be made; name a file elsewhere, or - for standard output", path, dir, name)
+		}
+	}
 	return nil
+}
+
+// kernelFS are the file systems whose files the kernel makes, by magic.
+var kernelFS = map[int64]string{
+	unix.PROC_SUPER_MAGIC: "proc", unix.SYSFS_MAGIC: "sysfs", unix.CGROUP2_SUPER_MAGIC: "cgroup2",
+	unix.CGROUP_SUPER_MAGIC: "cgroup", unix.DEBUGFS_MAGIC: "debugfs", unix.TRACEFS_MAGIC: "tracefs",
+	unix.SECURITYFS_MAGIC: "securityfs", unix.BPF_FS_MAGIC: "bpf", unix.PSTOREFS_MAGIC: "pstore",
+	unix.EFIVARFS_MAGIC: "efivarfs",
 }
 
 // unwrapPathError drops the operation and path of a *fs.PathError, for

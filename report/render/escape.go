@@ -15,9 +15,19 @@ func oneLine(s string) string { return plaintext.Line(s) }
 
 // mdReplacer escapes what Markdown, GitHub's tables and inline HTML would
 // read as markup: a pipe ends a cell, brackets make links and images,
-// backticks code, and < or & HTML.
-var mdReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
-	"*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`)
+// backticks code, and < or & HTML. What GitHub turns into links of its
+// own gets a zero-width space, as an entity, where it breaks the link
+// and shows nothing: after an @ (a mention would notify that user or
+// team from a report posted as a comment; an e-mail address), before
+// :// (a bare URL) and after www.
+var mdReplacer = strings.NewReplacer(append([]string{`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`}, unlinked...)...)
+
+// unlinked are the replacements that keep GitHub from making a mention or
+// a link of text: a zero-width space, written as an entity, inside each.
+var unlinked = []string{"@", "@" + zwsp, "://", zwsp + "://", "www.", "www" + zwsp + "."}
+
+const zwsp = "&#8203;"
 
 // mdEscape is s as one line of literal Markdown text. Every field of a
 // Markdown report that comes from a Result file or a guest goes through
@@ -45,7 +55,7 @@ func mdCode(s string) string {
 	return fence + s + fence
 }
 
-var htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+var htmlReplacer = strings.NewReplacer(append([]string{"&", "&amp;", "<", "&lt;", ">", "&gt;"}, unlinked...)...)
 
 // htmlEscape is s as one line of text inside an HTML element, where
 // Markdown escapes are not read.

@@ -16,12 +16,12 @@ const hostileRelease = "6.1.0\n## PASS | `x` <img src=x onerror=alert(1)> [ok](h
 func hostileReport() *report.Report {
 	return &report.Report{
 		Base: report.Side{Target: "host", KernelRelease: hostileRelease},
-		Cand: report.Side{Target: "vm\n- injected", KernelRelease: "6.12\r\n\u202etxt.exe"},
+		Cand: report.Side{Target: "vm\n- injected", KernelRelease: "6.12\r\n\u202etxt.exe @octocat @org/team www.evil.example"},
 		Warnings: []stats.Warning{
 			{Kind: stats.WarnEnvironment, Field: stats.FieldKernelRelease, Base: hostileRelease, Cand: "6.12"},
 		},
 		Scenarios: []report.ScenarioReport{{
-			Name: "read\n\n</summary></details><b>x",
+			Name: "read\n\n</summary></details><b>x @octocat http://evil.example",
 			Verdicts: []stats.Verdict{{
 				Metric: "sys`call|read\nrow", Quantile: "p99\n|", Base: 1000, Cand: 2000, Ratio: 2, Lo: 1.8, Hi: 2.2,
 				Threshold: 0.1, Gated: true, Kind: stats.Regression, BaseTrials: 5, CandTrials: 5,
@@ -41,7 +41,7 @@ func TestMarkdownEscapesFields(t *testing.T) {
 	md := b.String()
 	for _, bad := range []string{
 		"\n## PASS", "\n- injected", "<img", "</summary></details><b>x", "[ok](", "\u202e", "\r",
-		"| `x` |", "\nrow", "p99\n",
+		"| `x` |", "\nrow", "p99\n", "@octocat", "@org/team", "https://", "http://", "www.evil",
 	} {
 		if strings.Contains(md, bad) {
 			t.Errorf("Markdown holds %q unescaped:\n%s", bad, md)
@@ -49,10 +49,10 @@ func TestMarkdownEscapesFields(t *testing.T) {
 	}
 	for _, want := range []string{
 		// The release, one line, every mark escaped: the newline reads \n.
-		"Baseline: host, kernel " + `6.1.0\\n## PASS \| \` + "`x\\`" + ` &lt;img src=x onerror=alert(1)&gt; \[ok\](https://evil.example) · `,
-		`candidate: vm\\n- injected, kernel 6.12\\r\\n\\u202etxt.exe` + "\n",
+		"Baseline: host, kernel " + `6.1.0\\n## PASS \| \` + "`x\\`" + ` &lt;img src=x onerror=alert(1)&gt; \[ok\](https&#8203;://evil.example) · `,
+		`candidate: vm\\n- injected, kernel 6.12\\r\\n\\u202etxt.exe @&#8203;octocat @&#8203;org/team www&#8203;.evil.example` + "\n",
 		// Inside HTML, where Markdown escapes are not read.
-		`<summary><b>read\n\n&lt;/summary&gt;&lt;/details&gt;&lt;b&gt;x</b>`,
+		`<summary><b>read\n\n&lt;/summary&gt;&lt;/details&gt;&lt;b&gt;x @&#8203;octocat http&#8203;://evil.example</b>`,
 		// A backtick in a code span: a longer fence; a pipe escaped for the table.
 		"| ``sys`call" + `\|read\nrow` + "`` | p99" + `\\n\| | 1.00µs |`,
 		`: scenario definition unreadable (line one\\nline two); p99`,
@@ -93,7 +93,7 @@ func TestGitHubEscapesFields(t *testing.T) {
 	// %0A is the one line break the runner decodes: the one before the
 	// warning, none inside a name.
 	if strings.Count(errLine, "%0A") != 1 || !strings.Contains(errLine, `read\n\n</summary>`) ||
-		!strings.Contains(errLine, "title=tailgate%3A read\\n\\n</summary></details><b>x sys`call|read\\nrow p99\\n| regression::") {
+		!strings.Contains(errLine, "title=tailgate%3A read\\n\\n</summary></details><b>x @octocat http%3A//evil.example sys`call|read\\nrow p99\\n| regression::") {
 		t.Errorf("error annotation: %s", errLine)
 	}
 	if !strings.Contains(lines[0], `6.1.0\n## PASS`) || strings.Contains(lines[0], "%0A") {
