@@ -27,9 +27,10 @@ var (
 	goBuildErr  error
 )
 
-// goBinaries builds testdata/gowork three times, once: gowork,
+// goBinaries builds testdata/gowork four times, once: gowork,
 // gowork-stripped without its symbol table and DWARF (-s -w), whose
-// functions are in its pclntab only, and gowork-arm64.
+// functions are in its pclntab only, gowork-pie (position-independent,
+// as distributions build Go programs) and gowork-arm64.
 func goBinaries(t testing.TB) (full, stripped string) {
 	t.Helper()
 	testenv.Need(t, testenv.Platform("linux/amd64"))
@@ -38,12 +39,13 @@ func goBinaries(t testing.TB) (full, stripped string) {
 		if goBuildDir, goBuildErr = os.MkdirTemp("", "ufunc-go-test-"); goBuildErr != nil {
 			return
 		}
-		for name, build := range map[string]struct{ flags, arch string }{
-			"gowork":          {"", "amd64"},
-			"gowork-stripped": {"-s -w", "amd64"},
-			"gowork-arm64":    {"", "arm64"},
+		for name, build := range map[string]struct{ flags, arch, mode string }{
+			"gowork":          {"", "amd64", "exe"},
+			"gowork-stripped": {"-s -w", "amd64", "exe"},
+			"gowork-pie":      {"", "amd64", "pie"},
+			"gowork-arm64":    {"", "arm64", "exe"},
 		} {
-			cmd := exec.Command("go", "build", "-ldflags="+build.flags, "-o", filepath.Join(goBuildDir, name), "./testdata/gowork")
+			cmd := exec.Command("go", "build", "-buildmode="+build.mode, "-ldflags="+build.flags, "-o", filepath.Join(goBuildDir, name), "./testdata/gowork")
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+build.arch)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				goBuildErr = fmt.Errorf("go build %s: %v\n%s", name, err, out)
@@ -113,7 +115,7 @@ func (w *goWork) run(t testing.TB) map[string]goTiming {
 }
 
 // TestGoFunctions times three functions of a Go program, with and
-// without its symbol table: work, which sleeps 2 ms in a fresh goroutine
+// without its symbol table, and built position-independent: work, which sleeps 2 ms in a fresh goroutine
 // whose stack its entry grows, from 8 goroutines with GOMAXPROCS=4 (most
 // of its calls return on another thread than they began on); nest, four
 // calls deep, each level timed; spin, on the CPU, preempted. Every call
@@ -121,7 +123,7 @@ func (w *goWork) run(t testing.TB) map[string]goTiming {
 // calls, and the program exits 0.
 func TestGoFunctions(t *testing.T) {
 	full, stripped := goBinaries(t)
-	for _, bin := range []string{full, stripped} {
+	for _, bin := range []string{full, stripped, filepath.Join(filepath.Dir(full), "gowork-pie")} {
 		t.Run(filepath.Base(bin), func(t *testing.T) {
 			const n, goroutines = 400, 8
 			w := startGoWork(t, bin, []string{"GOMAXPROCS=4"}, "sleep", fmt.Sprint(n), fmt.Sprint(goroutines), "2ms")
