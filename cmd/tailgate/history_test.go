@@ -34,7 +34,7 @@ func historyOfRealTrials(t *testing.T, vm bool) (store string, commits []string)
 	return historyOfTrials(t, vm, 1.2)
 }
 
-func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commits []string) {
+func historyOfTrials(t *testing.T, vm bool, shift float64, edits ...func(commit int, r *result.Result)) (store string, commits []string) {
 	t.Helper()
 	pool, err := result.Load(filepath.Join("..", "..", "report", "testdata", "trials-syscall-read.json"))
 	if err != nil {
@@ -75,6 +75,9 @@ func historyOfTrials(t *testing.T, vm bool, shift float64) (store string, commit
 			if c >= 7 {
 				res.Target.Kernel = "debian:6.1.0-new-cloud-amd64"
 			}
+		}
+		for _, edit := range edits {
+			edit(c, &res)
 		}
 		path := filepath.Join(dir, fmt.Sprintf("r%d.json", c))
 		if err := result.Write(path, &res); err != nil {
@@ -373,5 +376,54 @@ func TestHistoryConfirmDryRunQuoted(t *testing.T) {
 	}
 	if i := slices.Index(got, "--"); i < 0 || !slices.Equal(got[i+1:], []string{"syscall-read"}) {
 		t.Errorf("gate args %q: want the scenario after --", got)
+	}
+}
+
+// TestHistorySeriesKeepClocksApart: six records of target deb in real
+// time, then six in virtual time ten times slower: two series, each
+// shown as such, and no change point between them. Once, one series
+// held both and changes called the clock's step a regression of +901.6%.
+func TestHistorySeriesKeepClocksApart(t *testing.T) {
+	store, _ := historyOfTrials(t, true, 10, func(c int, r *result.Result) {
+		if c < 7 {
+			r.Target.Clock, r.Target.IcountShift = result.ClockReal, nil
+		}
+	})
+	code, out, stderr := historyRun(t, "changes", store, "--format", "json")
+	var rep struct {
+		Series []struct {
+			Key struct{ Target, Clock string }
+		}
+		Changes []any
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("changes: exit %d, %v: %s", code, err, stderr)
+	}
+	var clocks []string
+	for _, s := range rep.Series {
+		clocks = append(clocks, s.Key.Clock)
+	}
+	if len(rep.Changes) != 0 || !slices.Equal(clocks, []string{"real time", "virtual time, shift 0"}) {
+		t.Errorf("changes %v over series of clocks %q; want none, over a real and a virtual series", rep.Changes, clocks)
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	if code, _, stderr := historyRun(t, "page", store, "-o", site); code != 0 {
+		t.Fatalf("page: exit %d: %s", code, stderr)
+	}
+	page, _ := os.ReadFile(filepath.Join(site, "index.html"))
+	for _, want := range []string{"deb syscall-read syscall.read p99 [real time]", "deb syscall-read syscall.read p99 [virtual time, shift 0]"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Other parameters from commit 7 on: two series again, named by them.
+	store, _ = historyOfTrials(t, false, 10, func(c int, r *result.Result) {
+		if c >= 7 {
+			r.Scenarios[0].Params = strings.Repeat("ab", 32)
+		}
+	})
+	code, out, _ = historyRun(t, "changes", store)
+	if code != 0 || !strings.Contains(out, "no change point") || !strings.Contains(out, "[params abababababab]") {
+		t.Errorf("changes of a history whose parameters changed: exit %d:\n%s", code, out)
 	}
 }

@@ -28,9 +28,13 @@ var SummaryPercentiles = []string{"p50", "p90", "p99", "p99.9", "max"}
 
 // Summary is a record's quantiles.
 type Summary struct {
-	Format       int               `json:"format"`
-	Commit       string            `json:"commit"`
-	Target       string            `json:"target"`
+	Format int    `json:"format"`
+	Commit string `json:"commit"`
+	Target string `json:"target"`
+	// Clock is the clock the record ran on (ClockLabel): a series never
+	// mixes two. A summary without it is of an older tailgate, and its
+	// record is read instead.
+	Clock        string            `json:"clock"`
 	RecordSHA256 string            `json:"record_sha256"`
 	Scenarios    []ScenarioSummary `json:"scenarios"`
 }
@@ -39,7 +43,9 @@ type Summary struct {
 // policy (report.GatePolicy reads Gate, else Definition), and per metric
 // and percentile each non-empty trial's quantile, in trial order.
 type ScenarioSummary struct {
-	Name       string                          `json:"name"`
+	Name string `json:"name"`
+	// Params is the scenario's parameter digest: a series never mixes two.
+	Params     string                          `json:"params,omitempty"`
 	Gate       result.GatePolicy               `json:"gate,omitempty"`
 	Definition json.RawMessage                 `json:"definition,omitempty"`
 	Metrics    map[string]map[string][]float64 `json:"metrics"`
@@ -52,7 +58,7 @@ func SummaryPath(recordPath string) string {
 
 // Summarize computes rec's summary; sha256 is the record's digest.
 func Summarize(rec *Record, sha256 string) *Summary {
-	s := &Summary{Format: Format, Commit: rec.Commit, Target: rec.Target, RecordSHA256: sha256, Scenarios: []ScenarioSummary{}}
+	s := &Summary{Format: Format, Commit: rec.Commit, Target: rec.Target, Clock: ClockLabel(rec.Result.Target), RecordSHA256: sha256, Scenarios: []ScenarioSummary{}}
 	for i := range rec.Result.Scenarios {
 		sc := &rec.Result.Scenarios[i]
 		pcts := slices.Clone(SummaryPercentiles)
@@ -65,7 +71,7 @@ func Summarize(rec *Record, sha256 string) *Summary {
 				}
 			}
 		}
-		ss := ScenarioSummary{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition, Metrics: map[string]map[string][]float64{}}
+		ss := ScenarioSummary{Name: sc.Name, Params: sc.Params, Gate: sc.Gate, Definition: sc.Definition, Metrics: map[string]map[string][]float64{}}
 		for name, m := range sc.Metrics {
 			qs := map[string][]float64{}
 			for _, p := range pcts {
@@ -146,7 +152,23 @@ func (v *View) storedSummary(e Entry) (*Summary, error) {
 	if s.RecordSHA256 != e.SHA256 || s.Commit != e.Commit || s.Target != e.Target {
 		return nil, fmt.Errorf("%s: %w: of another record", SummaryPath(e.Path), ErrCorrupt)
 	}
+	if s.Clock == "" {
+		return nil, errOlderSummary
+	}
 	return s, nil
+}
+
+// errOlderSummary is a summary an older tailgate wrote, without what
+// keeps series apart: its record is read instead.
+var errOlderSummary = errors.New("a summary of an older tailgate")
+
+// ClockLabel names the clock t ran on, as series are told apart by it:
+// "real time", or "virtual time, shift N".
+func ClockLabel(t result.Target) string {
+	if t.Virtual() {
+		return fmt.Sprintf("virtual time, shift %d", t.Shift())
+	}
+	return t.ClockOf() + " time"
 }
 
 // checkSummary says what is wrong with e's stored summary, given its
@@ -159,6 +181,9 @@ func (v *View) checkSummary(e Entry, rec *Record) error {
 	}
 	if err != nil {
 		return err
+	}
+	if s, err := ParseSummary(name, b); err == nil && s.Clock == "" {
+		return nil // an older tailgate's, read past
 	}
 	want, err := marshalSummary(rec, e.SHA256)
 	if err != nil {

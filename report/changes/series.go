@@ -26,16 +26,34 @@ type Key struct {
 	Scenario   string `json:"scenario"`
 	Metric     string `json:"metric"`
 	Percentile string `json:"percentile"`
+	// Clock and Params tell apart the series of one target, scenario,
+	// metric and percentile whose records ran on other clocks
+	// (history.ClockLabel) or with other parameters (a digest): what
+	// compare refuses to mix, a series never mixes either, and a change
+	// of them starts a new one. Each is "" when the records of those four
+	// all agree on it.
+	Clock  string `json:"clock,omitempty"`
+	Params string `json:"params,omitempty"`
 }
 
 func (k Key) String() string {
-	return fmt.Sprintf("%s %s %s %s", k.Target, k.Scenario, k.Metric, k.Percentile)
+	s := fmt.Sprintf("%s %s %s %s", k.Target, k.Scenario, k.Metric, k.Percentile)
+	if k.Clock != "" {
+		s += " [" + k.Clock + "]"
+	}
+	if k.Params != "" {
+		s += " [params " + k.Params + "]"
+	}
+	return s
 }
 
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Scenario, b.Scenario),
 		cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.Percentile, b.Percentile))
 }
+
+// base is k without what tells its epochs apart.
+func (k Key) base() Key { k.Clock, k.Params = "", ""; return k }
 
 // Point is one commit of a series: the percentile of each of its trials,
 // their median, and the interval of that median.
@@ -135,7 +153,7 @@ func (b *Builder) AddSummary(s *history.Summary, at time.Time, path string) bool
 				pt := Point{Commit: s.Commit, Time: at, Record: path, Trials: slices.Clone(xs)}
 				pt.Center, pt.Lo, pt.Hi = MedianInterval(pt.Trials, 0.95)
 				_, isGated := gated[pname]
-				adds = append(adds, add{Key{Target: s.Target, Scenario: sc.Name, Metric: mname, Percentile: pname}, isGated, pt})
+				adds = append(adds, add{Key{Target: s.Target, Scenario: sc.Name, Metric: mname, Percentile: pname, Clock: s.Clock, Params: shortParams(sc.Params)}, isGated, pt})
 			}
 		}
 	}
@@ -151,15 +169,38 @@ func (b *Builder) AddSummary(s *history.Summary, at time.Time, path string) bool
 	return true
 }
 
-// Series returns the series gathered, in key order.
+// Series returns the series gathered, in key order, the epochs of one
+// target, scenario, metric and percentile in the order of their first
+// points. A key names a clock or parameters only where the records of
+// its four differ in them.
 func (b *Builder) Series() []Series {
-	var out []Series
-	for _, s := range b.series {
-		out = append(out, *s)
+	clocks, params := map[Key]map[string]bool{}, map[Key]map[string]bool{}
+	for k := range b.series {
+		if clocks[k.base()] == nil {
+			clocks[k.base()], params[k.base()] = map[string]bool{}, map[string]bool{}
+		}
+		clocks[k.base()][k.Clock] = true
+		params[k.base()][k.Params] = true
 	}
-	slices.SortFunc(out, func(a, b Series) int { return compareKeys(a.Key, b.Key) })
+	var out []Series
+	for k, s := range b.series {
+		s := *s
+		if len(clocks[k.base()]) == 1 {
+			s.Key.Clock = ""
+		}
+		if len(params[k.base()]) == 1 {
+			s.Key.Params = ""
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Series) int {
+		return cmp.Or(compareKeys(a.Key, b.Key), a.Points[0].Time.Compare(b.Points[0].Time), cmp.Compare(a.Key.Clock, b.Key.Clock), cmp.Compare(a.Key.Params, b.Key.Params))
+	})
 	return out
 }
+
+// shortParams is a parameter digest as a key shows it.
+func shortParams(p string) string { return p[:min(12, len(p))] }
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
