@@ -61,7 +61,8 @@ func (f *fakeTarget) Run(ctx context.Context, req runner.Request, p *progress.Re
 		def, _ := json.Marshal(r)
 		res.Scenarios = append(res.Scenarios, result.Scenario{
 			Name: s.Name, Trials: 1, Definition: def,
-			Metrics: map[string]*result.Metric{"m": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h), PID: f.runs, Ops: 1}}}},
+			// The seed as a VM in virtual time records it.
+			Metrics: map[string]*result.Metric{"m": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h), PID: f.runs, Ops: 1, Seed: req.Seed}}}},
 		})
 	}
 	return res, nil
@@ -130,6 +131,27 @@ func TestRoundsOrderStampsPairs(t *testing.T) {
 	for _, tr := range res[0].Find("a").Metrics["m"].Trials {
 		if tr.Slot != 1 || tr.Round == 0 {
 			t.Errorf("A's trial: round %d slot %d, want slot 1", tr.Round, tr.Slot)
+		}
+	}
+}
+
+// Common random numbers: round i's trials of every target draw seed i, so
+// that trial i of both sides of a gate shares seed i, in whatever order
+// the round ran them.
+func TestRoundsShareSeeds(t *testing.T) {
+	ts, _ := fakes("base", "head")
+	order := func(r int) []int { return [][]int{{0, 1}, {1, 0}}[r%2] }
+	res, _, err := Rounds(context.Background(), ts, Spec{Scenarios: spec(1).Scenarios, Trials: 5}, Plan{Rounds: 5, Order: order}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, head := res[0].Find("a").Metrics["m"].Trials, res[1].Find("a").Metrics["m"].Trials
+	if len(base) != 5 || len(head) != 5 {
+		t.Fatalf("%d and %d trials, want 5 a side", len(base), len(head))
+	}
+	for i := range base {
+		if base[i].Seed != uint64(i+1) || head[i].Seed != base[i].Seed || base[i].Round != i+1 {
+			t.Errorf("trial %d: base round %d seed %d, head seed %d; want both seed %d", i+1, base[i].Round, base[i].Seed, head[i].Seed, i+1)
 		}
 	}
 }

@@ -403,12 +403,14 @@ func (rr *roundsRun) round(ctx context.Context, r int) error {
 	return rr.wholeRound(ctx, r, order, offset)
 }
 
-// request is the trial of slot s, pinned from offset, its progress
-// shown as the round's and its target's ("round 3, head").
+// request is the trial of slot s, pinned from offset, seeded with its
+// round (every target's trial of round r draws seed r where trials are
+// seeded: common random numbers), its progress shown as the round's and
+// its target's ("round 3, head").
 func (rr *roundsRun) request(s slot, offset *int) runner.Request {
 	keep := func(sc *scenarios.Scenario) bool { return rr.every || scenarioTrials(rr.spec, sc) >= s.round }
 	req := oneTrial(rr.prepared[s.target], keep)
-	req.CPUOffset = offset
+	req.CPUOffset, req.Seed = offset, uint64(s.round)
 	label := rr.label(s)
 	gated := gatedOf(req.Scenarios)
 	req.Progress = func(e runner.Event) { stepProgress(rr.p, label, e.Scenario, e, gated) }

@@ -274,13 +274,16 @@ func (s Store) SaveCalibration(cal *stats.Calibration) error {
 
 // Calibrate runs spec runs times on t, each run of its own independent
 // trials, and measures the spread between runs (stats.Calibrate); p
-// shows the trials of all runs, and a line as each run starts.
+// shows the trials of all runs, and a line as each run starts. Where
+// trials are seeded (virtual time), each run's seeds follow the last's,
+// so that no two boots repeat each other.
 func Calibrate(ctx context.Context, t Target, spec Spec, runs int, p *progress.Reporter) (*stats.Calibration, []*result.Result, error) {
 	var all []*result.Result
 	defer p.End()
 	p.Plan(runs*plannedTrials(spec.request(t.Name())), "trials")
 	for i := range runs {
 		p.Line(fmt.Sprintf("calibrate: run %d of %d on %s", i+1, runs, t.Name()))
+		spec.Seed = uint64(i*PlannedRounds(spec)) + 1
 		res, err := Run(ctx, t, spec, p)
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return nil, nil, Infra(errors.New("interrupted; nothing stored"))

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/kerneltypes"
 	"github.com/tailgate-ci/tailgate/internal/progress"
@@ -33,6 +35,9 @@ type Spec struct {
 	WarmupSet bool
 	// SkipUnsupported passes over the scenarios this kernel cannot trace.
 	SkipUnsupported bool
+	// Seed is the seed of the first trial where trials are seeded
+	// (runner.Request.Seed); 0 is 1.
+	Seed uint64
 }
 
 // Check refuses overrides no run could take.
@@ -51,7 +56,7 @@ func (s Spec) request(name string) runner.Request {
 	return runner.Request{
 		Scenarios: s.Scenarios, Trials: s.Trials, Duration: s.Duration,
 		Warmup: s.Warmup, WarmupSet: s.WarmupSet, SkipUnsupported: s.SkipUnsupported,
-		Target: result.Target{Name: name, Kind: "host"},
+		Target: result.Target{Name: name, Kind: "host"}, Seed: s.Seed,
 	}
 }
 
@@ -229,7 +234,15 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 	if trials > 1 && jobs > 1 {
 		p.Line(fmt.Sprintf("%s: %d boots, %d at a time (virtual time: the boots do not measure each other)", name, trials, jobs))
 	}
-	boots := v.bootEach(ctx, vmBoots{kernel: k, kernelTypes: types, req: req, trials: trials, jobs: jobs}, p)
+	setup, err := v.Setup()
+	if err != nil {
+		return nil, err
+	}
+	var seed uint64
+	if setup.Clock.Virtual() {
+		seed = max(req.Seed, 1)
+	}
+	boots := v.bootEach(ctx, vmBoots{kernel: k, kernelTypes: types, req: req, trials: trials, jobs: jobs, seed: seed}, p)
 	// The trials keep their order, and the first error is the one told:
 	// the boots it cancelled failed because of it.
 	done := newTrialSet(name)
@@ -277,26 +290,38 @@ func (v *VM) kernel(ctx context.Context, p *progress.Reporter) (*kernels.Kernel,
 }
 
 // vmBoots is what bootEach boots: trials boots of kernel, each the next
-// trial of req, up to jobs at once.
+// trial of req, up to jobs at once; boot i (from 0) seeded seed+i, none
+// when seed is 0.
 type vmBoots struct {
 	kernel      *kernels.Kernel
 	kernelTypes string
 	req         runner.Request
 	trials      int
 	jobs        int
+	seed        uint64
 }
 
-// vmBoot is one boot: the trial it ran and what it gave.
-type vmBoot struct {
+// bootedTrial is one boot: the trial it ran and what it gave.
+type bootedTrial struct {
 	req runner.Request
 	res *result.Result
 	err error
 }
 
+// vmBoot is what one boot boots: kernel, its tracers relocating against
+// kernelTypes when set (kernelTypesFor), running req, seeded seed (0 for
+// none).
+type vmBoot struct {
+	kernel      *kernels.Kernel
+	kernelTypes string
+	req         runner.Request
+	seed        uint64
+}
+
 // bootEach boots the kernel once per trial of bs, in order, up to bs.jobs
 // at once; the first boot that fails cancels those not done.
-func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []vmBoot {
-	boots := make([]vmBoot, bs.trials)
+func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []bootedTrial {
+	boots := make([]bootedTrial, bs.trials)
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sem := make(chan struct{}, bs.jobs)
@@ -319,7 +344,11 @@ func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []v
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			boots[i].res, boots[i].err = v.boot(bctx, bs.kernel, bs.kernelTypes, boots[i].req, p)
+			var seed uint64
+			if bs.seed != 0 {
+				seed = bs.seed + uint64(i)
+			}
+			boots[i].res, boots[i].err = v.boot(bctx, vmBoot{kernel: bs.kernel, kernelTypes: bs.kernelTypes, req: boots[i].req, seed: seed}, p)
 			if boots[i].err != nil {
 				cancel()
 			}
@@ -451,15 +480,15 @@ func deadline(req runner.Request, clock vm.Clock) time.Duration {
 	return clock.Deadline(d)
 }
 
-// boot boots the kernel once and runs req in the guest, whose tracers
-// relocate against kernelTypes when set (kernelTypesFor).
-func (v *VM) boot(ctx context.Context, k *kernels.Kernel, kernelTypes string, req runner.Request, p *progress.Reporter) (*result.Result, error) {
+// boot boots b's kernel once and runs its request in the guest.
+func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.Result, error) {
 	setup, err := v.Setup()
 	if err != nil {
 		return nil, err
 	}
-	m := v.Target.Machine(k, setup)
-	m.KernelTypes, m.FellBack = kernelTypes, v.fellBack
+	req := b.req
+	m := v.Target.Machine(b.kernel, setup)
+	m.KernelTypes, m.FellBack, m.Seed = b.kernelTypes, v.fellBack, b.seed
 	if m.Deadline == 0 {
 		m.Deadline = deadline(req, setup.Clock)
 	}
@@ -467,11 +496,11 @@ func (v *VM) boot(ctx context.Context, k *kernels.Kernel, kernelTypes string, re
 	for _, s := range req.Scenarios {
 		// One scratch disk, as large as the largest scenario needs.
 		m.ScratchDisk = max(m.ScratchDisk, scenarios.ScratchSize(s.Workload))
-		b, err := json.Marshal(req.Resolve(s))
+		raw, err := json.Marshal(req.Resolve(s))
 		if err != nil {
 			return nil, err
 		}
-		gr.Scenarios = append(gr.Scenarios, b)
+		gr.Scenarios = append(gr.Scenarios, raw)
 	}
 	res, err := vm.Run(ctx, m, gr, func(s string) { p.Detail(v.Name() + ": " + s) })
 	if res != nil {
@@ -511,6 +540,16 @@ func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*resu
 		}
 		req.Scenarios = append(req.Scenarios, &s)
 	}
+	if gr.Phase > 0 {
+		// The seeded start phase: the guest idles, and its clock moves
+		// on against its tick.
+		if err := sleepCtx(ctx, gr.Phase); err != nil {
+			return nil, err
+		}
+		var now unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+		line(fmt.Sprintf("start phase %s: the run starts at %d ns of guest time", gr.Phase, now.Nano()))
+	}
 	var attaching time.Time
 	req.Progress = func(e runner.Event) {
 		switch {
@@ -528,6 +567,18 @@ func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*resu
 		}
 	}
 	return runner.Run(ctx, req)
+}
+
+// sleepCtx sleeps d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Run runs every trial spec asks for on t, with progress on p: what a

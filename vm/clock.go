@@ -147,17 +147,17 @@ const virtualEpoch = "2020-01-01T00:00:00"
 const virtualSeed = "1"
 
 // stampVirtual puts on res what a guest in virtual time cannot say of
-// itself: its boot's identity, which a guest that boots the same way each
+// itself: its boot's seed, its boot's identity, which a guest that boots the same way each
 // time draws the same (result.Merge tells trials apart by it), and when
 // it ran, from the host's clock; the guest's wall clock is virtualEpoch.
-func stampVirtual(res *result.Result, started, finished time.Time) {
+func stampVirtual(res *result.Result, seed uint64, started, finished time.Time) {
 	var b [16]byte
 	rand.Read(b[:])
 	id := fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 	for _, s := range res.Scenarios {
 		for _, m := range s.Metrics {
 			for i := range m.Trials {
-				m.Trials[i].BootID = id
+				m.Trials[i].BootID, m.Trials[i].Seed = id, seed
 			}
 		}
 	}

@@ -22,6 +22,11 @@ import (
 //     emulation ("calibrate_delay_direct() failed to get a good estimate")
 //     and falls back to a loop of ~150 ms. The value is what the boot CPU
 //     derives from the TSC, the host's under TCG: its kHz × 1000 / HZ.
+//     In virtual time the guest's TSC is QEMU's instruction clock, 1 GHz
+//     at shift 0, and lpj is that clock's: the host's would be wrong, and
+//     would carry the runner's CPU into the command line, which the guest
+//     mixes into its random pool, so that the runner would move the
+//     metrics.
 //   - tsc=reliable: the kernel finds the emulated CPUs' TSCs
 //     unsynchronized and falls back to the HPET, whose every read is an
 //     emulated device access; TCG's TSCs all follow the host's clock.
@@ -31,13 +36,24 @@ import (
 //
 // None of them changes what a workload measures on the booted kernel
 // beyond the clock source, which under TCG becomes the cheaper one.
-func bootCmdline(vm Machine, accel string) string {
+//
+// A seeded boot in virtual time carries its layout seed's token
+// (SeedToken) before the VM's own command line.
+func bootCmdline(vm Machine) string {
 	parts := []string{baseCmdline}
-	if accel != "kvm" {
+	virtual := vm.Setup.Clock.Virtual()
+	if vm.Setup.Accel != "kvm" {
 		parts = append(parts, "cryptomgr.notests", "tsc=reliable", "initcall_blacklist=crypto_kdf108_init")
-		if lpj := loopsPerJiffy(vm.Kernel); lpj > 0 {
+		mhz := hostTSCMHz("/proc/cpuinfo")
+		if virtual {
+			mhz = float64(1000 >> IcountShift)
+		}
+		if lpj := loopsPerJiffy(vm.Kernel, mhz); lpj > 0 {
 			parts = append(parts, fmt.Sprintf("lpj=%d", lpj))
 		}
+	}
+	if virtual && vm.Seed != 0 {
+		parts = append(parts, SeedToken(vm.Seed))
 	}
 	if vm.Cmdline != "" {
 		parts = append(parts, vm.Cmdline)
@@ -46,9 +62,8 @@ func bootCmdline(vm Machine, accel string) string {
 }
 
 // loopsPerJiffy is the delay-loop calibration a guest of k would compute
-// from the host's TSC, or 0 when the host's TSC frequency or k's HZ is not
-// known.
-func loopsPerJiffy(k *kernels.Kernel) int64 {
+// from a TSC of mhz, or 0 when mhz or k's HZ is not known.
+func loopsPerJiffy(k *kernels.Kernel, mhz float64) int64 {
 	if k == nil || k.Config == "" {
 		return 0
 	}
@@ -60,7 +75,6 @@ func loopsPerJiffy(k *kernels.Kernel) int64 {
 	if err != nil || hz <= 0 {
 		return 0
 	}
-	mhz := hostTSCMHz("/proc/cpuinfo")
 	if mhz <= 0 {
 		return 0
 	}

@@ -15,8 +15,8 @@ func TestBootCmdline(t *testing.T) {
 	if err := os.WriteFile(config, []byte("CONFIG_HZ_250=y\nCONFIG_HZ=250\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	vm := Machine{Kernel: &kernels.Kernel{Config: config}, Cmdline: "cryptomgr.notests=0 quiet"}
-	tcg := bootCmdline(vm, "tcg")
+	vm := Machine{Kernel: &kernels.Kernel{Config: config}, Cmdline: "cryptomgr.notests=0 quiet", Setup: Setup{Accel: "tcg", Clock: RealTime}}
+	tcg := bootCmdline(vm)
 	if !strings.HasPrefix(tcg, baseCmdline+" ") || !strings.HasSuffix(tcg, " "+vm.Cmdline) {
 		t.Errorf("TCG command line %q: want the base first and the VM's own last", tcg)
 	}
@@ -28,11 +28,30 @@ func TestBootCmdline(t *testing.T) {
 	if mhz := hostTSCMHz("/proc/cpuinfo"); mhz > 0 && !strings.Contains(tcg, " lpj=") {
 		t.Errorf("host TSC at %.0f MHz but no lpj in %q", mhz, tcg)
 	}
-	if kvm := bootCmdline(vm, "kvm"); kvm != baseCmdline+" "+vm.Cmdline {
-		t.Errorf("KVM command line %q: want only the base and the VM's own", kvm)
+	kvm := vm
+	kvm.Setup.Accel = "kvm"
+	if got := bootCmdline(kvm); got != baseCmdline+" "+vm.Cmdline {
+		t.Errorf("KVM command line %q: want only the base and the VM's own", got)
 	}
-	if got := bootCmdline(Machine{}, "tcg"); strings.Contains(got, "lpj=") {
+	if got := bootCmdline(Machine{Setup: Setup{Accel: "tcg"}}); strings.Contains(got, "lpj=") {
 		t.Errorf("no kernel config, yet %q sets lpj", got)
+	}
+	// Virtual time: the lpj of QEMU's 1 GHz instruction clock, whatever
+	// the host's CPU, and a seed's token of one length for every seed,
+	// before the VM's own command line.
+	virtual := vm
+	virtual.Setup.Clock, virtual.Seed = VirtualTime, 1
+	got := bootCmdline(virtual)
+	if !strings.Contains(got, " lpj=4000000 ") || !strings.HasSuffix(got, " "+SeedToken(1)+" "+vm.Cmdline) {
+		t.Errorf("virtual time, seed 1: %q; want lpj=4000000 (1 GHz at 250 Hz), and %s before the VM's own", got, SeedToken(1))
+	}
+	virtual.Seed = 1 << 40
+	if other := bootCmdline(virtual); len(other) != len(got) || other == got {
+		t.Errorf("seeds 1 and 2^40: %q and %q; want two command lines of one length", got, other)
+	}
+	virtual.Seed = 0
+	if unseeded := bootCmdline(virtual); strings.Contains(unseeded, seedTokenKey) {
+		t.Errorf("unseeded: %q carries a seed", unseeded)
 	}
 }
 

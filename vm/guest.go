@@ -56,6 +56,10 @@ type GuestRequest struct {
 	// tracers relocate against (Machine.KernelTypes), which the guest uses
 	// instead of decoding its kernel's own; "" for none. Run fills it in.
 	KernelTypes string `json:"kernel_types,omitempty"`
+	// Phase is how long the guest sleeps before it runs the request: a
+	// seeded boot's start phase in virtual time (PhaseOf), which moves the
+	// workload's start against the guest's tick. Run fills it in.
+	Phase time.Duration `json:"phase,omitempty"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on

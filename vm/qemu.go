@@ -31,6 +31,10 @@ type Machine struct {
 	// FellBack, when set, is told the Setup a boot fell back to when KVM
 	// did not start its kernel (Setup.WithoutKVM), for the next boots.
 	FellBack func(Setup)
+	// Seed, in virtual time, is the boot's seed (seed.go): its guest's
+	// layout token and its workload's start phase are drawn from it, and
+	// its trials record it. 0 draws nothing: every boot is the same.
+	Seed uint64
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
 	// Deadline bounds the whole run, boot to power-off; 0 means none
@@ -282,7 +286,10 @@ func (r *machineRun) boot(ctx context.Context, setup Setup, req GuestRequest) (*
 			shift := IcountShift
 			r.target.IcountShift = &shift
 		}
-		req.Target = r.target
+		req.Target, req.Phase = r.target, 0
+		if setup.Clock.Virtual() && m.Seed != 0 {
+			req.Phase = PhaseOf(m.Seed)
+		}
 		if err := buildInitramfs(initrd, m.Init, m.Kernel, m.KernelTypes, req); err != nil {
 			return nil, time.Time{}, err
 		}
@@ -360,7 +367,7 @@ func (r *machineRun) reply(ctx, runCtx context.Context, b *boot, started time.Ti
 		res.Partial = res.Partial || failure != ""
 		nameGuestFrames(res, r.smap)
 		if b.vm.Setup.Clock.Virtual() {
-			stampVirtual(res, started, started.Add(b.elapsed))
+			stampVirtual(res, r.m.Seed, started, started.Add(b.elapsed))
 		}
 	}
 	if failure != "" {
@@ -458,7 +465,7 @@ func (b *boot) stalledByTimer() bool { return b.scan.timedOut.Load() }
 
 // run starts QEMU and waits for it to exit; it is killed when ctx ends.
 func (b *boot) run(ctx context.Context) error {
-	cmdline := bootCmdline(b.vm, b.vm.Setup.Accel)
+	cmdline := bootCmdline(b.vm)
 	qemu := b.vm.QEMU
 	if qemu == "" {
 		qemu = "qemu-system-x86_64"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,15 +36,20 @@ func runVirtual(t *testing.T, bin, scenario string, args ...string) (*result.Res
 	return r, string(b)
 }
 
-// TestVirtualTimeRepeats boots syscall-read twice in virtual time. The
-// guest's time counts its instructions, and nothing the host does lands
-// in it, so the two boots read the same number of times in their 100 ms
-// and their syscall.read p50 and p99 are the same bucket. The Result
-// says on what clock it ran, and the report what virtual time counts.
+// TestVirtualTimeRepeats boots syscall-read in virtual time: twice in one
+// run, seeds 1 and 2, then once in another run, seed 1 again. The guest's
+// time counts its instructions, and nothing the host does lands in it, so
+// the boot of seed 1 is the same trial in both runs, to the read and the
+// bucket, and it starts at the same guest time; the boot of seed 2 draws
+// another start phase (and layout), so its run starts at another time.
+// Each trial records its seed; the Result says on what clock it ran, and
+// the report what virtual time counts.
 func TestVirtualTimeRepeats(t *testing.T) {
 	testenv.DebianGuest(t)
 	bin := buildTailgate(t)
-	r, out := runVirtual(t, bin, "syscall-read", "--trials", "2", "--duration", "100ms", "--warmup", "50ms")
+	args := []string{"--duration", "100ms", "--warmup", "50ms", "-v"}
+	r, out := runVirtual(t, bin, "syscall-read", append(args, "--trials", "2")...)
+	again, outAgain := runVirtual(t, bin, "syscall-read", append(args, "--trials", "1")...)
 	tg := r.Target
 	if tg.Clock != vm.ClockVirtual || tg.IcountShift == nil || *tg.IcountShift != vm.IcountShift || tg.QEMU == "" || tg.VCPUs != vm.VirtualVCPUs || tg.Accel != "tcg" {
 		t.Errorf("target %+v, want a TCG guest of %d vCPU in virtual time (shift %d), QEMU's version recorded", tg, vm.VirtualVCPUs, vm.IcountShift)
@@ -51,20 +57,40 @@ func TestVirtualTimeRepeats(t *testing.T) {
 	if !strings.Contains(out, "virtual time: each guest instruction counts 1 ns") {
 		t.Errorf("the report does not say what virtual time counts:\n%s", out)
 	}
-	s := r.Find("syscall-read")
-	if s == nil || s.Metrics["syscall.read"] == nil || len(s.Metrics["syscall.read"].Trials) != 2 {
-		t.Fatalf("want 2 trials of syscall.read:\n%s", out)
+	trials := func(r *result.Result, n int, out string) []result.Trial {
+		s := r.Find("syscall-read")
+		if s == nil || s.Metrics["syscall.read"] == nil || len(s.Metrics["syscall.read"].Trials) != n {
+			t.Fatalf("want %d trials of syscall.read:\n%s", n, out)
+		}
+		return s.Metrics["syscall.read"].Trials
 	}
-	a, b := s.Metrics["syscall.read"].Trials[0], s.Metrics["syscall.read"].Trials[1]
-	t.Logf("boot 1: %d reads, p50 %.0f ns, p99 %.0f ns; boot 2: %d reads, p50 %.0f ns, p99 %.0f ns", a.Ops, a.Summary.P50, a.Summary.P99, b.Ops, b.Summary.P50, b.Summary.P99)
+	two, one := trials(r, 2, out), trials(again, 1, outAgain)
+	a, b, c := two[0], two[1], one[0]
+	t.Logf("seed %d: %d reads, p50 %.0f ns, p99 %.0f ns; seed %d: %d reads, p50 %.0f ns, p99 %.0f ns", a.Seed, a.Ops, a.Summary.P50, a.Summary.P99, b.Seed, b.Ops, b.Summary.P50, b.Summary.P99)
+	if a.Seed != 1 || b.Seed != 2 || c.Seed != 1 {
+		t.Errorf("seeds %d, %d and, in the second run, %d; want 1, 2 and 1", a.Seed, b.Seed, c.Seed)
+	}
 	if a.BootID == b.BootID {
 		t.Errorf("both trials carry boot id %s: the merge takes them for one", a.BootID)
 	}
 	if a.Ops < 1000 {
 		t.Errorf("%d reads in 100 ms of virtual time", a.Ops)
 	}
-	if a.Summary.P50 != b.Summary.P50 || a.Summary.P99 != b.Summary.P99 || a.Ops != b.Ops {
-		t.Errorf("two boots in virtual time differ: %d reads, p50 %.0f, p99 %.0f against %d reads, p50 %.0f, p99 %.0f", a.Ops, a.Summary.P50, a.Summary.P99, b.Ops, b.Summary.P50, b.Summary.P99)
+	if a.Summary != c.Summary || a.Ops != c.Ops || !slices.Equal(a.Histogram.Counts(), c.Histogram.Counts()) {
+		t.Errorf("two boots of seed 1 differ: %d reads, %+v against %d reads, %+v", a.Ops, a.Summary, c.Ops, c.Summary)
+	}
+	// "start phase 6.34811ms: the run starts at 985732907 ns of guest time"
+	startOf := func(out string, seed uint64) string {
+		_, rest, ok := strings.Cut(out, "start phase "+vm.PhaseOf(seed).String()+": the run starts at ")
+		if !ok {
+			t.Fatalf("no start phase of seed %d (%s) in:\n%s", seed, vm.PhaseOf(seed), out)
+		}
+		ns, _, _ := strings.Cut(rest, " ")
+		return ns
+	}
+	s1, s2, s1again := startOf(out, 1), startOf(out, 2), startOf(outAgain, 1)
+	if s1 == s2 || s1 != s1again {
+		t.Errorf("runs start at %s ns (seed 1), %s ns (seed 2), %s ns (seed 1 again); want seed 1 twice alike, seed 2 elsewhere", s1, s2, s1again)
 	}
 }
 

@@ -69,6 +69,11 @@ type Request struct {
 	// An error it returns ends the pair; it is called with false after
 	// every true, whatever happened.
 	SliceHook func(running bool) error `json:"-"`
+	// Seed is the seed of the request's first trial where trials are
+	// seeded (a VM in virtual time, vm.Machine.Seed): trial k gets
+	// Seed+k-1, and 0 is 1. A gate's rounds give round r seed r on every
+	// side, so that its sides share their seeds (common random numbers).
+	Seed uint64 `json:"-"`
 	// Loads, when set, keeps the tracers loaded across this request's
 	// trials and beyond, until its owner closes it (a gate's rounds), and
 	// the running scenario's attached until the Run ends, or, for a

@@ -230,6 +230,11 @@ type Trial struct {
 	// run or a matrix (whose rounds alternate, not drawn at random).
 	Round int `json:"round,omitempty"`
 	Slot  int `json:"slot,omitempty"`
+	// Seed is the seed of a boot in virtual time (vm.Machine.Seed): what
+	// it drew of what a change should not matter to, its guest's
+	// layout and its workload's start phase. The same seed gives the
+	// same trial; a gate's sides share seed i in round i. 0 for none.
+	Seed uint64 `json:"seed,omitempty"`
 	// Slices, when > 0, is how many slices the trial ran in, taking turns
 	// with the other side's trial of its round (an interleaved gate);
 	// Duration is the slices' sum.
