@@ -14,6 +14,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
@@ -161,9 +162,12 @@ type pairRun struct {
 	lastRound int
 	// plannedOut says the last planned look left tests open.
 	plannedOut bool
-	results    []*result.Result
-	ran        Ran
-	p          *progress.Reporter
+	// unreachable are the tests told to lie inside their nuisance band
+	// ("scenario metric percentile"), each told once.
+	unreachable map[string]bool
+	results     []*result.Result
+	ran         Ran
+	p           *progress.Reporter
 }
 
 // run runs the rounds. It returns nil before any round (bad options, no
@@ -230,6 +234,7 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 		return false, CompareError(err)
 	}
 	pr.last, pr.lastLook, pr.lastRound = rep, k, r
+	pr.tellUnreachable(rep)
 	st := rep.Stopping(false)
 	pr.p.Look(lookLine(k, len(pr.plan.rounds), r, rep))
 	if k == len(pr.plan.rounds) && !st.Stop {
@@ -237,6 +242,29 @@ func (pr *pairRun) look(r int, res []*result.Result) (bool, error) {
 		return true, nil
 	}
 	return st.Stop, nil
+}
+
+// tellUnreachable says, in one line each, as soon as a look finds it, every
+// gated test of rep whose threshold lies inside its nuisance band: no
+// number of rounds decides it.
+func (pr *pairRun) tellUnreachable(rep *report.Report) {
+	for _, s := range rep.Scenarios {
+		for _, v := range s.Verdicts {
+			key := s.Name + " " + v.Metric + " " + v.Quantile
+			if !v.InsideBand() || pr.unreachable[key] {
+				continue
+			}
+			if pr.unreachable == nil {
+				pr.unreachable = map[string]bool{}
+			}
+			pr.unreachable[key] = true
+			for _, w := range v.Warnings {
+				if w.Kind == stats.WarnInsideBand {
+					pr.p.Line(fmt.Sprintf("gate: %s %s %s", s.Name, v.Metric, render.WarningText(w)))
+				}
+			}
+		}
+	}
 }
 
 // planLooks plans the looks after round r once planAfter rounds ran,
@@ -269,7 +297,7 @@ func (pr *pairRun) planLooks(r int, res []*result.Result) {
 		return
 	}
 	if virtual {
-		pr.p.Line("gate: boots in virtual time repeat whatever the host does: each side's boots are compared as one sample (docs/statistics.md)")
+		pr.p.Line("gate: boots in virtual time repeat whatever the host does; each draws its layout and start phase from its seed, and round i's boots of both sides share seed i: they are compared pair by pair, each test held undecided where its threshold lies inside its nuisance band (docs/vms.md)")
 	}
 	pr.plan = &lookPlan{rounds: plan(min(planRounds(r, elapsed, per, pr.g.Budget), pr.rounds))}
 	pr.p.Line(fmt.Sprintf("gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate",

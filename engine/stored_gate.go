@@ -41,6 +41,24 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("no baseline for %s on %s in %s", strings.Join(e.Scenarios, ", "), e.Target, e.Path)
 }
 
+// tellUnreachable says before the run, in one line each, every gated test
+// whose threshold lies inside the nuisance band the stored baselines'
+// seeded boots show (virtual time): the run cannot decide it.
+func (g StoredGate) tellUnreachable(spec Spec, target string) {
+	for _, sc := range spec.Scenarios {
+		e, err := baseline.Load(g.Store.Path, sc.Name, target, "")
+		if err != nil {
+			continue
+		}
+		for _, l := range report.SeedBands([]*result.Result{e.Result}, g.Options.Thresholds) {
+			if l.Unreachable() {
+				fmt.Fprintf(g.Store.Log, "gate: %s %s %s: unreachable: its threshold %g%% is inside the nuisance band its baseline shows (±%.1f%% across %d seeds), so it is never decided either way (docs/vms.md)\n",
+					l.Scenario, l.Metric, l.Percentile, 100*l.Threshold, 100*l.Band.Fraction(), l.Band.Seeds)
+			}
+		}
+	}
+}
+
 // Run checks that every scenario of spec has a baseline for t unless the
 // gate saves (a *MissingError inside an InputError), runs spec on t with
 // its progress on the store's Log, and writes the Result to output (""
@@ -63,6 +81,7 @@ func (g StoredGate) Run(ctx context.Context, t Target, spec Spec, output string)
 	if err := g.Store.CheckClock(spec.Scenarios, t.Name(), clock); err != nil {
 		return nil, err
 	}
+	g.tellUnreachable(spec, t.Name())
 	p := progress.New(log, progress.Options{Mode: g.Progress})
 	res, err := Run(ctx, t, spec, p)
 	p.End()

@@ -211,6 +211,7 @@ func compareScenario(base, cand *result.Scenario, opt Options) (*ScenarioReport,
 	for _, name := range names {
 		sc.compareMetric(name)
 	}
+	sr.Warnings = append(sr.Warnings, bandWarnings(cand.Name, sr.Verdicts)...)
 	return sr, nil
 }
 
@@ -289,7 +290,7 @@ type scenarioComparison struct {
 }
 
 // compareMetric estimates metric name's percentiles: as boots in virtual
-// time, paired by round when both sides' trials are (and the base is not
+// time (paired by seed when both sides' boots are seeded), paired by round when both sides' trials are (and the base is not
 // stored), else trial against trial, widened by the calibration's excess
 // for a stored base.
 func (sc scenarioComparison) compareMetric(name string) {
@@ -303,6 +304,10 @@ func (sc scenarioComparison) compareMetric(name string) {
 	}
 	bm, cm := base.Metrics[name], cand.Metrics[name]
 	if opt.boots {
+		if vs, seeded := stats.CompareSeeds(name, bm, cm, sc.pcts, th); seeded {
+			sr.Verdicts = append(sr.Verdicts, vs...)
+			return
+		}
 		sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, bm, cm, sc.pcts, th)...)
 		return
 	}
@@ -422,4 +427,5 @@ func judgeReports(reps []*Report, opt Options) {
 		r.Tests = len(family)
 	}
 	stats.JudgeFamily(family, alpha, beta)
+	stats.HoldInsideBands(family)
 }

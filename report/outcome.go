@@ -41,11 +41,13 @@ func (r *Report) Failed(strict bool) bool {
 }
 
 // Decided reports whether every gated test of r is decided: a regression,
-// an improvement or no change. A sequential gate run stops when it is.
+// an improvement or no change, or held undecided for good, its threshold
+// inside its nuisance band (stats.HoldInsideBands). A sequential gate
+// run stops when it is.
 func (r *Report) Decided() bool {
 	for _, s := range r.Scenarios {
 		for _, v := range s.Verdicts {
-			if v.Gated && !v.Decided() {
+			if v.Gated && !v.Decided() && !v.InsideBand() {
 				return false
 			}
 		}
@@ -71,7 +73,7 @@ func stopping(reps []*Report, budgetSpent bool) Stopping {
 					continue
 				}
 				st.Gated++
-				if !v.Decided() {
+				if !v.Decided() && !v.InsideBand() {
 					st.Undecided++
 				}
 				if v.Kind == stats.Regression {

@@ -12,6 +12,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -80,6 +81,9 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if err := render.WriteCalibrationText(stdout, cal, all[0], fl.report.thresholds, render.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
+		return err
+	}
+	if err := render.WriteBands(stdout, report.SeedBands(all, fl.report.thresholds), render.TextOptions{Width: termwidth.Of(stdout)}); err != nil {
 		return err
 	}
 	if basePath == "" {

@@ -87,6 +87,10 @@ func warningText(w stats.Warning, base, cand string) string {
 			return fmt.Sprintf("%s: %s of the candidate are too few for the rank-sum test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, english.Count(w.BaseCount, "boot"), w.Detail, w.CandCount)
 		}
 		return fmt.Sprintf("%s: %d rounds are too few for the exact test to reach its level (%s) whatever the data; it needs at least %d", w.Percentile, w.BaseCount, w.Detail, w.CandCount)
+	case stats.WarnNuisanceBand:
+		return fmt.Sprintf("nuisance band of %s %s across %s: ±%s, what layout and start phase alone move it (docs/vms.md)", w.Metric, w.Percentile, english.Count(w.BaseCount, "seeded boot"), pct(w.Band))
+	case stats.WarnInsideBand:
+		return fmt.Sprintf("%s: unreachable: its threshold is inside its nuisance band (±%s across %s), so it is never decided either way; gate it wider, or leave it ungated (docs/vms.md)", w.Percentile, pct(w.Band), english.Count(w.BaseCount, "seed"))
 	case stats.WarnGateDiffers:
 		return gateDiffersText(w)
 	case stats.WarnMetricOneSide:

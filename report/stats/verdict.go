@@ -50,6 +50,9 @@ type Verdict struct {
 	// distance from its estimate to its lower bound there, and never below
 	// the threshold (a regression must pass it too). NaN when unknown.
 	Detectable float64
+	// Band is the nuisance band of seeded boots in virtual time (how far
+	// the percentile moves across seeds alone, band.go); nil otherwise.
+	Band *Band
 
 	// ranks holds a rank-based verdict's order statistics (paired rounds'
 	// Walsh averages); pUp and pDown its exact one-sided p-values.

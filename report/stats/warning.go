@@ -123,4 +123,6 @@ type Warning struct {
 	BaseCount, CandCount int
 	Target               string
 	Detail               string
+	// Band is a nuisance band as a fraction (WarnInsideBand).
+	Band float64
 }

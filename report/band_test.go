@@ -1,0 +1,106 @@
+package report_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tailgate-ci/tailgate/internal/hist"
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
+)
+
+// seededResult is a Result of boots in virtual time, seeds 1..len(at),
+// whose metric "path" is pathNs in every boot and "sched" is at[i] in the
+// boot of seed i+1; both gated at p50 ±2%.
+func seededResult(name string, pathNs float64, at []float64) *result.Result {
+	metric := func(v func(i int) float64) *result.Metric {
+		m := &result.Metric{Unit: "ns"}
+		for i := range at {
+			h := hist.New()
+			h.RecordN(uint64(v(i)), 1000)
+			m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h), Seed: uint64(i + 1), Ops: 1000})
+		}
+		return m
+	}
+	return &result.Result{
+		Schema:      result.SchemaVersion,
+		Target:      result.Target{Name: name, Kind: "vm", Accel: "tcg", VCPUs: 1, Clock: result.ClockVirtual},
+		Environment: result.Environment{KernelRelease: "6.1.0"},
+		Scenarios: []result.Scenario{{
+			Name:       "s",
+			Definition: []byte(`{"name":"s","gate":{"*":{"p50":0.02}}}`),
+			Trials:     len(at),
+			Metrics: map[string]*result.Metric{
+				"path":  metric(func(int) float64 { return pathNs }),
+				"sched": metric(func(i int) float64 { return at[i] }),
+			},
+		}},
+	}
+}
+
+// Seeded boots in virtual time are paired by seed; each gated test's
+// nuisance band is said in a line; a test whose threshold lies inside its
+// band (sched, which layout moves by ±30% at a 2% threshold) is never
+// decided either way, even in an A/A whose seeds drew differently on each
+// side, while the path metric no seed moves decides: no change in the
+// A/A, a regression at +5%. A report held so is done: Decided.
+func TestSeedsBandHoldsThresholdInside(t *testing.T) {
+	base := []float64{5000, 6500, 5000, 5000, 6500, 5000, 5000, 6500, 5000, 6500}
+	head := []float64{6500, 5000, 5000, 6500, 6500, 5000, 6500, 5000, 5000, 5000}
+	for _, c := range []struct {
+		name     string
+		headPath float64
+		path     stats.Kind
+	}{
+		{"A/A", 3000, stats.NoChange},
+		{"path +5%", 3150, stats.Regression},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := report.Compare(seededResult("base", 3000, base), seededResult("head", c.headPath, head), report.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr := rep.Scenarios[0]
+			kinds := map[string]stats.Verdict{}
+			for _, v := range sr.Verdicts {
+				if v.Quantile == "p50" {
+					kinds[v.Metric] = v
+				}
+			}
+			if v := kinds["path"]; v.Kind != c.path || v.Rounds != 10 {
+				t.Errorf("path p50: %s over %d seed pairs, want %s over 10", v.Kind, v.Rounds, c.path)
+			}
+			sched := kinds["sched"]
+			if sched.Kind != stats.Inconclusive || !sched.InsideBand() || sched.TrialsToSettle != 0 {
+				t.Errorf("sched p50: %s, inside band %v, %d trials to settle; want held inconclusive, nothing to settle it", sched.Kind, sched.InsideBand(), sched.TrialsToSettle)
+			}
+			held := strings.Join(warningStrings(sched.Warnings), "\n")
+			if !strings.Contains(held, "p50: unreachable: its threshold is inside its nuisance band (±30% across 20 seeds), so it is never decided either way") {
+				t.Errorf("sched p50's warnings:\n%s\nwant the unreachable line", held)
+			}
+			lines := strings.Join(warningStrings(sr.Warnings), "\n")
+			for _, want := range []string{"nuisance band of sched p50 across 20 seeded boots: ±30%", "nuisance band of path p50 across 20 seeded boots: ±0%"} {
+				if !strings.Contains(lines, want) {
+					t.Errorf("scenario warnings:\n%s\nwant %q", lines, want)
+				}
+			}
+			if !rep.Decided() {
+				t.Error("a report whose every test is decided or held inside its band is not Decided: a gate would run on to its budget")
+			}
+		})
+	}
+}
+
+// NuisanceBand is the largest log distance of a boot's quantile from its
+// side's median, over both sides; a side of one boot adds nothing, and a
+// band no wider than a bucket covers no threshold.
+func TestNuisanceBand(t *testing.T) {
+	if b := stats.NuisanceBand([]float64{100, 100, 100}, []float64{100, 100}); b.Spread != 0 || b.Seeds != 5 || b.Covers(0.001) {
+		t.Errorf("flat: %+v, covers 0.1%%: %v", b, b.Covers(0.001))
+	}
+	b := stats.NuisanceBand([]float64{100, 200, 100, 100}, []float64{1000})
+	if got := b.Fraction(); got < 0.999 || got > 1.001 || !b.Covers(0.5) || b.Covers(1.5) {
+		t.Errorf("one boot at twice its side's median: band ±%.3f, covers 50%% %v, 150%% %v; want ±1, true, false", got, b.Covers(0.5), b.Covers(1.5))
+	}
+}
