@@ -85,6 +85,9 @@ func TestSeedsBandHoldsThresholdInside(t *testing.T) {
 					t.Errorf("scenario warnings:\n%s\nwant %q", lines, want)
 				}
 			}
+			if c := rep.Tally(); c.Unreachable != 1 || c.Inconclusive != 1 {
+				t.Errorf("tally %+v, want the one inconclusive unreachable", c)
+			}
 			if !rep.Decided() {
 				t.Error("a report whose every test is decided or held inside its band is not Decided: a gate would run on to its budget")
 			}

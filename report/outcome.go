@@ -9,6 +9,9 @@ import (
 // Counts tallies a report's verdicts.
 type Counts struct {
 	Gated, Regressions, Improvements, Inconclusive int
+	// Unreachable are the inconclusive held for good, their thresholds
+	// inside their nuisance bands (stats.HoldInsideBands).
+	Unreachable int
 }
 
 // Tally counts the gated verdicts of r by kind.
@@ -27,6 +30,9 @@ func (r *Report) Tally() Counts {
 				c.Improvements++
 			case stats.Inconclusive:
 				c.Inconclusive++
+				if v.InsideBand() {
+					c.Unreachable++
+				}
 			}
 		}
 	}

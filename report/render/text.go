@@ -193,12 +193,13 @@ func rowCount(s report.MatrixScenario) int {
 // evidence and how a slowdown that is meant is accepted; what decides an
 // undecided test. Nothing when every test passed.
 func nextSteps(m *report.Matrix) []string {
-	var reg, inc int
+	var reg, inc, held int
 	evidence := false
 	for _, p := range pairings(m) {
 		c := p.r.Tally()
 		reg += c.Regressions
-		inc += c.Inconclusive
+		inc += c.Inconclusive - c.Unreachable
+		held += c.Unreachable
 		evidence = evidence || len(p.r.RegressionEvidence()) > 0
 	}
 	var out []string
@@ -210,6 +211,9 @@ func nextSteps(m *report.Matrix) []string {
 	}
 	if inc > 0 {
 		out = append(out, "more data decides the inconclusive: a longer --budget (two targets), else more --trials or a longer --duration")
+	}
+	if held > 0 {
+		out = append(out, "no data decides the unreachable: their thresholds lie inside their nuisance bands; gate them wider than the band, or at a percentile the seeds do not move (docs/vms.md)")
 	}
 	return out
 }
