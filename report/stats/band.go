@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
@@ -108,62 +107,18 @@ func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
 // each verdict its nuisance band (Verdict.Band). ok is false unless
 // every trial of both sides is seeded and they share a seed.
 func CompareSeeds(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool)) ([]Verdict, bool) {
-	pairs, ok := pairSeeds(base, cand)
+	pairs, ok := pairBy(base, cand, func(t result.Trial) uint64 { return t.Seed })
 	if !ok {
 		return nil, false
 	}
-	var out []Verdict
-	for _, p := range pcts {
-		t, gated := threshold(p)
-		e, pd := pairedEstimate(base, cand, logRatios(pairs, p.Q), p.Q)
-		if pd != nil {
-			pd.resolution = bootResolution
-			e.Lo, e.Hi = e.Lo/(1+1/float64(hist.Sub)), e.Hi*(1+1/float64(hist.Sub))
-		}
-		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))
-		v.Rounds, v.ranks, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
-		bq, _ := SeededQuantiles(base, p.Q)
-		cq, _ := SeededQuantiles(cand, p.Q)
+	vs := comparePairs(metric, base, cand, pairs, pcts, threshold, bootResolution)
+	for i := range vs {
+		bq, _ := SeededQuantiles(base, pcts[i].Q)
+		cq, _ := SeededQuantiles(cand, pcts[i].Q)
 		band := NuisanceBand(bq, cq)
-		v.Band = &band
-		out = append(out, v)
+		vs[i].Band = &band
 	}
-	return out, true
-}
-
-// pairSeeds returns, in seed order, the seeds both metrics have a trial
-// of; ok is false unless every trial of both is seeded, once.
-func pairSeeds(base, cand *result.Metric) ([]roundPair, bool) {
-	bySeed := func(m *result.Metric) (map[uint64]*hist.Histogram, bool) {
-		out := make(map[uint64]*hist.Histogram, len(m.Trials))
-		for _, t := range m.Trials {
-			if t.Seed == 0 {
-				return nil, false
-			}
-			if _, dup := out[t.Seed]; dup {
-				return nil, false
-			}
-			out[t.Seed] = t.Histogram
-		}
-		return out, len(out) > 0
-	}
-	b, okb := bySeed(base)
-	c, okc := bySeed(cand)
-	if !okb || !okc {
-		return nil, false
-	}
-	var seeds []uint64
-	for s := range b {
-		if _, both := c[s]; both {
-			seeds = append(seeds, s)
-		}
-	}
-	slices.Sort(seeds)
-	var pairs []roundPair
-	for _, s := range seeds {
-		pairs = append(pairs, roundPair{b[s], c[s]})
-	}
-	return pairs, len(pairs) > 0
+	return vs, true
 }
 
 // InsideBand says v is a gated test whose threshold lies inside its

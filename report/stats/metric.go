@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 )
@@ -70,15 +72,27 @@ func ComparePaired(metric string, base, cand *result.Metric, pcts []Percentile, 
 	if !ok {
 		return nil, false
 	}
+	return comparePairs(metric, base, cand, pairs, pcts, threshold, 0), true
+}
+
+// comparePairs is a verdict per percentile of pcts over pairs of trials,
+// by the signed-rank test of each pair's log ratio; resolution (log)
+// widens the interval and the "no change" bounds, as a boot's bucket
+// does (0 for none).
+func comparePairs(metric string, base, cand *result.Metric, pairs []roundPair, pcts []Percentile, threshold func(Percentile) (float64, bool), resolution float64) []Verdict {
 	var out []Verdict
 	for _, p := range pcts {
 		t, gated := threshold(p)
 		e, pd := pairedEstimate(base, cand, logRatios(pairs, p.Q), p.Q)
+		if pd != nil && resolution > 0 {
+			pd.resolution = resolution
+			e.Lo, e.Hi = e.Lo*math.Exp(-resolution), e.Hi*math.Exp(resolution)
+		}
 		v := newVerdict(metric, p, e, t, gated, len(base.Trials), len(cand.Trials))
 		v.Rounds, v.ranks, v.pUp, v.pDown = e.Rounds, pd, e.PUp, e.PDown
 		out = append(out, v)
 	}
-	return out, true
+	return out
 }
 
 // CompareMetric returns a verdict per percentile for one metric's trials,

@@ -67,33 +67,41 @@ type roundPair struct{ base, cand *hist.Histogram }
 // sides carries a round, once, and they share one: trials of separate
 // runs are not pairs.
 func pairRounds(base, cand *result.Metric) (pairs []roundPair, ok bool) {
-	byRound := func(m *result.Metric) (map[int]*hist.Histogram, bool) {
-		out := make(map[int]*hist.Histogram, len(m.Trials))
+	return pairBy(base, cand, func(t result.Trial) uint64 { return uint64(max(t.Round, 0)) })
+}
+
+// pairBy returns, in key order, the keys both metrics have a trial of;
+// ok is false unless every trial of both has a key (not 0), once, and
+// they share one.
+func pairBy(base, cand *result.Metric, key func(result.Trial) uint64) (pairs []roundPair, ok bool) {
+	byKey := func(m *result.Metric) (map[uint64]*hist.Histogram, bool) {
+		out := make(map[uint64]*hist.Histogram, len(m.Trials))
 		for _, t := range m.Trials {
-			if t.Round <= 0 {
+			k := key(t)
+			if k == 0 {
 				return nil, false
 			}
-			if _, dup := out[t.Round]; dup {
+			if _, dup := out[k]; dup {
 				return nil, false
 			}
-			out[t.Round] = t.Histogram
+			out[k] = t.Histogram
 		}
 		return out, len(out) > 0
 	}
-	b, okb := byRound(base)
-	c, okc := byRound(cand)
+	b, okb := byKey(base)
+	c, okc := byKey(cand)
 	if !okb || !okc {
 		return nil, false
 	}
-	var rounds []int
-	for r := range b {
-		if _, both := c[r]; both {
-			rounds = append(rounds, r)
+	var keys []uint64
+	for k := range b {
+		if _, both := c[k]; both {
+			keys = append(keys, k)
 		}
 	}
-	slices.Sort(rounds)
-	for _, r := range rounds {
-		pairs = append(pairs, roundPair{b[r], c[r]})
+	slices.Sort(keys)
+	for _, k := range keys {
+		pairs = append(pairs, roundPair{b[k], c[k]})
 	}
 	return pairs, len(pairs) > 0
 }
