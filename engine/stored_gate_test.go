@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
@@ -137,5 +139,34 @@ func TestCheckRounds(t *testing.T) {
 		if !errors.As(err, new(*InputError)) {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
+	}
+}
+
+// A gate against stored baselines says before its run, in one line, each
+// gated test whose threshold lies inside the nuisance band the
+// baseline's seeded boots show: the run cannot decide it.
+func TestStoredGateTellsUnreachableBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	ts, log := fakes("A")
+	sp := spec(1)
+	base := &result.Result{Schema: result.SchemaVersion, Target: result.Target{Name: "A", Kind: "host"}, Environment: result.Environment{KernelRelease: "6.1.0"}}
+	m := &result.Metric{Unit: "ns"}
+	for i, v := range []uint64{5000, 6500, 5000, 6500} {
+		h := hist.New()
+		h.RecordN(v, 1000)
+		m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h), Seed: uint64(i + 1), Ops: 1000, BootID: string(rune('a' + i))})
+	}
+	base.Scenarios = []result.Scenario{{Name: "a", Trials: 4, Definition: []byte(`{"name":"a","gate":{"m":{"p50":0.02}}}`), Metrics: map[string]*result.Metric{"m": m}}}
+	if _, err := baseline.Save(dir, base); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	g := StoredGate{Store: Store{Path: dir, Log: &stderr}, Options: report0()}
+	if _, err := g.Run(context.Background(), ts[0], sp, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := "gate: a m p50: unreachable: its threshold 2% is inside the nuisance band its baseline shows (±14.0% across 4 seeds)"
+	if i := strings.Index(stderr.String(), want); i < 0 || len(*log) == 0 {
+		t.Errorf("stderr:\n%s\nwant %q before the run", stderr.String(), want)
 	}
 }
