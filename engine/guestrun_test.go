@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -134,5 +135,31 @@ func TestKernelTypesFor(t *testing.T) {
 	// A bzImage booted as it is has nothing to cut.
 	if path, _ := kernelTypesFor(&kernels.Kernel{Image: "/some/bzImage"}, line); path != "" {
 		t.Errorf("no vmlinux, yet a cut at %q", path)
+	}
+}
+
+// A cut of another build beside the kernel stays while that build may be
+// reading it (a run beside this one on the same cache), and goes once
+// unused for staleKernelTypes.
+func TestWriteKernelTypesKeepsOthersInUse(t *testing.T) {
+	dir := t.TempDir()
+	fresh, stale := filepath.Join(dir, "kernel-types-aaaa.btf"), filepath.Join(dir, "kernel-types-bbbb.btf")
+	for _, p := range []string{fresh, stale} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleKernelTypes)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeKernelTypes(filepath.Join(dir, "kernel-types-cccc.btf"), []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("another build's cut in use was removed: %v", err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("another build's stale cut was kept")
 	}
 }

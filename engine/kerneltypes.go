@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -43,6 +45,9 @@ func kernelTypesFor(k *kernels.Kernel, line func(string)) (string, func()) {
 	if keep != "" {
 		path = filepath.Join(keep, fmt.Sprintf("kernel-types-%x.btf", sum[:6]))
 		if _, err := os.Stat(path); err == nil {
+			// In use: no other build's writeKernelTypes takes it for stale.
+			now := time.Now()
+			os.Chtimes(path, now, now)
 			return path, none
 		}
 	}
@@ -100,8 +105,14 @@ func writeTempKernelTypes(raw []byte) (string, error) {
 	return f.Name(), nil
 }
 
+// staleKernelTypes is how long a cut of another set of objects (another
+// build) stays beside a kernel unused: a build that runs beside this one
+// on the same cache is still reading its own, once per boot.
+const staleKernelTypes = 24 * time.Hour
+
 // writeKernelTypes writes raw to path through a temporary file renamed
-// over it, and removes the cuts of other sets of objects (other builds).
+// over it, and removes the cuts of other sets of objects (other builds)
+// left unused for staleKernelTypes.
 func writeKernelTypes(path string, raw []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".kernel-types-*")
@@ -121,7 +132,7 @@ func writeKernelTypes(path string, raw []byte) error {
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "kernel-types-*.btf"))
 	for _, o := range old {
-		if o != path {
+		if st, err := os.Stat(o); err == nil && o != path && time.Since(st.ModTime()) > staleKernelTypes {
 			os.Remove(o)
 		}
 	}
