@@ -252,25 +252,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
-	if m := assetPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
-		// A public repository's release assets need no token.
-		b, ok := s.assets[m[1]+"/"+m[2]+"/"+m[3]]
-		if !ok {
-			http.Error(w, "Not Found", http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Write(b)
-		return
-	}
-	if m := blobPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
-		id, _ := strconv.ParseInt(m[1], 10, 64)
-		if a := s.artifact(id); a != nil && a.Zip != nil {
-			w.Header().Set("Content-Type", "application/zip")
-			w.Write(a.Zip)
-			return
-		}
-		http.Error(w, "Not Found", http.StatusNotFound)
+	if s.serveDownload(w, r) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -343,6 +325,34 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply(http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+// serveDownload answers the GETs that need no token, a public
+// repository's release assets and an artifact's zip behind its redirect,
+// and reports whether the path was one of them.
+func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) bool {
+	if m := assetPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+		// A public repository's release assets need no token.
+		b, ok := s.assets[m[1]+"/"+m[2]+"/"+m[3]]
+		if !ok {
+			http.Error(w, "Not Found", http.StatusNotFound)
+			return true
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+		return true
+	}
+	if m := blobPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodGet {
+		id, _ := strconv.ParseInt(m[1], 10, 64)
+		if a := s.artifact(id); a != nil && a.Zip != nil {
+			w.Header().Set("Content-Type", "application/zip")
+			w.Write(a.Zip)
+			return true
+		}
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return true
+	}
+	return false
 }
 
 // serveActions answers the GETs of runs, artifacts and pull requests,
