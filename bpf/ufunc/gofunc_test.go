@@ -355,8 +355,10 @@ func TestGoAtLeast(t *testing.T) {
 // both single-stepped) and framed (its entry probe on the emulated JBE
 // past the stack check, its RET single-stepped), each called in a loop
 // untraced and then traced. Reported: ns a call, untraced and the added
-// cost traced (framed's includes the nop it calls), and the mean run time
-// of the BPF programs, the rest of the cost being the kernel's traps.
+// cost traced (framed's includes the nop it calls), in wall time and in
+// the process's CPU time (-cpu: without the time it waited for a CPU on
+// a loaded machine), and the mean run time of the BPF programs, the rest
+// of the cost being the kernel's traps.
 func BenchmarkGoProbeCost(b *testing.B) {
 	full, _ := goBinaries(b)
 	st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
@@ -394,7 +396,7 @@ func BenchmarkGoProbeCost(b *testing.B) {
 	}
 	for b.Loop() {
 		plain, traced := run(false), run(true)
-		for _, f := range []string{"nop", "framed"} {
+		for _, f := range []string{"nop", "framed", "nop-cpu", "framed-cpu"} {
 			b.ReportMetric(float64(plain[f].median), f+"-ns/call")
 			b.ReportMetric(float64(traced[f].median-plain[f].median), f+"-probes-ns/call")
 		}
