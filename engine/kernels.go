@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report/render"
@@ -42,4 +45,45 @@ func (l *Kernels) Write(w io.Writer, json bool, o render.TextOptions) error {
 		return err
 	}
 	return render.WriteAvailableKernels(w, l.Avail, l.Cached, o)
+}
+
+// OpenKernelCache is the kernel cache in dir, or the user's default
+// cache for "".
+func OpenKernelCache(dir string) (*kernels.Cache, error) {
+	if dir != "" {
+		return &kernels.Cache{Dir: dir}, nil
+	}
+	cache, err := kernels.DefaultCache()
+	if err != nil {
+		return nil, Infra(err)
+	}
+	return cache, nil
+}
+
+// FetchKernel downloads and unpacks the kernel spec names into cache (a
+// no-op when it is there), progress on log, and prints its spec, release
+// and boot image on w, and the modules a guest loads on log. An unknown
+// spec is an InputError.
+func FetchKernel(ctx context.Context, cache *kernels.Cache, spec string, w, log io.Writer) error {
+	cache.Progress = func(s string) { fmt.Fprintln(log, s) }
+	k, err := cache.Resolve(ctx, spec)
+	if errors.Is(err, kernels.ErrUnknown) {
+		return &InputError{err}
+	}
+	if err != nil {
+		return Infra(err)
+	}
+	release := k.Release
+	if release == "" {
+		release = "unknown-release"
+	}
+	fmt.Fprintf(w, "%s %s %s\n", k.Spec, release, k.BootImage())
+	if len(k.Modules) > 0 {
+		names := make([]string, len(k.Modules))
+		for i, m := range k.Modules {
+			names[i] = m[strings.LastIndexByte(m, '/')+1:]
+		}
+		fmt.Fprintf(log, "guest modules: %s\n", strings.Join(names, " "))
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // StdoutPath is the output path that means standard output, as in -o -.
@@ -93,4 +95,25 @@ func WriteTargetResults(path string, targets []Target, results []*result.Result,
 		fmt.Fprintf(log, "%s of %s written to %s\n", what, t.Name(), out)
 	}
 	return runErr
+}
+
+// ErrRegression is what a gate that failed returns, once its report is
+// written: exit 1.
+var ErrRegression = errors.New("regression")
+
+// Verdict writes m to outs and turns it into the command's outcome:
+// ErrRegression when the gate fails (strict: an inconclusive verdict too),
+// after saying why on stderr, as command, when the report might not be
+// on a terminal.
+func Verdict(m *report.Matrix, outs []render.Output, strict bool, command string, stdout, stderr io.Writer) error {
+	if err := render.WriteOutputs(m, outs, stdout, stderr); err != nil {
+		return err
+	}
+	if !m.Failed(strict) {
+		return nil
+	}
+	for _, line := range render.Failures(m, strict) {
+		fmt.Fprintf(stderr, "tailgate %s: %s\n", command, line)
+	}
+	return ErrRegression
 }

@@ -83,7 +83,7 @@ func baselineSave(ctx context.Context, fs *flag.FlagSet, args []string, _, stder
 	if len(pos) != 2 {
 		return usagef("want RESULT and DIR, got %d arguments", len(pos))
 	}
-	r, err := loadInput(pos[0], "result")
+	r, err := engine.LoadResult(pos[0], "result")
 	if err != nil {
 		return err
 	}

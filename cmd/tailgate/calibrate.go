@@ -53,7 +53,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *runs < 2 || *runs > 100 {
 		return usagef("--runs must be from 2 to 100, got %d", *runs)
 	}
-	ss, err := lookupScenarios(names)
+	ss, err := engine.LookupScenarios(names)
 	if err != nil {
 		return err
 	}

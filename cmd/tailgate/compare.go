@@ -35,7 +35,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	cand, err := loadInput(pos[1], "candidate")
+	cand, err := engine.LoadResult(pos[1], "candidate")
 	if err != nil {
 		return err
 	}

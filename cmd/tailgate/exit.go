@@ -31,7 +31,7 @@ func infra(err error) error { return engine.Infra(err) }
 
 // errRegression is returned when the gate found a regression; the report has
 // already been written.
-var errRegression = errors.New("regression")
+var errRegression = engine.ErrRegression
 
 func exitCode(err error) int {
 	var u *usageError

@@ -7,12 +7,10 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
-	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
@@ -293,10 +291,10 @@ func (f *reportFlags) checkThresholds(metrics []string) error {
 	return nil
 }
 
-// lookup resolves the scenarios names (lookupScenarios) and checks the
+// lookup resolves the scenarios names (engine.LookupScenarios) and checks the
 // thresholds against their metrics.
 func (f *reportFlags) lookup(names []string) ([]*scenarios.Scenario, error) {
-	ss, err := lookupScenarios(names)
+	ss, err := engine.LookupScenarios(names)
 	if err != nil {
 		return nil, err
 	}
@@ -307,20 +305,10 @@ func (f *reportFlags) options() report.Options {
 	return report.Options{Resamples: f.resamples, Thresholds: f.thresholds, Force: f.force}
 }
 
-// verdict writes m to outs and turns it into the command's outcome:
-// errRegression (exit 1) when the gate fails, after saying why on stderr
-// when the report might not be on a terminal.
+// verdict writes m to outs and turns it into the command's outcome
+// (engine.Verdict).
 func (f *reportFlags) verdict(m *report.Matrix, outs []render.Output, name string, stdout, stderr io.Writer) error {
-	if err := render.WriteOutputs(m, outs, stdout, stderr); err != nil {
-		return err
-	}
-	if !m.Failed(f.strict) {
-		return nil
-	}
-	for _, line := range render.Failures(m, f.strict) {
-		fmt.Fprintf(stderr, "tailgate %s: %s\n", name, line)
-	}
-	return errRegression
+	return engine.Verdict(m, outs, f.strict, name, stdout, stderr)
 }
 
 // historyLine is gate's and compare's --history: under the verdicts, a
@@ -345,16 +333,9 @@ func (h *historyLine) register(fs *flag.FlagSet) {
 	})
 }
 
-// attach adds the history lines to m. A store that does not read is said
-// on stderr and the report goes without them: the verdict, and the exit
-// code, are the gate's.
+// attach adds the history lines to m (engine.AttachTrends).
 func (h *historyLine) attach(ctx context.Context, m *report.Matrix, stderr io.Writer) {
-	if h.store == "" || m == nil {
-		return
-	}
-	if err := changes.AddTrends(ctx, m, h.store, h.opt); err != nil {
-		fmt.Fprintf(stderr, "tailgate: --history %s: %v; the report has no history lines (tailgate history check %s)\n", h.store, err, h.store)
-	}
+	engine.AttachTrends(ctx, m, h.store, h.opt, stderr)
 }
 
 // given lists which of the flags names were set on fs (none when fs is
@@ -377,37 +358,4 @@ func flagName(name string) string {
 		return "-" + name
 	}
 	return "--" + name
-}
-
-// lookupScenarios resolves names or paths (scenarios.LookupAll); none
-// means every built-in. What does not resolve is a usage error.
-func lookupScenarios(names []string) ([]*scenarios.Scenario, error) {
-	ss, err := scenarios.LookupAll(names)
-	if err != nil {
-		return nil, &usageError{Err: err}
-	}
-	return ss, nil
-}
-
-// loadInput reads a Result named on the command line; an unreadable one is
-// bad input (exit 2).
-func loadInput(path, what string) (*result.Result, error) {
-	r, err := result.Load(path)
-	if err != nil {
-		if doc := identifyDocument(path); doc != "" {
-			return nil, usagef("%s: %s", what, doc)
-		}
-		return nil, &usageError{Err: fmt.Errorf("%s: %w", what, err)}
-	}
-	return r, nil
-}
-
-// joinArgs writes args as a shell takes them (cmdline.Quote), with a
-// space after (nothing for none), to stand before more.
-func joinArgs(args []string) string {
-	var b strings.Builder
-	for _, a := range args {
-		b.WriteString(cmdline.Quote(a) + " ")
-	}
-	return b.String()
 }

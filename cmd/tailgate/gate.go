@@ -103,7 +103,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env r
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
 	}
 	if fl.baseline == "" {
-		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", joinArgs(pos))
+		return usagef("give two targets, base then head (e.g. --kernel A --kernel B or --variant base --variant tuned:KEY=VALUE), or a stored --baseline DIR|FILE; to create one: tailgate gate %s--baseline DIR --save-baseline", engine.ShellArgs(pos))
 	}
 	return gateStored(ctx, fs, pos, &fl, stdout, stderr)
 }
@@ -188,7 +188,7 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	if len(runOnly) > 0 {
 		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
 	}
-	return loadInput(path, "candidate")
+	return engine.LoadResult(path, "candidate")
 }
 
 // gateRun runs the scenarios pos names on the one target the flags give,
@@ -216,7 +216,7 @@ func gateRun(ctx context.Context, g engine.StoredGate, fl *gateFlags, pos []stri
 	engine.RecoverSysctls(sysctl.Root, g.Store.Log)
 	res, err := g.Run(ctx, targets[0], spec, fl.run.output)
 	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
-		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, joinArgs(pos), me.Path)
+		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, engine.ShellArgs(pos), me.Path)
 	}
 	return res, err
 }

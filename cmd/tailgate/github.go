@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/github"
 )
@@ -34,34 +35,7 @@ func cmdGitHubBaseline(ctx context.Context, fs *flag.FlagSet, args []string, std
 	if len(pos) > 0 || *branch == "" || *artifact == "" || *out == "" {
 		return usagef("want --branch BRANCH --artifact NAME -o DIR")
 	}
-	if ents, err := os.ReadDir(*out); err == nil && len(ents) > 0 {
-		return usagef("-o %s: not empty; give a new or empty directory", *out)
-	}
-	workflow, err := github.WorkflowFile(os.Getenv("GITHUB_WORKFLOW_REF"))
-	if err != nil {
-		return usagef("%v", err)
-	}
-	repoID, err := github.RepositoryID(os.Getenv("GITHUB_EVENT_PATH"))
-	if err != nil {
-		return usagef("%v", err)
-	}
-	c, err := github.New(os.Getenv("GITHUB_API_URL"), *repo, os.Getenv("GITHUB_TOKEN"))
-	if err != nil {
-		return &usageError{Err: err}
-	}
-	b, err := c.FindBaseline(ctx, workflow, *branch, *artifact, repoID)
-	if err != nil {
-		return infra(fmt.Errorf("baseline: %w", err))
-	}
-	if b == nil {
-		fmt.Fprintf(stderr, "tailgate github baseline: no successful push run of %s on %s keeps %s: no baseline yet\n", workflow, *branch, *artifact)
-		return nil
-	}
-	if err := c.DownloadArtifact(ctx, b.ArtifactID, *out); err != nil {
-		return infra(fmt.Errorf("baseline: %w", err))
-	}
-	fmt.Fprintf(stdout, "baseline: %s of run %d, the push of %s to %s, in %s\n", *artifact, b.RunID, b.HeadSHA, *branch, *out)
-	return nil
+	return engine.GitHubBaseline{Repo: *repo, Branch: *branch, Artifact: *artifact, Dir: *out}.Fetch(ctx, os.Getenv, stdout, stderr)
 }
 
 // githubExits are the exit codes of github comment.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,13 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/history"
-	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/report/changes"
-	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // historySubs are history's subcommands, in the order its usage lists
@@ -100,33 +98,6 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return cmdline.Subcommands{Command: "history", Subs: historySubs(), About: historyHelp}.Dispatch(ctx, args, stdout, stderr)
 }
 
-// historyError classifies a store's error: what the input or the store
-// holds is exit 2, the machinery (git, the disk) exit 3.
-func historyError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case history.IsInput(err):
-		return usagef("%w", err)
-	}
-	return infra(err)
-}
-
-func openStore(spec string) (*history.Store, error) {
-	s, err := history.Open(spec)
-	return s, historyError(err)
-}
-
-// readStore opens the store spec names and reads it; close the View.
-func readStore(ctx context.Context, spec string) (*history.Store, *history.View, error) {
-	s, err := openStore(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := s.Read(ctx)
-	return s, v, historyError(err)
-}
-
 func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	commit := fs.String("commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
 	at := fs.String("time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
@@ -148,13 +119,13 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 			return usagef("--time %q: want RFC 3339 (2026-01-02T15:04:05Z) or Unix seconds", *at)
 		}
 	}
-	s, err := openStore(pos[0])
+	s, err := engine.OpenHistory(pos[0])
 	if err != nil {
 		return err
 	}
 	e, err := s.AddResult(ctx, pos[1], history.Origin{Commit: *commit, At: when, Ref: *ref, Provenance: history.CIProvenance(version.Get(), os.Getenv)}, history.AddOptions{Replace: *replace})
 	if err != nil {
-		return historyError(err)
+		return engine.HistoryError(err)
 	}
 	fmt.Fprintf(stderr, "recorded %s target %s (%s) in %s as %s\n", e.Commit, e.Target, english.Count(len(e.Scenarios), "scenario"), s, e.Path)
 	return nil
@@ -168,25 +139,7 @@ func historyCheck(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	s, v, err := readStore(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	defer v.Close()
-	errs := 0
-	for _, p := range v.Check() {
-		fmt.Fprintln(stdout, p)
-		if !p.Warning {
-			errs++
-		}
-	}
-	if errs > 0 {
-		return usagef("%s: %s damaged; restore %s from the store's history (git log of its branch) or remove %s with history prune", s,
-			english.Plural(errs, "1 record is", fmt.Sprintf("%d records are", errs)), english.Plural(errs, "it", "them"), english.Plural(errs, "it", "them"))
-	}
-	fmt.Fprintf(stdout, "%s: format %d, %s of %s, %s\n", s, v.Index.Format, english.Count(len(v.Index.Entries), "record"),
-		english.Count(len(v.Index.Commits()), "commit"), english.Plural(len(v.Index.Entries), "whole", "all whole"))
-	return nil
+	return engine.CheckHistory(ctx, pos[0], stdout)
 }
 
 func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -203,13 +156,13 @@ func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if err != nil {
 		return usagef("%w", err)
 	}
-	s, err := openStore(pos[0])
+	s, err := engine.OpenHistory(pos[0])
 	if err != nil {
 		return err
 	}
 	removed, err := s.Prune(ctx, p)
 	if err != nil {
-		return historyError(err)
+		return engine.HistoryError(err)
 	}
 	fmt.Fprintf(stderr, "removed %s from %s\n", english.Count(len(removed), "record"), s)
 	return nil
@@ -238,37 +191,9 @@ func (f *seriesFlags) register(fs *flag.FlagSet) {
 }
 
 // detect finds the change points of the series the flags select in the
-// store spec names (changes.Find). They are read from the records'
-// summaries: a record that is missing or not of its indexed size is
-// warned of on log (View.Present), as history check would name it.
+// store spec names (engine.FindChanges).
 func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.Writer) (*changes.Report, error) {
-	sel := changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}
-	if err := changes.CheckSelection(sel); err != nil {
-		return nil, usagef("--percentile: %v", err)
-	}
-	if f.level <= 0 || f.level >= 1 {
-		return nil, usagef("--level %g: want a rate between 0 and 1, such as 0.01", f.level)
-	}
-	_, v, err := readStore(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer v.Close()
-	if ps := v.Present(); len(ps) > 0 {
-		for _, p := range ps {
-			fmt.Fprintf(log, "tailgate history %s: warning: %s: %v\n", command, p.Path, p.Err)
-		}
-		fmt.Fprintf(log, "tailgate history %s: warning: %s of %s %s missing or damaged (what this reads of %s comes from %s); run tailgate history check %s\n",
-			command, english.Count(len(ps), "record"), spec, english.Plural(len(ps), "is", "are"), english.Plural(len(ps), "it", "them"),
-			english.Plural(len(ps), "its summary", "their summaries"), spec)
-	}
-	rep, err := changes.Find(v, sel, changes.Options{Level: f.level})
-	if errors.Is(err, changes.ErrNoSeries) {
-		return nil, usagef("%s: %w", spec, err)
-	} else if err != nil {
-		return nil, usagef("%w; run tailgate history check %s", err, spec)
-	}
-	return rep, nil
+	return engine.FindChanges(ctx, command, spec, changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}, f.level, log)
 }
 
 func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -333,47 +258,18 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if len(pos) != 2 {
 		return usagef("want STORE COMMIT")
 	}
-	s, err := openStore(pos[0])
+	p, err := engine.ConfirmPair(ctx, pos[0], pos[1], engine.ConfirmOptions{Target: *target, Build: *build, BuildDir: *dir}, stderr)
 	if err != nil {
 		return err
-	}
-	p, err := s.Pair(ctx, pos[1], *target)
-	if err != nil {
-		return historyError(err)
-	}
-	if err := checkConfirmScenarios(p); err != nil {
-		return err
-	}
-	if err := p.Boot(ctx, *build, *dir, stderr); errors.Is(err, history.ErrBadInput) {
-		return usagef("%w", err)
-	} else if err != nil {
-		return infra(err)
 	}
 	if *verbose {
 		gateArgs = append(gateArgs, "-v")
 	}
 	gargs := p.GateArgs(gateArgs)
-	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(p.Head.Commit), history.Short(p.Base.Commit), p.Head.Target, joinArgs(gargs))
+	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(p.Head.Commit), history.Short(p.Base.Commit), p.Head.Target, engine.ShellArgs(gargs))
 	if *dry {
-		fmt.Fprintf(stdout, "tailgate gate %s\n", joinArgs(gargs))
+		fmt.Fprintf(stdout, "tailgate gate %s\n", engine.ShellArgs(gargs))
 		return nil
 	}
 	return confirmGate(ctx, gargs, stdout, stderr)
-}
-
-// checkConfirmScenarios refuses a record's scenario that the gate
-// confirm runs could not take by name: a name outside the rules of a
-// scenario's name (a record is untrusted: "-h" or "/etc/shadow" would
-// be a flag or a file the gate reads as root), or one of a scenario file,
-// which a name does not find.
-func checkConfirmScenarios(p *history.Pair) error {
-	for _, name := range p.Scenarios {
-		if !scenarios.ValidName(name) {
-			return usagef("the records of %s name scenario %s, which is no scenario name (%s); the record is not tailgate's or was edited", history.Short(p.Head.Commit), plaintext.Line(fmt.Sprintf("%q", name)), scenarios.NameRule)
-		}
-		if _, err := scenarios.Lookup("builtin:" + name); err != nil {
-			return usagef("scenario %s of the records of %s is not built in, and confirm runs built-in scenarios only; run its file yourself: tailgate gate FILE %s", name, history.Short(p.Head.Commit), joinArgs(p.GateArgs(nil)[:4]))
-		}
-	}
-	return nil
 }

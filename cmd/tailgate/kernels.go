@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
@@ -51,16 +49,7 @@ func (f *cacheFlag) register(fs *flag.FlagSet) {
 }
 
 // cache is the kernel cache the flag names, else the default one.
-func (f *cacheFlag) cache() (*kernels.Cache, error) {
-	if f.dir != "" {
-		return &kernels.Cache{Dir: f.dir}, nil
-	}
-	cache, err := kernels.DefaultCache()
-	if err != nil {
-		return nil, infra(err)
-	}
-	return cache, nil
-}
+func (f *cacheFlag) cache() (*kernels.Cache, error) { return engine.OpenKernelCache(f.dir) }
 
 func kernelsList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var cf cacheFlag
@@ -104,25 +93,5 @@ func kernelsFetch(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if err != nil {
 		return err
 	}
-	cache.Progress = func(s string) { fmt.Fprintln(stderr, s) }
-	k, err := cache.Resolve(ctx, pos[0])
-	if errors.Is(err, kernels.ErrUnknown) {
-		return &usageError{Err: err}
-	}
-	if err != nil {
-		return infra(err)
-	}
-	release := k.Release
-	if release == "" {
-		release = "unknown-release"
-	}
-	fmt.Fprintf(stdout, "%s %s %s\n", k.Spec, release, k.BootImage())
-	if len(k.Modules) > 0 {
-		names := make([]string, len(k.Modules))
-		for i, m := range k.Modules {
-			names[i] = m[strings.LastIndexByte(m, '/')+1:]
-		}
-		fmt.Fprintf(stderr, "guest modules: %s\n", strings.Join(names, " "))
-	}
-	return nil
+	return engine.FetchKernel(ctx, cache, pos[0], stdout, stderr)
 }

@@ -47,7 +47,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	ss, err := lookupScenarios(names)
+	ss, err := engine.LookupScenarios(names)
 	if err != nil {
 		return err
 	}

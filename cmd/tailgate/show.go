@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/report/show"
 )
@@ -68,7 +69,7 @@ func cmdShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		o.Linear = &l
 	}
-	res, err := loadInput(pos[0], "result")
+	res, err := engine.LoadResult(pos[0], "result")
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,37 @@
-package main
+package engine
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
+
+// LoadResult reads a Result named on the command line as what (result,
+// candidate); an unreadable one is an InputError, which names the
+// tailgate document path is when it is another.
+func LoadResult(path, what string) (*result.Result, error) {
+	r, err := result.Load(path)
+	if err != nil {
+		if doc := identifyDocument(path); doc != "" {
+			return nil, Inputf("%s: %s", what, doc)
+		}
+		return nil, &InputError{fmt.Errorf("%s: %w", what, err)}
+	}
+	return r, nil
+}
+
+// LookupScenarios resolves names or paths (scenarios.LookupAll); none
+// means every built-in. What does not resolve is an InputError.
+func LookupScenarios(names []string) ([]*scenarios.Scenario, error) {
+	ss, err := scenarios.LookupAll(names)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	return ss, nil
+}
 
 // otherDocuments are the JSON documents tailgate writes that are not
 // Results, each told by keys its schema requires and a Result has not,
