@@ -16,6 +16,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vm"
@@ -183,6 +184,34 @@ func (s Store) Save(ctx context.Context, res *result.Result, missing []string, f
 		return nil
 	}
 	return SaveBaselines(ctx, s.Path, &toSave, baseline.SaveOptions{}, s.Log)
+}
+
+// ShowBaselines writes the baselines stored at path (a directory, or one
+// Result file) to w, as JSON (docs/baselines.schema.json) when json is
+// set, else as text within width. The readable ones are written; any
+// that does not read is an InputError, after them.
+func ShowBaselines(path string, json bool, w io.Writer, width int) error {
+	entries, listErr := baseline.List(path)
+	if listErr != nil && len(entries) == 0 {
+		return &InputError{listErr}
+	}
+	if len(entries) == 0 && listErr == nil && !json {
+		fmt.Fprintf(w, "no baselines in %s\n", path)
+		return nil
+	}
+	write := baseline.WriteSummaryJSON
+	if !json {
+		write = func(w io.Writer, entries []baseline.Entry) error {
+			return render.WriteBaselines(w, entries, render.TextOptions{Width: width})
+		}
+	}
+	if err := write(w, entries); err != nil {
+		return err
+	}
+	if listErr != nil {
+		return &InputError{listErr}
+	}
+	return nil
 }
 
 // SaveBaselines stores each scenario of r as its own baseline file in dir,

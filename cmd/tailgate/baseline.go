@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/termwidth"
-	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 func baselineSubs() []cmdline.Sub {
@@ -42,35 +40,13 @@ func baselineShow(_ context.Context, fs *flag.FlagSet, args []string, stdout, _ 
 	if err != nil {
 		return err
 	}
-	write := func(w io.Writer, entries []baseline.Entry) error {
-		return render.WriteBaselines(w, entries, render.TextOptions{Width: termwidth.Of(w)})
-	}
-	switch *format {
-	case "text":
-	case "json":
-		write = baseline.WriteSummaryJSON
-	default:
+	if *format != "text" && *format != "json" {
 		return usagef("--format %q: want text or json", *format)
 	}
 	if len(pos) != 1 {
 		return usagef("want one PATH, got %d", len(pos))
 	}
-	entries, listErr := baseline.List(pos[0])
-	if listErr != nil && len(entries) == 0 {
-		return &usageError{Err: listErr}
-	}
-	if len(entries) == 0 && listErr == nil && *format == "text" {
-		fmt.Fprintf(stdout, "no baselines in %s\n", pos[0])
-		return nil
-	}
-	if err := write(stdout, entries); err != nil {
-		return err
-	}
-	if listErr != nil {
-		// The readable ones are listed; the unreadable ones fail the command.
-		return &usageError{Err: listErr}
-	}
-	return nil
+	return engine.ShowBaselines(pos[0], *format == "json", stdout, termwidth.Of(stdout))
 }
 
 func baselineSave(ctx context.Context, fs *flag.FlagSet, args []string, _, stderr io.Writer) error {
