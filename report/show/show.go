@@ -2,8 +2,9 @@
 // scenario and metric, the distribution of all trials merged as bcc-style
 // power-of-two (or fixed-width) histogram rows, its percentiles, and each
 // trial's. The Document is built once from the Result; each output format
-// is a method on it (Text, JSON, CSV, OpenMetrics, Benchstat,
-// GitHubActionBenchmark, Bencher), so the formats cannot disagree. Nothing here judges: percentiles are read from
+// is a method on it (Text, JSON, CSV, OpenMetrics, Benchstat), or on the
+// Trackers it computes (GitHubActionBenchmark, Bencher), so the formats
+// cannot disagree. Nothing here judges: percentiles are read from
 // the histograms, which stay the truth.
 package show
 

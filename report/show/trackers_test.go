@@ -129,7 +129,7 @@ func TestGitHubActionBenchmark(t *testing.T) {
 	for name, res := range trackerResults(t) {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := New(res).GitHubActionBenchmark(&b); err != nil {
+			if err := New(res).Trackers().GitHubActionBenchmark(&b); err != nil {
 				t.Fatal(err)
 			}
 			validateSchema(t, "github-action-benchmark.schema.json", b.Bytes())
@@ -194,7 +194,7 @@ func TestBencher(t *testing.T) {
 	for name, res := range trackerResults(t) {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := New(res).Bencher(&b); err != nil {
+			if err := New(res).Trackers().Bencher(&b); err != nil {
 				t.Fatal(err)
 			}
 			validateSchema(t, "bmf.schema.json", b.Bytes())

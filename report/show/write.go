@@ -27,9 +27,9 @@ func (d *Document) Write(w io.Writer, f Format, o Options) error {
 	case FormatBenchstat:
 		return d.Benchstat(w)
 	case FormatGitHubActionBenchmark:
-		return d.GitHubActionBenchmark(w)
+		return d.Trackers().GitHubActionBenchmark(w)
 	case FormatBencher:
-		return d.Bencher(w)
+		return d.Trackers().Bencher(w)
 	}
 	return fmt.Errorf("format %q: unknown", f)
 }
