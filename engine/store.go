@@ -273,12 +273,16 @@ func (s Store) CalibrationWritable() string {
 // InputError, never ignored.
 func (s Store) LoadCalibration(target, kernel string) (*stats.Calibration, error) {
 	path := s.CalibrationPath(target, kernel)
-	c, err := stats.LoadCalibration(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("calibration %s: %w", path, err)}
+	}
+	c, err := stats.ParseCalibration(b)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("calibration %s: %s: %w", path, path, err)}
 	}
 	return c, nil
 }

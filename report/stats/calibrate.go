@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -201,19 +200,6 @@ func ParseCalibration(b []byte) (*Calibration, error) {
 		return nil, fmt.Errorf("calibration: %d runs: %w", c.Runs, ErrTooFewRuns)
 	}
 	return &c, nil
-}
-
-// LoadCalibration reads and parses a Calibration file.
-func LoadCalibration(path string) (*Calibration, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ParseCalibration(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
 }
 
 // MarshalCalibration encodes c as indented JSON.
