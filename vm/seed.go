@@ -19,8 +19,8 @@ import (
 //   - its start phase: a sleep of the guest's before its trial, which
 //     moves the workload's start against the guest's timer tick.
 //
-// QEMU's own -seed is not the source: QEMU 7.2 aborts with it under
-// single-threaded TCG.
+// QEMU's own -seed stays fixed (it makes RDRAND repeat): the draw is in
+// bytes the guest mixes in itself.
 
 // MaxPhase bounds a seeded boot's start phase: longer than the tick of a
 // kernel of 100 Hz, so that the phase covers every place in it.
