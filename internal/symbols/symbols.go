@@ -310,9 +310,15 @@ func (s *Symbolizer) User(pid uint32, addr uint64) string {
 			return f.Name()
 		}
 	}
+	maps := s.mappings(pid)
 	if s.left != nil {
+		// The vDSO is the kernel's, the one this process has too: named
+		// here, where that kernel runs, not by the process it is left to.
+		if name, ok := s.fileSymbol(vdsoOnly(maps), addr); ok {
+			return name
+		}
 		s.leave(pid, addr)
-	} else if name, ok := s.fileSymbol(s.mappings(pid), addr); ok {
+	} else if name, ok := s.fileSymbol(maps, addr); ok {
 		return name
 	}
 	return fmt.Sprintf("0x%x", addr)
@@ -387,7 +393,7 @@ func (s *Symbolizer) mappings(pid uint32) []Mapping {
 	for _, line := range strings.Split(string(b), "\n") {
 		// start-end perms offset dev inode path
 		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") && f[5] != vdsoPath {
 			continue
 		}
 		lo, hi, ok := strings.Cut(f[0], "-")
@@ -412,13 +418,24 @@ func (s *Symbolizer) elf(path string) *elfSyms {
 	}
 	var es *elfSyms
 	defer func() { s.elfs[path] = es }()
-	f, err := elf.Open(path)
+	var f *elf.File
+	var err error
+	if path == vdsoPath {
+		f, err = ownVDSO()
+	} else {
+		f, err = elf.Open(path)
+	}
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
+		// A stripped Go binary keeps its function table for the
+		// runtime's tracebacks: .gopclntab, which debug/gosym reads.
+		syms = goSymbols(f)
+	}
+	if len(syms) == 0 {
 		syms, _ = f.DynamicSymbols()
 	}
 	es = &elfSyms{}
