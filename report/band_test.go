@@ -12,7 +12,8 @@ import (
 
 // seededResult is a Result of boots in virtual time, seeds 1..len(at),
 // whose metric "path" is pathNs in every boot and "sched" is at[i] in the
-// boot of seed i+1; both gated at p50 ±2%.
+// boot of seed i+1; both gated at p50 ±2%. The target's name reaches the
+// guest, so two names are two draws per seed, one name common draws.
 func seededResult(name string, pathNs float64, at []float64) *result.Result {
 	metric := func(v func(i int) float64) *result.Metric {
 		m := &result.Metric{Unit: "ns"}
@@ -39,12 +40,13 @@ func seededResult(name string, pathNs float64, at []float64) *result.Result {
 	}
 }
 
-// Seeded boots in virtual time are paired by seed; each gated test's
-// nuisance band is said in a line; a test whose threshold lies inside its
-// band (sched, which layout moves by ±30% at a 2% threshold) is never
-// decided either way, even in an A/A whose seeds drew differently on each
-// side, while the path metric no seed moves decides: no change in the
-// A/A, a regression at +5%. A report held so is done: Decided.
+// Seeded boots in virtual time are compared seed by seed; each gated
+// test's nuisance band is said in a line; a test whose threshold lies
+// inside its band (sched, which layout moves by ±30% at a 2% threshold)
+// is never decided either way, even in an A/A whose seeds drew
+// differently on each side, while the path metric no seed moves decides:
+// no change in the A/A, a regression at +5%. A report held so is done:
+// Decided. Two targets' seeds are two samples (no rounds).
 func TestSeedsBandHoldsThresholdInside(t *testing.T) {
 	base := []float64{5000, 6500, 5000, 5000, 6500, 5000, 5000, 6500, 5000, 6500}
 	head := []float64{6500, 5000, 5000, 6500, 6500, 5000, 6500, 5000, 5000, 5000}
@@ -68,8 +70,8 @@ func TestSeedsBandHoldsThresholdInside(t *testing.T) {
 					kinds[v.Metric] = v
 				}
 			}
-			if v := kinds["path"]; v.Kind != c.path || v.Rounds != 10 {
-				t.Errorf("path p50: %s over %d seed pairs, want %s over 10", v.Kind, v.Rounds, c.path)
+			if v := kinds["path"]; v.Kind != c.path || v.Rounds != 0 || v.BaseTrials != 10 || v.CandTrials != 10 {
+				t.Errorf("path p50: %s over %d seed pairs, %d+%d seeds, want %s over two samples of 10", v.Kind, v.Rounds, v.BaseTrials, v.CandTrials, c.path)
 			}
 			sched := kinds["sched"]
 			if sched.Kind != stats.Inconclusive || !sched.InsideBand() || sched.TrialsToSettle != 0 {
@@ -93,6 +95,69 @@ func TestSeedsBandHoldsThresholdInside(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Where both sides' guests were given the same bytes, seed i is the same
+// draw on both, and the seeds are paired; where anything differs (here the
+// target's name) they are two samples, which decide in fewer seeds: a
+// +5% path shift over 6 seeds a side is a regression as two samples
+// (1/C(12, 6) = 1/924 one-sided, inside a third of 1%), and out of reach
+// paired (2^-6 = 1/64). Trials sharing a seed (one layout's phases) are
+// one unit, their histograms merged.
+func TestSeedsPairOnlyCommonDraws(t *testing.T) {
+	six := []float64{5000, 5000, 5000, 5000, 5000, 5000}
+	o := report.Options{Looks: 3, EvenSpending: true}
+	t.Run("two samples", func(t *testing.T) {
+		rep, err := report.Compare(seededResult("base", 3000, six), seededResult("head", 3150, six), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := verdictOf(t, rep, "path", "p50")
+		if v.Kind != stats.Regression || v.Rounds != 0 {
+			t.Errorf("path p50 +5%%, 6 seeds a side, two targets: %s over %d pairs, want a regression of two samples", v.Kind, v.Rounds)
+		}
+	})
+	t.Run("common draws", func(t *testing.T) {
+		base, head := seededResult("vm", 3000, six), seededResult("vm", 3150, six)
+		rep, err := report.Compare(base, head, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := verdictOf(t, rep, "path", "p50")
+		if v.Rounds != 6 || v.Kind == stats.Regression {
+			t.Errorf("path p50 +5%%, 6 seeds, one target: %s over %d pairs, want paired by seed and not yet decided (2^-6)", v.Kind, v.Rounds)
+		}
+	})
+	t.Run("phases merge", func(t *testing.T) {
+		base, head := seededResult("base", 3000, six), seededResult("head", 3150, six)
+		// Each seed's trial again, as a second phase of its layout: still
+		// 6 units a side, not 12.
+		for _, r := range []*result.Result{base, head} {
+			for _, m := range r.Scenarios[0].Metrics {
+				m.Trials = append(m.Trials, m.Trials...)
+			}
+		}
+		rep, err := report.Compare(base, head, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := verdictOf(t, rep, "path", "p50")
+		if v.BaseTrials != 6 || v.CandTrials != 6 || v.Kind != stats.Regression {
+			t.Errorf("two phases of 6 layouts a side: %s over %d+%d units, want a regression over 6+6", v.Kind, v.BaseTrials, v.CandTrials)
+		}
+	})
+}
+
+// verdictOf is rep's first scenario's verdict of metric at percentile q.
+func verdictOf(t *testing.T, rep *report.Report, metric, q string) stats.Verdict {
+	t.Helper()
+	for _, v := range rep.Scenarios[0].Verdicts {
+		if v.Metric == metric && v.Quantile == q {
+			return v
+		}
+	}
+	t.Fatalf("no verdict of %s %s", metric, q)
+	return stats.Verdict{}
 }
 
 // NuisanceBand is the largest log distance of a boot's quantile from its

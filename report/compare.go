@@ -75,6 +75,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 		return nil, err
 	}
 	opt.boots = base.Target.Virtual()
+	opt.commonDraws = opt.boots && commonDraws(base, cand)
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	// Boots in virtual time carry no between-run spread to calibrate.
@@ -279,6 +280,17 @@ func sharedMetrics(base, cand *result.Scenario) ([]string, []stats.Warning) {
 	return names, oneSide
 }
 
+// commonDraws says seed i drew the same guest state on both sides: their
+// guests were given the same bytes (target, command line, kernel, and the
+// tailgate that runs in them). Any byte apart, the kernel's random pool
+// differs from the first and each side's seed is a draw of its own
+// (docs/vms.md, "Seeds in virtual time").
+func commonDraws(base, cand *result.Result) bool {
+	return base.Target.Equal(cand.Target) && base.Tailgate == cand.Tailgate &&
+		base.Environment.KernelRelease == cand.Environment.KernelRelease &&
+		base.Environment.KernelVersion == cand.Environment.KernelVersion
+}
+
 // scenarioComparison is one scenario's comparison while its metrics are
 // estimated into sr.
 type scenarioComparison struct {
@@ -290,9 +302,10 @@ type scenarioComparison struct {
 }
 
 // compareMetric estimates metric name's percentiles: as boots in virtual
-// time (paired by seed when both sides' boots are seeded), paired by round when both sides' trials are (and the base is not
-// stored), else trial against trial, widened by the calibration's excess
-// for a stored base.
+// time (by seed when both sides' boots are seeded, paired when the seeds
+// are common draws), paired by round when both sides' trials are (and the
+// base is not stored), else trial against trial, widened by the
+// calibration's excess for a stored base.
 func (sc scenarioComparison) compareMetric(name string) {
 	base, cand, opt, sr := sc.base, sc.cand, sc.opt, sc.sr
 	if base.Metrics[name].Merged().Count() == 0 && cand.Metrics[name].Merged().Count() == 0 {
@@ -304,7 +317,7 @@ func (sc scenarioComparison) compareMetric(name string) {
 	}
 	bm, cm := base.Metrics[name], cand.Metrics[name]
 	if opt.boots {
-		if vs, seeded := stats.CompareSeeds(name, bm, cm, sc.pcts, th); seeded {
+		if vs, seeded := stats.CompareSeeds(name, bm, cm, sc.pcts, th, opt.commonDraws); seeded {
 			sr.Verdicts = append(sr.Verdicts, vs...)
 			return
 		}

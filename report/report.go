@@ -98,6 +98,8 @@ type Options struct {
 	// boots compares the trials as boots in virtual time
 	// (stats.CompareBoots): both Results' clock is virtual.
 	boots bool
+	// commonDraws pairs seeded boots by seed (commonDraws).
+	commonDraws bool
 }
 
 func (o Options) sequential() stats.Sequential {

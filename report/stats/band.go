@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -80,19 +81,54 @@ func (b Band) Covers(t float64) bool {
 	return b.Known() && b.Spread > bootResolution && math.Log1p(t) <= b.Spread
 }
 
-// SeededQuantiles is each seeded trial's q-quantile of m (ns), and
-// whether every trial of m is seeded, once each.
-func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
+// SeedUnits returns m with one trial per seed, in seed order: the trials
+// that share a seed (the phases of one layout) merged into one. A seed is
+// the unit of a comparison in virtual time: what its trials share, their
+// layout, is the larger nuisance, so trials of one seed are not
+// independent draws. ok is false unless every trial of m is seeded.
+func SeedUnits(m *result.Metric) (*result.Metric, bool) {
 	if m == nil || len(m.Trials) == 0 {
 		return nil, false
 	}
-	seen := map[uint64]bool{}
-	var out []float64
+	at := map[uint64]int{}
+	out := &result.Metric{Unit: m.Unit}
 	for _, t := range m.Trials {
-		if t.Seed == 0 || seen[t.Seed] {
+		if t.Seed == 0 {
 			return nil, false
 		}
-		seen[t.Seed] = true
+		i, seen := at[t.Seed]
+		if !seen {
+			at[t.Seed] = len(out.Trials)
+			u := t
+			if t.Histogram != nil {
+				u.Histogram = t.Histogram.Clone()
+			}
+			out.Trials = append(out.Trials, u)
+			continue
+		}
+		u := &out.Trials[i]
+		switch {
+		case u.Histogram == nil:
+			u.Histogram = t.Histogram
+		case t.Histogram != nil:
+			u.Histogram.Merge(t.Histogram)
+		}
+		u.Ops += t.Ops
+		u.Duration += t.Duration
+	}
+	slices.SortFunc(out.Trials, func(a, b result.Trial) int { return cmp.Compare(a.Seed, b.Seed) })
+	return out, true
+}
+
+// SeededQuantiles is each seed's q-quantile of m (ns), its trials merged
+// (SeedUnits), and whether every trial of m is seeded.
+func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
+	u, ok := SeedUnits(m)
+	if !ok {
+		return nil, false
+	}
+	var out []float64
+	for _, t := range u.Trials {
 		if t.Histogram != nil && t.Histogram.Count() > 0 {
 			out = append(out, t.Histogram.Quantile(q))
 		}
@@ -101,20 +137,35 @@ func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
 }
 
 // CompareSeeds estimates every percentile of a metric from two sets of
-// seeded boots in virtual time paired by seed, as ComparePaired pairs a
-// gate's rounds (the sign-flip test over each seed's log ratio), the
-// bounds widened by a bucket as a boot's are (CompareBoots), and gives
-// each verdict its nuisance band (Verdict.Band). ok is false unless
-// every trial of both sides is seeded and they share a seed.
-func CompareSeeds(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool)) ([]Verdict, bool) {
-	pairs, ok := pairBy(base, cand, func(t result.Trial) uint64 { return t.Seed })
-	if !ok {
+// seeded boots in virtual time, one unit a seed (SeedUnits), and gives
+// each verdict its nuisance band (Verdict.Band). Where the sides' seeds
+// are common draws (paired: the guests were given the same bytes, so
+// seed i drew the same layout on both) the units are paired by seed, as
+// ComparePaired pairs a gate's rounds, the bounds widened by a bucket;
+// otherwise each side's seeds are draws of their own, pairing buys no
+// variance and costs units (a signed-rank test over n pairs reaches no
+// p-value below 2^-n, the rank-sum test over n a side 1/C(2n, n)), and
+// they are compared as two samples (CompareBoots). ok is false unless
+// every trial of both sides is seeded (and, paired, they share a seed).
+func CompareSeeds(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool), paired bool) ([]Verdict, bool) {
+	bu, okb := SeedUnits(base)
+	cu, okc := SeedUnits(cand)
+	if !okb || !okc {
 		return nil, false
 	}
-	vs := comparePairs(metric, base, cand, pairs, pcts, threshold, bootResolution)
+	var vs []Verdict
+	if paired {
+		pairs, ok := pairBy(bu, cu, func(t result.Trial) uint64 { return t.Seed })
+		if !ok {
+			return nil, false
+		}
+		vs = comparePairs(metric, bu, cu, pairs, pcts, threshold, bootResolution)
+	} else {
+		vs = CompareBoots(metric, bu, cu, pcts, threshold)
+	}
 	for i := range vs {
-		bq, _ := SeededQuantiles(base, pcts[i].Q)
-		cq, _ := SeededQuantiles(cand, pcts[i].Q)
+		bq, _ := SeededQuantiles(bu, pcts[i].Q)
+		cq, _ := SeededQuantiles(cu, pcts[i].Q)
 		band := NuisanceBand(bq, cq)
 		vs[i].Band = &band
 	}
