@@ -297,7 +297,11 @@ func (pr *pairRun) planLooks(r int, res []*result.Result) {
 		return
 	}
 	if virtual {
-		pr.p.Line("gate: boots in virtual time repeat whatever the host does; each draws its layout and start phase from its seed, and round i's boots of both sides share seed i: they are compared pair by pair, each test held undecided where its threshold lies inside its nuisance band (docs/vms.md)")
+		how := "as two samples, since their guests differ and so does each seed's draw"
+		if res[1] != nil && report.CommonDraws(res[0], res[1]) {
+			how = "pair by pair, since their guests are given the same bytes and each seed is the same draw on both"
+		}
+		pr.p.Line("gate: boots in virtual time repeat whatever the host does; each draws its layout and start phase from its seed, and round i's boots of both sides share seed i: they are compared " + how + ", each test held undecided where its threshold lies inside its nuisance band (docs/vms.md)")
 	}
 	pr.plan = &lookPlan{rounds: plan(min(planRounds(r, elapsed, per, pr.g.Budget), pr.rounds))}
 	pr.p.Line(fmt.Sprintf("gate: a round takes %s; looks planned after rounds %s, each at 1/%d of the false-alarm rate",

@@ -75,7 +75,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 		return nil, err
 	}
 	opt.boots = base.Target.Virtual()
-	opt.commonDraws = opt.boots && commonDraws(base, cand)
+	opt.commonDraws = opt.boots && CommonDraws(base, cand)
 	rep := &Report{Base: sideOf(base), Cand: sideOf(cand), BaseResult: base, CandResult: cand, Stored: opt.Stored}
 	rep.Warnings = append(rep.Warnings, environmentWarnings(base, cand)...)
 	// Boots in virtual time carry no between-run spread to calibrate.
@@ -280,12 +280,12 @@ func sharedMetrics(base, cand *result.Scenario) ([]string, []stats.Warning) {
 	return names, oneSide
 }
 
-// commonDraws says seed i drew the same guest state on both sides: their
+// CommonDraws says seed i drew the same guest state on both sides: their
 // guests were given the same bytes (target, command line, kernel, and the
 // tailgate that runs in them). Any byte apart, the kernel's random pool
 // differs from the first and each side's seed is a draw of its own
 // (docs/vms.md, "Seeds in virtual time").
-func commonDraws(base, cand *result.Result) bool {
+func CommonDraws(base, cand *result.Result) bool {
 	return base.Target.Equal(cand.Target) && base.Tailgate == cand.Tailgate &&
 		base.Environment.KernelRelease == cand.Environment.KernelRelease &&
 		base.Environment.KernelVersion == cand.Environment.KernelVersion

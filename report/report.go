@@ -98,7 +98,7 @@ type Options struct {
 	// boots compares the trials as boots in virtual time
 	// (stats.CompareBoots): both Results' clock is virtual.
 	boots bool
-	// commonDraws pairs seeded boots by seed (commonDraws).
+	// commonDraws pairs seeded boots by seed (CommonDraws).
 	commonDraws bool
 }
 
