@@ -71,8 +71,8 @@ without force and redone on the new tip when another writer got there
 first. docs/history.md says which to choose.
 
 changes finds the commits where a percentile stepped: E-divisive means
-over each commit's median of its trials' quantiles, each change point
-with a permutation test, the family of series tested held at --level
+over each trial's quantile, split between commits, each change point
+tested on the commits and their trials, the family of series tested held at --level
 (Holm). What is gated (each record's gate policy) is tested unless
 --metric or --percentile say otherwise.
 

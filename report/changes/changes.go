@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	moremath "github.com/aclements/go-moremath/stats"
 )
 
 // Defaults of Options.
@@ -103,6 +105,10 @@ const (
 	// WarnUnreachable: the shuffles could not reach the level a test
 	// needed; raise MaxShuffles.
 	WarnUnreachable WarningKind = "unreachable"
+	// WarnFewValues: the series has commits enough, but too few trials
+	// in all for any split of them to reach the level (smallestP); it
+	// was not tested.
+	WarnFewValues WarningKind = "few-values"
 )
 
 // Warning is a doubt about a series, typed; renderers word it.
@@ -110,8 +116,10 @@ type Warning struct {
 	Kind    WarningKind `json:"kind"`
 	Key     Key         `json:"key"`
 	Commit  string      `json:"commit,omitempty"`
-	Commits int         `json:"commits,omitempty"` // how many (few-trials) or how many there are (short)
+	Commits int         `json:"commits,omitempty"` // how many (few-trials) or how many there are (short, few-values)
 	Need    int         `json:"need,omitempty"`
+	Trials  int         `json:"trials,omitempty"` // how many in all (few-values)
+	Level   float64     `json:"level,omitempty"`  // the level it could not reach (few-values)
 }
 
 // Report is what Detect found.
@@ -144,7 +152,7 @@ func Detect(series []Series, opt Options) *Report {
 	shuffles := shufflesFor(opt, m)
 	sp := &splitter{minSize: opt.MinSize}
 	for _, st := range tested {
-		st.testFirstSplit(sp, shuffles)
+		st.testFirstSplit(sp, shuffles, opt.Level)
 	}
 	// Holm: the k-th smallest p (from 0) is tested at Level/(m−k), until
 	// one fails.
@@ -172,7 +180,8 @@ func Detect(series []Series, opt Options) *Report {
 // testedSeries is a series long enough to test, as Detect works on it.
 type testedSeries struct {
 	t     Tested
-	x     []float64 // the log centres of its commits
+	all   segment   // every trial's log quantile, commit after commit
+	cx    []float64 // the log centres of its commits
 	first split
 	r     *rand.Rand
 }
@@ -200,9 +209,10 @@ func (rep *Report) admit(series []Series, opt Options) []*testedSeries {
 			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnShort, Key: s.Key, Commits: len(s.Points), Need: 2 * opt.MinSize})
 			continue
 		}
-		st.x = make([]float64, len(s.Points))
-		for i, p := range s.Points {
-			st.x[i] = math.Log(math.Max(p.Center, 1e-9))
+		st.all, st.cx = trialValues(s.Points)
+		if p := smallestP(st.all.bounds, opt.MinSize); p > opt.Level {
+			rep.Warnings = append(rep.Warnings, Warning{Kind: WarnFewValues, Key: s.Key, Commits: len(s.Points), Trials: len(st.all.x), Level: opt.Level})
+			continue
 		}
 		h := fnv.New64a()
 		h.Write([]byte(s.Key.String()))
@@ -210,6 +220,44 @@ func (rep *Report) admit(series []Series, opt Options) []*testedSeries {
 		tested = append(tested, st)
 	}
 	return tested
+}
+
+// trialValues are the log quantiles of points' trials, commit after
+// commit, as one segment, and the log centre of each commit. A point
+// without trials (built by hand) counts its centre as its one trial.
+func trialValues(points []Point) (segment, []float64) {
+	var x []float64
+	bounds := []int{0}
+	cx := make([]float64, len(points))
+	for i, p := range points {
+		cx[i] = math.Log(math.Max(p.Center, 1e-9))
+		if len(p.Trials) == 0 {
+			x = append(x, cx[i])
+		}
+		for _, v := range p.Trials {
+			x = append(x, math.Log(math.Max(v, 1e-9)))
+		}
+		bounds = append(bounds, len(x))
+	}
+	return newSegment(0, x, bounds), cx
+}
+
+// smallestP bounds from below the p-value a permutation test of a series
+// with these commit bounds can reach: at the split that leaves most ways
+// to deal its trials to the two sides, one way in C(N, τ) (fewer when
+// values tie). A series whose bound is over the level cannot show a
+// change point at it, however large the step: 8 commits of one trial
+// each reach 1/C(8,4) = 1/70 at best.
+func smallestP(bounds []int, minSize int) float64 {
+	commits, n := len(bounds)-1, bounds[len(bounds)-1]
+	best := math.Inf(1)
+	for c := minSize; c <= commits-minSize; c++ {
+		lg, _ := math.Lgamma(float64(n + 1))
+		la, _ := math.Lgamma(float64(bounds[c] + 1))
+		lb, _ := math.Lgamma(float64(n - bounds[c] + 1))
+		best = math.Min(best, -(lg - la - lb))
+	}
+	return math.Exp(best)
 }
 
 // shufflesFor is how many shuffles each permutation test of m series may take.
@@ -222,15 +270,72 @@ func shufflesFor(opt Options, m int) int {
 	return int(math.Min(100000, math.Max(999, math.Ceil(5*float64(m)/opt.Level))))
 }
 
-// testFirstSplit finds the series' best split and its permutation p-value,
-// the one Holm ranks.
-func (st *testedSeries) testFirstSplit(sp *splitter, shuffles int) {
-	segs := []segment{newSegment(0, st.x)}
+// testFirstSplit finds the series' best split and its p-value, the one
+// Holm ranks.
+func (st *testedSeries) testFirstSplit(sp *splitter, shuffles int, level float64) {
+	segs := []segment{st.all}
 	st.first = sp.best(segs)
 	if st.first.seg < 0 || st.first.q <= 0 {
 		return
 	}
-	st.t.P, _ = sp.permutationP(segs, st.first.q, shuffles, defaultStopAt, st.r)
+	st.t.P, _ = st.splitP(sp, segs, st.first, shuffles, level)
+}
+
+// splitP tests split b of segs (chosen on the trials), at level alpha.
+// The unit is the commit, since a run can move all of its trials at once
+// (another day, another runner), and each commit is the log median of
+// its trials. Two tests, the smaller p-value doubled (Bonferroni):
+//
+//   - the permutation test of E-divisive over the commits' centres,
+//     exact when the commits are exchangeable, but never below about
+//     1/C(n, n/2) for n commits (1/70 at 8);
+//   - Student's t of the centres before the cut against those after,
+//     two-sided, Bonferroni over the cuts the segment allows, which
+//     reaches small p-values with few commits but assumes the centres
+//     normal about each side's level. It is backed by the permutation
+//     test of E-divisive over the trials, exact when the trials of the
+//     segment are exchangeable whatever their commit (no run moved
+//     them), and its p-value is the larger of the two: the t branch
+//     holds its level if either assumption holds.
+//
+// The trials' test, the costly one (it shuffles every trial), runs only
+// where it could lower the result: when t is below the commits'
+// permutation p-value, that p-value is above its floor, and t could
+// reach alpha; elsewhere the result is the same without it, or an upper
+// bound above alpha. It returns the shuffles of the commits' test.
+func (st *testedSeries) splitP(sp *splitter, segs []segment, b split, shuffles int, alpha float64) (float64, int) {
+	s := segs[b.seg]
+	cx := st.cx[s.start : s.start+s.commits()]
+	pt := 1.0
+	res, err := moremath.TwoSampleTTest(moremath.Sample{Xs: cx[:b.cut]}, moremath.Sample{Xs: cx[b.cut:]}, moremath.LocationDiffers)
+	switch {
+	case err == nil:
+		pt = min(1, float64(s.commits()-2*sp.minSize+1)*res.P)
+	case meanOf(cx[:b.cut]) != meanOf(cx[b.cut:]):
+		// Zero variance: every commit of each side alike.
+		pt = 0
+	}
+	cs := make([]segment, len(segs))
+	for i, s := range segs {
+		cs[i] = newSegment(s.start, st.cx[s.start:s.start+s.commits()], unitBounds(s.commits()))
+	}
+	pp, n := 1.0, 0
+	if cb := sp.best(cs); cb.seg >= 0 && cb.q > 0 {
+		pp, n = sp.permutationP(cs, cb.q, shuffles, defaultStopAt, st.r)
+	}
+	if pt < pp && pp > 1/float64(shuffles+1) && 2*pt <= alpha {
+		ptr, _ := sp.permutationP(segs, b.q, shuffles, defaultStopAt, st.r)
+		pt = max(pt, ptr)
+	}
+	return min(1, 2*min(pt, pp)), n
+}
+
+func meanOf(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
 }
 
 // holmOrder is the tested series by rising p-value, ties in their order.
@@ -259,22 +364,21 @@ type foundSplit struct {
 // splits the series' segments while the best further split holds at
 // alpha. It returns the change points in commit order.
 func (st *testedSeries) splitFurther(sp *splitter, alpha float64, shuffles int) []foundSplit {
-	cps := []foundSplit{{st.first.tau, st.t.P, 0}}
-	segs := []segment{newSegment(0, st.x[:st.first.tau]), newSegment(st.first.tau, st.x[st.first.tau:])}
+	cut, n := st.first.cut, st.all.commits()
+	cps := []foundSplit{{cut, st.t.P, 0}}
+	segs := []segment{st.all.sub(0, cut), st.all.sub(cut, n)}
 	for {
 		b := sp.best(segs)
 		if b.seg < 0 || b.q <= 0 {
 			break
 		}
-		p, n := sp.permutationP(segs, b.q, shuffles, defaultStopAt, st.r)
+		p, shuf := st.splitP(sp, segs, b, shuffles, alpha)
 		if p > alpha {
 			break
 		}
 		s := segs[b.seg]
-		at := s.start + b.tau
-		cps = append(cps, foundSplit{at, p, n})
-		segs = slices.Replace(segs, b.seg, b.seg+1,
-			newSegment(s.start, s.x[:b.tau]), newSegment(at, s.x[b.tau:]))
+		cps = append(cps, foundSplit{s.start + b.cut, p, shuf})
+		segs = slices.Replace(segs, b.seg, b.seg+1, s.sub(0, b.cut), s.sub(b.cut, s.commits()))
 	}
 	slices.SortFunc(cps, func(a, b foundSplit) int { return a.at - b.at })
 	return cps
@@ -286,7 +390,7 @@ func (rep *Report) addChanges(st *testedSeries, cps []foundSplit, alpha float64)
 	pts := st.t.Points
 	for i, c := range cps {
 		st.t.Changes = append(st.t.Changes, c.at)
-		lo, hi := 0, len(st.x)
+		lo, hi := 0, len(st.cx)
 		if i > 0 {
 			lo = cps[i-1].at
 		}
@@ -296,8 +400,8 @@ func (rep *Report) addChanges(st *testedSeries, cps []foundSplit, alpha float64)
 		rep.Changes = append(rep.Changes, Change{
 			Key: st.t.Key, Gated: st.t.Gated, Index: c.at,
 			Commit: pts[c.at].Commit, Prev: pts[c.at-1].Commit, Time: pts[c.at].Time,
-			Before: side(st.x[lo:c.at]), After: side(st.x[c.at:hi]),
-			Ratio: ratio(st.x[lo:c.at], st.x[c.at:hi], st.r),
+			Before: side(st.cx[lo:c.at]), After: side(st.cx[c.at:hi]),
+			Ratio: ratio(st.cx[lo:c.at], st.cx[c.at:hi], st.r),
 			P:     c.p, Alpha: alpha, Shuffles: c.shuffles,
 		})
 	}

@@ -46,8 +46,8 @@ func TestBestSplitMatchesDefinition(t *testing.T) {
 			}
 		}
 		sp := &splitter{minSize: 3}
-		s := newSegment(0, x)
-		tau, q := sp.bestSplit(s.x, s.rank)
+		s := newSegment(0, x, unitBounds(n))
+		tau, q := sp.bestSplit(s.x, s.rank, s.bounds)
 		wantTau, wantQ := 0, math.Inf(-1)
 		for t := 3; t <= n-3; t++ {
 			if v := bruteQ(x, t); v > wantQ {

@@ -16,17 +16,34 @@ import (
 // from a Fenwick tree over the values' ranks, O(n log n) per segment, so
 // that a permutation test of thousands of shuffles stays cheap at 1,000
 // commits. Ranks do not change when a segment is shuffled, so they are
-// taken once.
+// taken once. The values are the trials' log quantiles in commit order,
+// and a segment splits only between two commits: τ is a commit boundary.
 
 // segment is a stretch of a series between change points, with its
-// values' ranks.
+// values' ranks and where its commits start.
 type segment struct {
-	start int       // index of x[0] in the series
-	x     []float64 // log centers
+	start int       // index of its first commit in the series
+	x     []float64 // log trial quantiles, commit after commit
 	rank  []int     // 1-based rank of each x among the segment's
+	// bounds[c] is the index in x of its commit c's first trial;
+	// bounds[len(bounds)-1] is len(x).
+	bounds []int
 }
 
-func newSegment(start int, x []float64) segment {
+// commits is how many commits s holds.
+func (s segment) commits() int { return len(s.bounds) - 1 }
+
+// sub is the segment of s's commits [from, to).
+func (s segment) sub(from, to int) segment {
+	lo, hi := s.bounds[from], s.bounds[to]
+	b := make([]int, to-from+1)
+	for i := range b {
+		b[i] = s.bounds[from+i] - lo
+	}
+	return newSegment(s.start+from, s.x[lo:hi], b)
+}
+
+func newSegment(start int, x []float64, bounds []int) segment {
 	idx := make([]int, len(x))
 	for i := range idx {
 		idx[i] = i
@@ -44,7 +61,16 @@ func newSegment(start int, x []float64) segment {
 	for r, i := range idx {
 		rank[i] = r + 1
 	}
-	return segment{start: start, x: x, rank: rank}
+	return segment{start: start, x: x, rank: rank, bounds: bounds}
+}
+
+// unitBounds are the bounds of n commits of one value each.
+func unitBounds(n int) []int {
+	b := make([]int, n+1)
+	for i := range b {
+		b[i] = i
+	}
+	return b
 }
 
 // splitter holds the scratch space of bestSplit.
@@ -96,11 +122,13 @@ func (sp *splitter) within(x []float64, rank []int, w []float64) {
 	}
 }
 
-// bestSplit returns the τ (1 ≤ τ < n, both sides at least minSize) that
-// maximizes Q, and Q there; τ = 0 when the segment is too short.
-func (sp *splitter) bestSplit(x []float64, rank []int) (tau int, q float64) {
+// bestSplit returns the commit c (both sides at least minSize commits)
+// whose boundary τ = bounds[c] maximizes Q, and Q there; c = 0 when the
+// segment is too short.
+func (sp *splitter) bestSplit(x []float64, rank []int, bounds []int) (c int, q float64) {
 	n := len(x)
-	if n < 2*sp.minSize {
+	commits := len(bounds) - 1
+	if commits < 2*sp.minSize {
 		return 0, 0
 	}
 	sp.grow(n)
@@ -113,7 +141,8 @@ func (sp *splitter) bestSplit(x []float64, rank []int) (tau int, q float64) {
 	sp.within(xs, rs, sp.wr)
 	total := sp.wl[n]
 	q = math.Inf(-1)
-	for t := sp.minSize; t <= n-sp.minSize; t++ {
+	for ci := sp.minSize; ci <= commits-sp.minSize; ci++ {
+		t := bounds[ci]
 		m, k := float64(t), float64(n-t)
 		wl, wrr := sp.wl[t], sp.wr[n-t]
 		between := total - wl - wrr
@@ -125,31 +154,33 @@ func (sp *splitter) bestSplit(x []float64, rank []int) (tau int, q float64) {
 			e -= wrr / (k * (k - 1) / 2)
 		}
 		if v := m * k / float64(n) * e; v > q {
-			tau, q = t, v
+			c, q = ci, v
 		}
 	}
-	return tau, q
+	return c, q
 }
 
 // split is the best split over a set of segments.
 type split struct {
 	seg int // which segment
-	tau int // within it
+	cut int // the commit, within it, the second side starts at
 	q   float64
 }
 
 func (sp *splitter) best(segs []segment) split {
 	b := split{seg: -1, q: math.Inf(-1)}
 	for i, s := range segs {
-		if tau, q := sp.bestSplit(s.x, s.rank); tau > 0 && q > b.q {
-			b = split{seg: i, tau: tau, q: q}
+		if c, q := sp.bestSplit(s.x, s.rank, s.bounds); c > 0 && q > b.q {
+			b = split{seg: i, cut: c, q: q}
 		}
 	}
 	return b
 }
 
 // permutationP tests the best split's Q against the segments each
-// shuffled at random (the null: no change inside any of them), taking the
+// shuffled at random, trials across the segment's commits (the null: no
+// change inside any of them, and so every trial of a segment drawn from
+// one distribution, whatever its commit), taking the
 // largest Q over the segments as the observed one is. It stops early
 // (Besag and Clifford's sequential p-value) once stopAt shuffles have
 // reached the observed Q, so a series without a step costs few shuffles;
@@ -157,7 +188,7 @@ func (sp *splitter) best(segs []segment) split {
 func (sp *splitter) permutationP(segs []segment, observed float64, max, stopAt int, r *rand.Rand) (p float64, shuffles int) {
 	perm := make([]segment, len(segs))
 	for i, s := range segs {
-		perm[i] = segment{start: s.start, x: slices.Clone(s.x), rank: slices.Clone(s.rank)}
+		perm[i] = segment{start: s.start, x: slices.Clone(s.x), rank: slices.Clone(s.rank), bounds: s.bounds}
 	}
 	hits := 0
 	for shuffles = 1; shuffles <= max; shuffles++ {
@@ -167,7 +198,7 @@ func (sp *splitter) permutationP(segs []segment, observed float64, max, stopAt i
 				s.x[i], s.x[j] = s.x[j], s.x[i]
 				s.rank[i], s.rank[j] = s.rank[j], s.rank[i]
 			})
-			if tau, q := sp.bestSplit(s.x, s.rank); tau > 0 && q > qmax {
+			if c, q := sp.bestSplit(s.x, s.rank, s.bounds); c > 0 && q > qmax {
 				qmax = q
 			}
 		}

@@ -411,7 +411,7 @@ td.regression { background: #fde0e0; font-weight: bold; } td.improvement { backg
 .note { color: #777; font-style: italic; } p.about { font-size: 0.9em; color: #444; } .warnings li { color: #8a5a00; }
 </style></head><body>
 <h1>{{.Title}}</h1>
-<p>{{.Headline}} (E-divisive means, permutation tests).</p>
+<p>{{.Headline}} (E-divisive means, tested on commits and trials).</p>
 <p class="about">Each point is a commit's median over its trials, with the 95% interval of that median as a bar, joined to the next commit; the axis is logarithmic, and a commit beyond it is a triangle at its edge. Commits are evenly spaced, oldest on the left, with their dates (UTC) under them. A change point is a dashed line between its two commits, labelled with the commit, the change and its p-value; the shaded bands are the median of the commits between change points, with its 95% interval.</p>
 {{range .Plots}}<section class="series"><h2>{{.Title}}{{if .Gated}} (gated){{end}}</h2>
 {{.SVG}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,9 @@ func (w Warning) word() string {
 		return fmt.Sprintf("%s: %s fewer than 6 trials; %s the range of %s trials (below 95%%)", w.Key,
 			english.Plural(w.Commits, "1 commit has", fmt.Sprintf("%d commits have", w.Commits)),
 			english.Plural(w.Commits, "its interval is", "their intervals are"), english.Plural(w.Commits, "its", "their"))
+	case WarnFewValues:
+		return fmt.Sprintf("%s: %s, %s in all: no split of them can reach p < %g; not tested (record more trials a commit)", w.Key,
+			english.Count(w.Commits, "commit"), english.Count(w.Trials, "trial"), w.Level)
 	case WarnUnreachable:
 		return fmt.Sprintf("%s: the permutation test ran too few shuffles to reach its level; it needs about %d", w.Key, w.Need)
 	}
@@ -74,6 +78,8 @@ func (r *Report) headline() string {
 	switch {
 	case n == 0:
 		return "no series to test"
+	case r.Tested == 0 && slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Kind == WarnFewValues }):
+		return fmt.Sprintf("%d series, %s too short to test (see the warnings)", n, english.Plural(n, "not tested: it is", "none tested: each is"))
 	case r.Tested == 0:
 		return fmt.Sprintf("%d series, %s fewer than the %d commits a change point needs",
 			n, english.Plural(n, "not tested: it has", "none tested: each has"), 2*r.MinSize)
@@ -94,7 +100,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Changes {
 		kind, before, after, shift := c.words()
 		fmt.Fprintf(w, "\n%s %s at %s (after %s), %s\n", c.Key, kind, shortCommit(c.Commit), shortCommit(c.Prev), c.Time.UTC().Format(time.RFC3339))
-		fmt.Fprintf(w, "  before %s\n  after  %s\n  change %s  p=%.2g (level %.2g, permutation test)\n", before, after, shift, c.P, c.Alpha)
+		fmt.Fprintf(w, "  before %s\n  after  %s\n  change %s  p=%.2g (level %.2g)\n", before, after, shift, c.P, c.Alpha)
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")

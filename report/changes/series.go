@@ -1,7 +1,9 @@
 // Package changes finds the commits where a percentile of main's history
 // stepped: E-divisive means (Matteson and James 2014, as Apache Otava and
-// MongoDB's signal processing use it) over per-commit quantiles, each
-// change point with a permutation test, the family of series held to one
+// MongoDB's signal processing use it) over each trial's quantile, split
+// between commits, each change point tested on the commits (a
+// permutation test, and Student's t backed by a permutation test of the
+// trials; splitP), the family of series held to one
 // false-alarm rate by Holm's procedure. The statistics (series.go,
 // edivisive.go, changes.go) are pure; render.go and page.go only lay out
 // what they returned.
