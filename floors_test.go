@@ -21,18 +21,18 @@ const module = "github.com/tailgate-ci/tailgate"
 // room or from rooms on lower floors. tools/ (the project's own measuring
 // programs) may import anything and is on no floor.
 var floors = map[string]int{
-	"internal":       1,
-	"bpf":            2,
-	"kernels":        2,
-	"report/stats":   2,
-	"scenarios":      3,
-	"vm":             3,
-	"report":         3,
-	"report/render":  4,
-	"report/changes": 4,
-	"report/show":    5,
-	"engine":         6,
-	"cmd":            7,
+	"internal":           1,
+	"bpf":                2,
+	"kernels":            2,
+	"report/stats":       2,
+	"scenarios":          3,
+	"vm":                 3,
+	"report":             3,
+	"report/render":      4,
+	"report/changepoint": 2,
+	"report/show":        5,
+	"engine":             6,
+	"cmd":                7,
 }
 
 // The packages of bpf/ that code outside it may import: the tracer

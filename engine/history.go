@@ -12,7 +12,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -72,12 +72,12 @@ func CheckHistory(ctx context.Context, spec string, w io.Writer) error {
 }
 
 // FindChanges finds the change points of the series sel selects in the
-// store spec names (changes.Find), the family held at level. They are
+// store spec names (DetectChanges), the family held at level. They are
 // read from the records' summaries: a record that is missing or not of
 // its indexed size is warned of on log (View.Present), as history check
 // would name it; command is the history subcommand that asks.
-func FindChanges(ctx context.Context, command, spec string, sel changes.Selection, level float64, log io.Writer) (*changes.Report, error) {
-	if err := changes.CheckSelection(sel); err != nil {
+func FindChanges(ctx context.Context, command, spec string, sel report.Selection, level float64, log io.Writer) (*changepoint.Report, error) {
+	if err := report.CheckSelection(sel); err != nil {
 		return nil, Inputf("--percentile: %v", err)
 	}
 	if level <= 0 || level >= 1 {
@@ -96,8 +96,8 @@ func FindChanges(ctx context.Context, command, spec string, sel changes.Selectio
 			command, english.Count(len(ps), "record"), spec, english.Plural(len(ps), "is", "are"), english.Plural(len(ps), "it", "them"),
 			english.Plural(len(ps), "its summary", "their summaries"), spec)
 	}
-	rep, err := changes.Find(v, sel, changes.Options{Level: level})
-	if errors.Is(err, changes.ErrNoSeries) {
+	rep, err := DetectChanges(v, sel, changepoint.Options{Level: level})
+	if errors.Is(err, ErrNoSeries) {
 		return nil, Inputf("%s: %w", spec, err)
 	} else if err != nil {
 		return nil, Inputf("%w; run tailgate history check %s", err, spec)
@@ -165,14 +165,14 @@ func ShellArgs(args []string) string {
 
 // AttachTrends adds to m, under its verdicts, a line per gated percentile
 // with the candidate against the last commits of the history store spec
-// names (changes.AddTrends). A store that does not read is said on log
+// names (AddTrends). A store that does not read is said on log
 // and the report goes without them: the verdict, and the exit code, are
 // the gate's.
-func AttachTrends(ctx context.Context, m *report.Matrix, spec string, opt changes.TrendOptions, log io.Writer) {
+func AttachTrends(ctx context.Context, m *report.Matrix, spec string, opt TrendOptions, log io.Writer) {
 	if spec == "" || m == nil {
 		return
 	}
-	if err := changes.AddTrends(ctx, m, spec, opt); err != nil {
+	if err := AddTrends(ctx, m, spec, opt); err != nil {
 		fmt.Fprintf(log, "tailgate: --history %s: %v; the report has no history lines (tailgate history check %s)\n", spec, err, spec)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/report/changes"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -313,17 +312,17 @@ func (f *reportFlags) verdict(m *report.Matrix, outs []render.Output, name strin
 
 // historyLine is gate's and compare's --history: under the verdicts, a
 // line per gated percentile with the candidate against the branch's last
-// commits in a history store (changes.AddTrends).
+// commits in a history store (engine.AddTrends).
 type historyLine struct {
 	store string
-	opt   changes.TrendOptions
+	opt   engine.TrendOptions
 }
 
 func (h *historyLine) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.store, "history", "", "history `STORE` (git:REPO[#BRANCH] or a directory): show each gated percentile against --history-ref's last commits in it")
-	fs.StringVar(&h.opt.Ref, "history-ref", changes.DefaultTrendRef, "with --history: the `BRANCH` whose commits to show")
-	h.opt.N = changes.DefaultTrendCommits
-	fs.Func("history-n", fmt.Sprintf("with --history: how many of its last commits (`N`, default %d)", changes.DefaultTrendCommits), func(s string) error {
+	fs.StringVar(&h.opt.Ref, "history-ref", engine.DefaultTrendRef, "with --history: the `BRANCH` whose commits to show")
+	h.opt.N = engine.DefaultTrendCommits
+	fs.Func("history-n", fmt.Sprintf("with --history: how many of its last commits (`N`, default %d)", engine.DefaultTrendCommits), func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			return fmt.Errorf("want a number of commits, 1 or more, such as 20")

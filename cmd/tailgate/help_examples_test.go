@@ -11,7 +11,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/history"
-	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/report"
 )
 
 // helpOf is the help "tailgate PATH --help" prints.
@@ -264,7 +264,7 @@ var exampleValues = map[string]func(string) error{
 		return err
 	},
 	"history changes --percentile": func(v string) error {
-		return changes.CheckSelection(changes.Selection{Percentiles: []string{v}})
+		return report.CheckSelection(report.Selection{Percentiles: []string{v}})
 	},
 	"history changes --level": func(v string) error {
 		if l, err := strconv.ParseFloat(v, 64); err != nil || l <= 0 || l >= 1 {

@@ -15,7 +15,9 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/version"
-	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // historySubs are history's subcommands, in the order its usage lists
@@ -187,13 +189,13 @@ func (f *seriesFlags) register(fs *flag.FlagSet) {
 	}
 	fs.Func("metric", "test only metric `M` (repeatable, or a comma list); default what is gated", list(&f.metrics))
 	fs.Func("percentile", "test percentile `P` (p50, p90, p99, p99.9, max; repeatable); default what is gated", list(&f.percentiles))
-	fs.Float64Var(&f.level, "level", changes.DefaultLevel, "family-wise false-alarm rate over every series tested")
+	fs.Float64Var(&f.level, "level", changepoint.DefaultLevel, "family-wise false-alarm rate over every series tested")
 }
 
 // detect finds the change points of the series the flags select in the
 // store spec names (engine.FindChanges).
-func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.Writer) (*changes.Report, error) {
-	return engine.FindChanges(ctx, command, spec, changes.Selection{Metrics: f.metrics, Percentiles: f.percentiles}, f.level, log)
+func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.Writer) (*changepoint.Report, error) {
+	return engine.FindChanges(ctx, command, spec, report.Selection{Metrics: f.metrics, Percentiles: f.percentiles}, f.level, log)
 }
 
 func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -207,21 +209,21 @@ func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	if !slices.Contains(changes.Formats, *format) {
+	if !slices.Contains(render.ChangesFormats, *format) {
 		return usagef("--format %q: want text, json or markdown", *format)
 	}
 	rep, err := sf.detect(ctx, "changes", pos[0], stderr)
 	if err != nil {
 		return err
 	}
-	return rep.WriteFormat(stdout, *format)
+	return render.WriteChanges(stdout, rep, *format)
 }
 
 func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var sf seriesFlags
 	sf.register(fs)
 	out := fs.String("o", "", "write the page into directory `DIR` (index.html)")
-	var opt changes.PageOptions
+	var opt render.ChangesPageOptions
 	fs.StringVar(&opt.CommitURL, "commit-url", "", "link each commit to `URL`, %s for the commit (https://github.com/OWNER/REPO/commit/%s)")
 	fs.StringVar(&opt.RecordURL, "record-url", "", "link each commit's label to its record at `URL`, %s for its path in the store")
 	fs.StringVar(&opt.Title, "title", "", "the page's `TITLE`")
@@ -236,7 +238,7 @@ func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if err != nil {
 		return err
 	}
-	path, err := rep.WritePageDir(*out, opt)
+	path, err := render.WriteChangesPageDir(*out, rep, opt)
 	if err != nil {
 		return infra(err)
 	}

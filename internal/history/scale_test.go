@@ -16,7 +16,9 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/report/changes"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/render"
 )
 
 // The speed and memory limits: a history of 1,000 commits × 10
@@ -190,17 +192,17 @@ func scaleChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series, err := changes.ReadSeries(v, changes.Selection{})
+	series, err := report.ReadSeries(v, report.Selection{})
 	v.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := changes.Detect(series, changes.Options{})
+	rep := changepoint.Detect(series, changepoint.Options{})
 	switch f[0] {
 	case "changes":
-		err = rep.WriteText(bufio.NewWriter(new(strings.Builder)))
+		err = render.WriteChanges(bufio.NewWriter(new(strings.Builder)), rep, "text")
 	case "page":
-		_, err = rep.WritePageDir(f[2], changes.PageOptions{CommitURL: "https://github.com/tailgate-ci/tailgate/commit/%s"})
+		_, err = render.WriteChangesPageDir(f[2], rep, render.ChangesPageOptions{CommitURL: "https://github.com/tailgate-ci/tailgate/commit/%s"})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package changes
+package changepoint
 
 import (
 	"hash/fnv"
@@ -172,7 +172,7 @@ func Detect(series []Series, opt Options) *Report {
 		if c := a.Time.Compare(b.Time); c != 0 {
 			return c
 		}
-		return compareKeys(a.Key, b.Key)
+		return CompareKeys(a.Key, b.Key)
 	})
 	return rep
 }

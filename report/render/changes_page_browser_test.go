@@ -1,4 +1,4 @@
-package changes
+package render
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,12 +21,14 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/testenv"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/historytest"
 )
 
 // The trend page in a real browser: a store of 230 commits, made of real
-// recorded trials, read and drawn as `tailgate history page` does (Find,
-// then WritePageDir), served on localhost and loaded in headless
+// recorded trials, read and drawn as `tailgate history page` does (its
+// series read and detected, then WriteChangesPageDir), served on localhost and loaded in headless
 // Chromium through the DevTools protocol. What is asserted is what a
 // reader would see go wrong: a plot not drawn, an axis out of order,
 // change points unmarked, links that lead nowhere, console errors, marks
@@ -37,18 +38,15 @@ import (
 // points are closest.
 const browserCommits = 230
 
-// findChromium returns Debian's chromium (or another headless-capable
-// Chrome), or skips; under TAILGATE_CI_STRICT (CI) its absence fails, as
-// scripts/install-deps.sh installs it.
-func findChromium(t *testing.T) string {
+// findChanges reads v's series and detects their change points, as
+// engine.DetectChanges does.
+func findChanges(t *testing.T, v *history.View, opt changepoint.Options) (*changepoint.Report, error) {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
+	series, err := report.ReadSeries(v, report.Selection{})
+	if err != nil {
+		return nil, err
 	}
-	testenv.Need(t, testenv.Tool("chromium", "scripts/install-deps.sh installs it: apt-get install chromium"))
-	return ""
+	return changepoint.Detect(series, opt), nil
 }
 
 // browserStore makes a directory store of browserCommits commits, each a
@@ -58,18 +56,18 @@ func findChromium(t *testing.T) string {
 // directory and the commits, oldest first.
 func browserStore(t *testing.T, stepAt, wildAt int) (string, []string) {
 	t.Helper()
-	read := loadPool(t, "trials-syscall-read.json", "syscall.read", 1.5, 20)
-	pipe := loadPool(t, "trials-pipe-pingpong.json", "sched.runq")
+	read := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 1.5, 20)
+	pipe := historytest.LoadPool(t, "trials-pipe-pingpong.json", "sched.runq")
 	dir := t.TempDir()
 	s, err := history.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(41, 42))
-	draw := func(p *pool, shift float64) result.Scenario {
-		sc := p.res.Scenarios[0]
+	draw := func(p *historytest.Pool, shift float64) result.Scenario {
+		sc := p.Res.Scenarios[0]
 		m := &result.Metric{Unit: "ns"}
-		src := p.trials[shift]
+		src := p.Trials[shift]
 		drawn := map[int]bool{}
 		for range 5 {
 			i := r.IntN(len(src))
@@ -79,7 +77,7 @@ func browserStore(t *testing.T, stepAt, wildAt int) (string, []string) {
 			drawn[i] = true
 			m.Trials = append(m.Trials, src[i])
 		}
-		sc.Metrics = map[string]*result.Metric{p.metric: m}
+		sc.Metrics = map[string]*result.Metric{p.Metric: m}
 		return sc
 	}
 	var commits []string
@@ -92,7 +90,7 @@ func browserStore(t *testing.T, stepAt, wildAt int) (string, []string) {
 		case c >= stepAt:
 			shift = 1.5
 		}
-		res := *read.res
+		res := *read.Res
 		res.Scenarios = []result.Scenario{draw(read, shift), draw(pipe, 1)}
 		sum := sha1.Sum([]byte(fmt.Sprint("commit ", c)))
 		commit := hex.EncodeToString(sum[:])
@@ -223,16 +221,16 @@ func TestPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Find(v, Selection{}, Options{Level: DefaultLevel, Seed: 7})
+	rep, err := findChanges(t, v, changepoint.Options{Level: changepoint.DefaultLevel, Seed: 7})
 	v.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := PageOptions{CommitURL: srv.URL + "/commit/%s", RecordURL: srv.URL + "/store/%s"}
-	if _, err := rep.WritePageDir(pageDir, opt); err != nil {
+	opt := ChangesPageOptions{CommitURL: srv.URL + "/commit/%s", RecordURL: srv.URL + "/store/%s"}
+	if _, err := WriteChangesPageDir(pageDir, rep, opt); err != nil {
 		t.Fatal(err)
 	}
-	var gated []Tested
+	var gated []changepoint.Tested
 	for _, ts := range rep.Series {
 		if ts.Gated {
 			gated = append(gated, ts)
@@ -289,7 +287,7 @@ func TestPageInBrowser(t *testing.T) {
 	if pi < 0 {
 		t.Fatal("no plot has a change point mark")
 	}
-	ci := slices.IndexFunc(rep.Changes, func(c Change) bool { return c.Key == gated[pi].Key })
+	ci := slices.IndexFunc(rep.Changes, func(c changepoint.Change) bool { return c.Key == gated[pi].Key })
 	idx := rep.Changes[ci].Index
 	pt := plots[pi].Points[idx]
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("window.scrollTo(0, %f), true", pt.Box.cy()-300))); err != nil {
@@ -317,16 +315,16 @@ func TestPageInBrowser(t *testing.T) {
 
 	// Shorter histories: the labels still fit, none clipped, none on
 	// another; a change point near the end keeps its label inside.
-	pool := loadPool(t, "trials-syscall-read.json", "syscall.read", 2)
+	pool := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 2)
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, c := range []struct{ n, stepAt int }{{1, 0}, {12, 0}, {23, 0}, {40, 35}} {
 		n := c.n
-		rep := Detect(pool.history(r, n, 5, c.stepAt, 2), Options{Seed: 1})
-		if c.stepAt > 0 && !slices.ContainsFunc(rep.Changes, func(ch Change) bool { return ch.Index == c.stepAt }) {
+		rep := changepoint.Detect(pool.History(r, n, 5, c.stepAt, 2), changepoint.Options{Seed: 1})
+		if c.stepAt > 0 && !slices.ContainsFunc(rep.Changes, func(ch changepoint.Change) bool { return ch.Index == c.stepAt }) {
 			t.Fatalf("%d commits, ×2 from %d: changes %+v, want one there to mark", n, c.stepAt, rep.Changes)
 		}
 		dir := filepath.Join(pageDir, fmt.Sprint("commits-", n))
-		if _, err := rep.WritePageDir(dir, PageOptions{CommitURL: opt.CommitURL}); err != nil {
+		if _, err := WriteChangesPageDir(dir, rep, ChangesPageOptions{CommitURL: opt.CommitURL}); err != nil {
 			t.Fatal(err)
 		}
 		if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/commits-%d/index.html", srv.URL, n))); err != nil {
@@ -340,7 +338,7 @@ func TestPageInBrowser(t *testing.T) {
 			t.Fatalf("%d commits: %d plots, want %d", n, len(plots), len(rep.Series))
 		}
 		for i, p := range plots {
-			checkPlot(t, p, rep.Series[i], rep.Changes, PageOptions{CommitURL: opt.CommitURL}, false)
+			checkPlot(t, p, rep.Series[i], rep.Changes, ChangesPageOptions{CommitURL: opt.CommitURL}, false)
 		}
 	}
 
@@ -388,7 +386,7 @@ func browserSized(t *testing.T, bin string, width, height int) (context.Context,
 }
 
 // checkPlot checks one plot against the series it draws.
-func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOptions, wantOutlier bool) {
+func checkPlot(t *testing.T, p drawnPlot, s changepoint.Tested, changes []changepoint.Change, opt ChangesPageOptions, wantOutlier bool) {
 	t.Helper()
 	name := s.Key.String()
 	if !strings.HasPrefix(p.Title, name) {
@@ -408,7 +406,7 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 	checkPoints(t, p, s, opt, wantOutlier)
 	checkTrend(t, p, s)
 	checkAxis(t, p, s)
-	var cs []Change
+	var cs []changepoint.Change
 	for _, c := range changes {
 		if c.Key == s.Key {
 			cs = append(cs, c)
@@ -420,7 +418,7 @@ func checkPlot(t *testing.T, p drawnPlot, s Tested, changes []Change, opt PageOp
 
 // checkPoints checks each commit is a point, in order, drawn in the
 // frame off its sides, each a link to its commit, with its interval.
-func checkPoints(t *testing.T, p drawnPlot, s Tested, opt PageOptions, wantOutlier bool) {
+func checkPoints(t *testing.T, p drawnPlot, s changepoint.Tested, opt ChangesPageOptions, wantOutlier bool) {
 	t.Helper()
 	name := s.Key.String()
 	if len(p.Points) != len(s.Points) {
@@ -474,7 +472,7 @@ func checkPoints(t *testing.T, p drawnPlot, s Tested, opt PageOptions, wantOutli
 
 // checkTrend checks the points are joined, oldest to newest, through
 // each one's center.
-func checkTrend(t *testing.T, p drawnPlot, s Tested) {
+func checkTrend(t *testing.T, p drawnPlot, s changepoint.Tested) {
 	t.Helper()
 	name := s.Key.String()
 	if len(s.Points) < 2 {
@@ -500,7 +498,7 @@ func checkTrend(t *testing.T, p drawnPlot, s Tested) {
 // checkAxis checks the log axis: labels top to bottom in decreasing
 // order, evenly in log, inside the SVG; and each point where its
 // tooltip's value is on that axis.
-func checkAxis(t *testing.T, p drawnPlot, s Tested) {
+func checkAxis(t *testing.T, p drawnPlot, s changepoint.Tested) {
 	t.Helper()
 	name := s.Key.String()
 	if len(p.Ticks) < 2 {
@@ -537,7 +535,7 @@ func checkAxis(t *testing.T, p drawnPlot, s Tested) {
 		}
 		// The label's text is three digits: within 1% of the value.
 		if want := yAt(s.Points[i].Center); math.Abs(dp.Box.cy()-want) > 2+math.Abs(slope)*0.01 {
-			t.Errorf("%s: commit %d (%s) is drawn at y=%.1f, the axis puts %s at %.1f", name, i, shortCommit(s.Points[i].Commit), dp.Box.cy(), ns(s.Points[i].Center), want)
+			t.Errorf("%s: commit %d (%s) is drawn at y=%.1f, the axis puts %s at %.1f", name, i, shortCommit(s.Points[i].Commit), dp.Box.cy(), changesNS(s.Points[i].Center), want)
 		}
 	}
 }
@@ -545,7 +543,7 @@ func checkAxis(t *testing.T, p drawnPlot, s Tested) {
 // checkChanges checks a mark per change point of the series, between
 // its two commits, naming its commit and p-value, a table row each, and
 // the shaded medians between them.
-func checkChanges(t *testing.T, p drawnPlot, s Tested, cs []Change) {
+func checkChanges(t *testing.T, p drawnPlot, s changepoint.Tested, cs []changepoint.Change) {
 	t.Helper()
 	name := s.Key.String()
 	if len(p.Changes) != len(cs) || len(p.Lines) != len(cs) || p.Rows != len(cs) {
@@ -576,7 +574,7 @@ func checkChanges(t *testing.T, p drawnPlot, s Tested, cs []Change) {
 // below the frame, none on top of another, each naming a commit (and
 // linking to its record, checkRecords), each date its commit's, in
 // order, under it.
-func checkLabels(t *testing.T, p drawnPlot, s Tested) {
+func checkLabels(t *testing.T, p drawnPlot, s changepoint.Tested) {
 	t.Helper()
 	name := s.Key.String()
 	if len(p.Labels) < min(2, len(s.Points)) {

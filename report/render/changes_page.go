@@ -1,4 +1,4 @@
-package changes
+package render
 
 import (
 	"fmt"
@@ -11,14 +11,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailgate-ci/tailgate/internal/english"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
 )
 
 // The trend page is one self-contained HTML file: styles inline, a plot
 // per series as inline SVG drawn here (so that each point can carry its
 // own link and tooltip), no scripts, nothing fetched.
 
-// PageOptions shape the page.
-type PageOptions struct {
+// ChangesPageOptions shape the page.
+type ChangesPageOptions struct {
 	Title string
 	// CommitURL is a commit page's address with %s for the commit
 	// (https://github.com/OWNER/REPO/commit/%s); empty for no links.
@@ -50,21 +51,21 @@ type pageChange struct {
 	URL                                               string
 }
 
-// WritePage writes the trend page: a plot per gated series (every series
+// WriteChangesPage writes the trend page: a plot per gated series (every series
 // when none is gated) with each commit's median and interval on a log
 // latency axis, joined in commit order over their dates, change points
 // marked.
-func (r *Report) WritePage(w io.Writer, opt PageOptions) error {
+func WriteChangesPage(w io.Writer, r *changepoint.Report, opt ChangesPageOptions) error {
 	if opt.Title == "" {
 		opt.Title = "tailgate history"
 	}
-	anyGated := slices.ContainsFunc(r.Series, func(t Tested) bool { return t.Gated })
+	anyGated := slices.ContainsFunc(r.Series, func(t changepoint.Tested) bool { return t.Gated })
 	var plots []pagePlot
 	for _, s := range r.Series {
 		if anyGated && !s.Gated {
 			continue
 		}
-		var cs []Change
+		var cs []changepoint.Change
 		for _, c := range r.Changes {
 			if c.Key == s.Key {
 				cs = append(cs, c)
@@ -72,7 +73,7 @@ func (r *Report) WritePage(w io.Writer, opt PageOptions) error {
 		}
 		pp := pagePlot{Title: s.Key.String(), Gated: s.Gated, SVG: template.HTML(svgSeries(s, cs, opt))}
 		for _, c := range cs {
-			kind, before, after, shift := c.words()
+			kind, before, after, shift := changeWords(c)
 			pp.Changes = append(pp.Changes, pageChange{
 				Commit: shortCommit(c.Commit), Prev: shortCommit(c.Prev), Time: c.Time.UTC().Format("2006-01-02 15:04"),
 				Kind: kind, Before: before, After: after, Shift: shift, P: fmt.Sprintf("%.2g (level %.2g)", c.P, c.Alpha),
@@ -83,10 +84,10 @@ func (r *Report) WritePage(w io.Writer, opt PageOptions) error {
 	}
 	var warns []string
 	for _, x := range r.Warnings {
-		warns = append(warns, x.word())
+		warns = append(warns, changeWarning(x))
 	}
-	return pageTemplate.Execute(w, map[string]any{
-		"Title": opt.Title, "Plots": plots, "Headline": r.headline(), "Warnings": warns,
+	return changesPageTemplate.Execute(w, map[string]any{
+		"Title": opt.Title, "Plots": plots, "Headline": changesHeadline(r), "Warnings": warns,
 		"Generated": time.Now().UTC().Format(time.RFC3339),
 	})
 }
@@ -104,7 +105,7 @@ func link(format, v string) string {
 // yRange is the log axis' range: the 2nd to 98th percentile of the
 // intervals' ends, widened to hold every center unless one is an outlier
 // far beyond the rest, so that one wild commit does not squash the plot.
-func yRange(pts []Point) (lo, hi float64) {
+func yRange(pts []changepoint.Point) (lo, hi float64) {
 	var ends, centers []float64
 	for _, p := range pts {
 		ends = append(ends, math.Log(math.Max(p.Lo, 1)), math.Log(math.Max(p.Hi, 1)))
@@ -126,12 +127,12 @@ func yRange(pts []Point) (lo, hi float64) {
 // plotter places a series' commits: x by commit order, evenly, y on the
 // log axis [lo, hi] (logs of ns).
 type plotter struct {
-	pts            []Point
+	pts            []changepoint.Point
 	lo, hi         float64
 	innerW, innerH float64
 }
 
-func newPlotter(pts []Point) *plotter {
+func newPlotter(pts []changepoint.Point) *plotter {
 	lo, hi := yRange(pts)
 	return &plotter{pts: pts, lo: lo, hi: hi, innerW: plotW - padL - padR, innerH: plotH - padT - pb}
 }
@@ -155,7 +156,7 @@ func (p *plotter) y(v float64) (y float64, out bool) {
 // bottom is the frame's lower edge.
 func (p *plotter) bottom() float64 { return padT + p.innerH }
 
-func svgSeries(s Tested, cs []Change, opt PageOptions) string {
+func svgSeries(s changepoint.Tested, cs []changepoint.Change, opt ChangesPageOptions) string {
 	if len(s.Points) == 0 {
 		return ""
 	}
@@ -178,14 +179,14 @@ func (p *plotter) axes(b *strings.Builder) {
 	for _, v := range logTicks(p.lo, p.hi) {
 		y, _ := p.y(v)
 		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/><text class="tick" x="%g" y="%.1f" font-size="10" text-anchor="end" fill="#555">%s</text>`,
-			padL, padL+p.innerW, y, y, padL-4, y+3, ns(v))
+			padL, padL+p.innerW, y, y, padL-4, y+3, changesNS(v))
 	}
 }
 
 // levels shades, between change points, the median of the commits there
 // and its interval (each change's sides), so that the step reads at a
 // glance.
-func (p *plotter) levels(b *strings.Builder, cs []Change) {
+func (p *plotter) levels(b *strings.Builder, cs []changepoint.Change) {
 	for k, c := range cs {
 		start := 0
 		if k > 0 {
@@ -198,13 +199,13 @@ func (p *plotter) levels(b *strings.Builder, cs []Change) {
 	}
 }
 
-func (p *plotter) level(b *strings.Builder, first, last int, s Side) {
+func (p *plotter) level(b *strings.Builder, first, last int, s changepoint.Side) {
 	ylo, _ := p.y(s.Lo)
 	yhi, _ := p.y(s.Hi)
 	yc, _ := p.y(s.Center)
 	x0, x1 := p.x(first), p.x(last)
 	tip := fmt.Sprintf("%s to %s, %s: median %s [%s, %s]", shortCommit(p.pts[first].Commit), shortCommit(p.pts[last].Commit),
-		english.Count(s.Commits, "commit"), ns(s.Center), ns(s.Lo), ns(s.Hi))
+		english.Count(s.Commits, "commit"), changesNS(s.Center), changesNS(s.Lo), changesNS(s.Hi))
 	fmt.Fprintf(b, `<g class="level"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#555" fill-opacity="0.15"/>`+
 		`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="6 3"/><title>%s</title></g>`,
 		x0, yhi, x1-x0, math.Max(ylo-yhi, 1), x0, x1, yc, yc, template.HTMLEscapeString(tip))
@@ -214,14 +215,14 @@ func (p *plotter) level(b *strings.Builder, first, last int, s Side) {
 // commits, labelled with its commit, change and p-value on the side
 // where the label fits in the frame, the labels of neighbours staggered
 // down.
-func (p *plotter) changes(b *strings.Builder, cs []Change) {
+func (p *plotter) changes(b *strings.Builder, cs []changepoint.Change) {
 	for j, c := range cs {
 		cx := (p.x(c.Index-1) + p.x(c.Index)) / 2
 		color := "#2c7a2c"
 		if c.Regression() {
 			color = "#d62728"
 		}
-		label := fmt.Sprintf("%s %s p=%.2g", shortCommit(c.Commit), pct(c.Ratio.Center), c.P)
+		label := fmt.Sprintf("%s %s p=%.2g", shortCommit(c.Commit), changesPct(c.Ratio.Center), c.P)
 		tx, anchor := cx+3, "start"
 		if cx+3+labelWidth(label, 10) > padL+p.innerW {
 			tx, anchor = cx-3, "end"
@@ -229,7 +230,7 @@ func (p *plotter) changes(b *strings.Builder, cs []Change) {
 		ty := padT + 11 + 12*float64(j%3)
 		fmt.Fprintf(b, `<g class="change"><line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="%s" stroke-width="1.5" stroke-dasharray="4 3"/>`+
 			`<text x="%.1f" y="%g" font-size="10" text-anchor="%s" fill="%s" stroke="#fafafa" stroke-width="3" paint-order="stroke">%s</text><title>change point at %s: %s, p=%.2g (level %.2g)</title></g>`,
-			cx, cx, padT, p.bottom(), color, tx, ty, anchor, color, label, c.Commit, pct(c.Ratio.Center), c.P, c.Alpha)
+			cx, cx, padT, p.bottom(), color, tx, ty, anchor, color, label, c.Commit, changesPct(c.Ratio.Center), c.P, c.Alpha)
 	}
 }
 
@@ -257,13 +258,13 @@ func (p *plotter) trend(b *strings.Builder) {
 
 // points draws each commit's interval and median, each a link to its
 // commit with its values in a tooltip.
-func (p *plotter) points(b *strings.Builder, opt PageOptions) {
+func (p *plotter) points(b *strings.Builder, opt ChangesPageOptions) {
 	for i, pt := range p.pts {
 		px := p.x(i)
 		ylo, _ := p.y(pt.Lo)
 		yhi, _ := p.y(pt.Hi)
 		yc, out := p.y(pt.Center)
-		tip := fmt.Sprintf("%s %s: %s [%s, %s], %s", shortCommit(pt.Commit), pt.Time.UTC().Format("2006-01-02 15:04"), ns(pt.Center), ns(pt.Lo), ns(pt.Hi), english.Count(len(pt.Trials), "trial"))
+		tip := fmt.Sprintf("%s %s: %s [%s, %s], %s", shortCommit(pt.Commit), pt.Time.UTC().Format("2006-01-02 15:04"), changesNS(pt.Center), changesNS(pt.Lo), changesNS(pt.Hi), english.Count(len(pt.Trials), "trial"))
 		open, close := "", ""
 		if u := link(opt.CommitURL, pt.Commit); u != "" {
 			open, close = fmt.Sprintf(`<a href="%s">`, template.HTMLEscapeString(u)), "</a>"
@@ -285,7 +286,7 @@ func (p *plotter) points(b *strings.Builder, opt PageOptions) {
 // xLabels writes, under the frame, as many commits as fit without
 // touching (the last always): each its short commit, a link to its
 // record, and under it its date; then the axis' title.
-func (p *plotter) xLabels(b *strings.Builder, opt PageOptions) {
+func (p *plotter) xLabels(b *strings.Builder, opt ChangesPageOptions) {
 	layout, title := dateAxis(p.pts)
 	step := labelStep(len(p.pts), p.innerW)
 	for i, pt := range p.pts {
@@ -315,7 +316,7 @@ func (p *plotter) xLabels(b *strings.Builder, opt PageOptions) {
 // dateAxis is how the commits' dates are written under them, and the
 // axis' title: the day, or the time of day when every commit is of one
 // day (UTC).
-func dateAxis(pts []Point) (layout, title string) {
+func dateAxis(pts []changepoint.Point) (layout, title string) {
 	first, last := pts[0].Time.UTC(), pts[len(pts)-1].Time.UTC()
 	n := english.Count(len(pts), "commit")
 	switch {
@@ -400,7 +401,7 @@ func labelStep(n int, width float64) int {
 	return max(1, int(math.Ceil(labelGap*float64(n-1)/width)))
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+var changesPageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; padding: 0 1em; color: #222; }

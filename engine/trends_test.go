@@ -1,4 +1,4 @@
-package changes
+package engine
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/historytest"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
@@ -31,21 +33,21 @@ type trendFixture struct {
 
 func newTrendFixture(t *testing.T, spec string, shift float64) *trendFixture {
 	t.Helper()
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read", shift)
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", shift)
 	s, err := history.Open(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(51, 52))
 	sample := func(shift float64) *result.Result {
-		res := *p.res
-		sc := p.res.Scenarios[0]
+		res := *p.Res
+		sc := p.Res.Scenarios[0]
 		m := &result.Metric{Unit: "ns"}
 		for range 5 {
-			src := p.trials[shift]
+			src := p.Trials[shift]
 			m.Trials = append(m.Trials, src[r.IntN(len(src))])
 		}
-		sc.Metrics = map[string]*result.Metric{p.metric: m}
+		sc.Metrics = map[string]*result.Metric{p.Metric: m}
 		res.Scenarios = []result.Scenario{sc}
 		return &res
 	}
@@ -120,7 +122,7 @@ func TestTrends(t *testing.T) {
 	for _, tr := range f.cand.Scenarios[0].Metrics[tr.Metric].Trials {
 		xs = append(xs, tr.Histogram.Quantile(q.Q))
 	}
-	if med, _, _ := MedianInterval(xs, 0.95); math.Abs(tr.Cand-med) > 1e-9*med {
+	if med, _, _ := changepoint.MedianInterval(xs, 0.95); math.Abs(tr.Cand-med) > 1e-9*med {
 		t.Errorf("candidate %g, want its trials' median %g", tr.Cand, med)
 	}
 	// 1.5× slower than the same trials: above every commit of main.

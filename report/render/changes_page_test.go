@@ -1,10 +1,13 @@
-package changes
+package render
 
 import (
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/historytest"
 )
 
 // The axis always has two labels at least, three where its three-digit
@@ -39,16 +42,16 @@ func TestLogTicks(t *testing.T) {
 
 // TestPageSelfContained checks the page asks for nothing: no script, no
 // style sheet, image or font from elsewhere; its only addresses are the
-// links PageOptions make.
+// links ChangesPageOptions make.
 func TestPageSelfContained(t *testing.T) {
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read", 2)
-	rep := Detect(p.history(rand.New(rand.NewPCG(1, 2)), 20, 6, 10, 2), Options{Seed: 1})
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 2)
+	rep := changepoint.Detect(p.History(rand.New(rand.NewPCG(1, 2)), 20, 6, 10, 2), changepoint.Options{Seed: 1})
 	if len(rep.Changes) == 0 {
 		t.Fatalf("no change point to draw: %+v", rep)
 	}
-	for _, opt := range []PageOptions{{}, {CommitURL: "https://example.com/c/%s"}} {
+	for _, opt := range []ChangesPageOptions{{}, {CommitURL: "https://example.com/c/%s"}} {
 		var b strings.Builder
-		if err := rep.WritePage(&b, opt); err != nil {
+		if err := WriteChangesPage(&b, rep, opt); err != nil {
 			t.Fatal(err)
 		}
 		page := b.String()

@@ -1,4 +1,4 @@
-package changes
+package render
 
 import (
 	"encoding/json"
@@ -11,10 +11,11 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
 )
 
-// ns words a latency.
-func ns(v float64) string {
+// changesNS words a latency.
+func changesNS(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "-"
@@ -28,7 +29,7 @@ func ns(v float64) string {
 	return fmt.Sprintf("%.3gns", v)
 }
 
-func pct(r float64) string { return fmt.Sprintf("%+.1f%%", (r-1)*100) }
+func changesPct(r float64) string { return fmt.Sprintf("%+.1f%%", (r-1)*100) }
 
 func shortCommit(c string) string {
 	if len(c) > 12 {
@@ -37,39 +38,39 @@ func shortCommit(c string) string {
 	return c
 }
 
-func (c Change) words() (kind, before, after, shift string) {
+func changeWords(c changepoint.Change) (kind, before, after, shift string) {
 	kind = "improvement"
 	if c.Regression() {
 		kind = "regression"
 	}
-	before = fmt.Sprintf("%s [%s, %s] (%s)", ns(c.Before.Center), ns(c.Before.Lo), ns(c.Before.Hi), english.Count(c.Before.Commits, "commit"))
-	after = fmt.Sprintf("%s [%s, %s] (%s)", ns(c.After.Center), ns(c.After.Lo), ns(c.After.Hi), english.Count(c.After.Commits, "commit"))
-	shift = fmt.Sprintf("%s [%s, %s]", pct(c.Ratio.Center), pct(c.Ratio.Lo), pct(c.Ratio.Hi))
+	before = fmt.Sprintf("%s [%s, %s] (%s)", changesNS(c.Before.Center), changesNS(c.Before.Lo), changesNS(c.Before.Hi), english.Count(c.Before.Commits, "commit"))
+	after = fmt.Sprintf("%s [%s, %s] (%s)", changesNS(c.After.Center), changesNS(c.After.Lo), changesNS(c.After.Hi), english.Count(c.After.Commits, "commit"))
+	shift = fmt.Sprintf("%s [%s, %s]", changesPct(c.Ratio.Center), changesPct(c.Ratio.Lo), changesPct(c.Ratio.Hi))
 	return
 }
 
-// word says what a warning means, in one line.
-func (w Warning) word() string {
+// changeWarning says what a warning means, in one line.
+func changeWarning(w changepoint.Warning) string {
 	switch w.Kind {
-	case WarnShort:
+	case changepoint.WarnShort:
 		return fmt.Sprintf("%s: %s, a change point needs %d; not tested", w.Key, english.Count(w.Commits, "commit"), w.Need)
-	case WarnFewTrials:
+	case changepoint.WarnFewTrials:
 		return fmt.Sprintf("%s: %s fewer than 6 trials; %s the range of %s trials (below 95%%)", w.Key,
 			english.Plural(w.Commits, "1 commit has", fmt.Sprintf("%d commits have", w.Commits)),
 			english.Plural(w.Commits, "its interval is", "their intervals are"), english.Plural(w.Commits, "its", "their"))
-	case WarnFewValues:
+	case changepoint.WarnFewValues:
 		return fmt.Sprintf("%s: %s, %s in all: no split of them can reach p < %g; not tested (record more trials a commit)", w.Key,
 			english.Count(w.Commits, "commit"), english.Count(w.Trials, "trial"), w.Level)
-	case WarnUnreachable:
+	case changepoint.WarnUnreachable:
 		return fmt.Sprintf("%s: the permutation test ran too few shuffles to reach its level; it needs about %d", w.Key, w.Need)
 	}
 	return fmt.Sprintf("%s: %s", w.Key, w.Kind)
 }
 
-// headline says how many series were tested, at what level, and how
+// changesHeadline says how many series were tested, at what level, and how
 // many change points were found: "2 of 3 series tested, ...; 1 change
 // point".
-func (r *Report) headline() string {
+func changesHeadline(r *changepoint.Report) string {
 	n := len(r.Series)
 	found := english.Plural(len(r.Changes), "1 change point", fmt.Sprintf("%d change points", len(r.Changes)))
 	if len(r.Changes) == 0 {
@@ -78,7 +79,7 @@ func (r *Report) headline() string {
 	switch {
 	case n == 0:
 		return "no series to test"
-	case r.Tested == 0 && slices.ContainsFunc(r.Warnings, func(w Warning) bool { return w.Kind == WarnFewValues }):
+	case r.Tested == 0 && slices.ContainsFunc(r.Warnings, func(w changepoint.Warning) bool { return w.Kind == changepoint.WarnFewValues }):
 		return fmt.Sprintf("%d series, %s too short to test (see the warnings)", n, english.Plural(n, "not tested: it is", "none tested: each is"))
 	case r.Tested == 0:
 		return fmt.Sprintf("%d series, %s fewer than the %d commits a change point needs",
@@ -90,38 +91,38 @@ func (r *Report) headline() string {
 	return fmt.Sprintf("%d series tested, family-wise level %g (Holm): %s", n, r.Level, found)
 }
 
-// WriteText writes the report as plain lines, for a terminal or a CI log
+// writeChangesText writes the report as plain lines, for a terminal or a CI log
 // (plaintext.Guard: keys come from the store's Results).
-func (r *Report) WriteText(w io.Writer) error {
+func writeChangesText(w io.Writer, r *changepoint.Report) error {
 	g := plaintext.Guard(w)
 	defer g.Flush()
 	w = g
-	fmt.Fprintln(w, r.headline())
+	fmt.Fprintln(w, changesHeadline(r))
 	for _, c := range r.Changes {
-		kind, before, after, shift := c.words()
+		kind, before, after, shift := changeWords(c)
 		fmt.Fprintf(w, "\n%s %s at %s (after %s), %s\n", c.Key, kind, shortCommit(c.Commit), shortCommit(c.Prev), c.Time.UTC().Format(time.RFC3339))
 		fmt.Fprintf(w, "  before %s\n  after  %s\n  change %s  p=%.2g (level %.2g)\n", before, after, shift, c.P, c.Alpha)
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, x := range r.Warnings {
-			fmt.Fprintf(w, "  %s\n", x.word())
+			fmt.Fprintf(w, "  %s\n", changeWarning(x))
 		}
 	}
 	return nil
 }
 
-// WriteMarkdown writes the report as a Markdown table.
-func (r *Report) WriteMarkdown(w io.Writer) error {
-	fmt.Fprintf(w, "### Change points\n\n%s.\n\n", r.headline())
+// writeChangesMarkdown writes the report as a Markdown table.
+func writeChangesMarkdown(w io.Writer, r *changepoint.Report) error {
+	fmt.Fprintf(w, "### changepoint.Change points\n\n%s.\n\n", changesHeadline(r))
 	if len(r.Changes) > 0 {
 		fmt.Fprintln(w, "| commit | time | target | scenario | metric | percentile | before | after | change | p (level) |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 		for _, c := range r.Changes {
-			kind, before, after, shift := c.words()
+			kind, before, after, shift := changeWords(c)
 			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s | %s | **%s** %s | %.2g (%.2g) |\n",
-				shortCommit(c.Commit), c.Time.UTC().Format("2006-01-02 15:04"), mdEscape(c.Key.Target), mdEscape(c.Key.Scenario),
-				mdEscape(c.Key.Metric), c.Key.Percentile, before, after, kind, shift, c.P, c.Alpha)
+				shortCommit(c.Commit), c.Time.UTC().Format("2006-01-02 15:04"), changesCell(c.Key.Target), changesCell(c.Key.Scenario),
+				changesCell(c.Key.Metric), c.Key.Percentile, before, after, kind, shift, c.P, c.Alpha)
 		}
 	}
 	if len(r.Warnings) > 0 {
@@ -130,16 +131,16 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(w, "Warnings:")
 		for _, x := range r.Warnings {
-			fmt.Fprintf(w, "- %s\n", mdEscape(x.word()))
+			fmt.Fprintf(w, "- %s\n", changesCell(changeWarning(x)))
 		}
 	}
 	return nil
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+func changesCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-// WriteJSON writes the report as JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
+// writeChangesJSON writes the report as JSON.
+func writeChangesJSON(w io.Writer, r *changepoint.Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

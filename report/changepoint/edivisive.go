@@ -1,4 +1,4 @@
-package changes
+package changepoint
 
 import (
 	"math"

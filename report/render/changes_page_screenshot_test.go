@@ -1,4 +1,4 @@
-package changes
+package render
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tailgate-ci/tailgate/internal/history"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
 )
 
 // The window the page is read in: a laptop's browser, not maximized.
@@ -28,14 +29,14 @@ const screenW, screenH = 1200, 900
 // Chromium at 1200×900 and looks at it as a reader would: it asks for
 // nothing but itself, it is drawn (screenshots that are not blank, each
 // plot inside the window with its points' colour in it, and the colour
-// of a regression where one is marked), and what is drawn is what Find
+// of a regression where one is marked), and what is drawn is what findChanges
 // returned: a plot per gated series, a mark per change point, the dates
 // under the commits in order (checkPlot).
 func TestPageScreenshot(t *testing.T) {
 	bin := findChromium(t)
 	rep := findStore(t, 150, 60)
 	pageDir := t.TempDir()
-	if _, err := rep.WritePageDir(pageDir, PageOptions{}); err != nil {
+	if _, err := WriteChangesPageDir(pageDir, rep, ChangesPageOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -64,22 +65,22 @@ func TestPageScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gated []Tested
+	var gated []changepoint.Tested
 	for _, s := range rep.Series {
 		if s.Gated {
 			gated = append(gated, s)
 		}
 	}
 	if len(plots) != len(gated) || len(gated) < 2 {
-		t.Fatalf("%d plots, want one per gated series Find returned (%d, two at least)", len(plots), len(gated))
+		t.Fatalf("%d plots, want one per gated series findChanges returned (%d, two at least)", len(plots), len(gated))
 	}
 	marked := 0
 	for i, p := range plots {
-		checkPlot(t, p, gated[i], rep.Changes, PageOptions{}, false)
+		checkPlot(t, p, gated[i], rep.Changes, ChangesPageOptions{}, false)
 		marked += len(p.Changes)
 	}
 	if marked != len(rep.Changes) || marked == 0 {
-		t.Errorf("%d change points marked, Find returned %d (one at least)", marked, len(rep.Changes))
+		t.Errorf("%d change points marked, findChanges returned %d (one at least)", marked, len(rep.Changes))
 	}
 
 	shot := screenshot(t, ctx, "top")
@@ -98,8 +99,8 @@ func TestPageScreenshot(t *testing.T) {
 	}
 }
 
-// findStore is Find over browserStore's history.
-func findStore(t *testing.T, stepAt, wildAt int) *Report {
+// findStore is findChanges over browserStore's history.
+func findStore(t *testing.T, stepAt, wildAt int) *changepoint.Report {
 	t.Helper()
 	storeDir, _ := browserStore(t, stepAt, wildAt)
 	s, err := history.Open(storeDir)
@@ -111,7 +112,7 @@ func findStore(t *testing.T, stepAt, wildAt int) *Report {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	rep, err := Find(v, Selection{}, Options{Level: DefaultLevel, Seed: 7})
+	rep, err := findChanges(t, v, changepoint.Options{Level: changepoint.DefaultLevel, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,156 +1,17 @@
-package changes
+package changepoint_test
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
+	"slices"
 	"testing"
-	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/history"
-	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/historytest"
 )
 
-// bruteQ is Q(τ) straight from its definition.
-func bruteQ(x []float64, tau int) float64 {
-	n := len(x)
-	var b, wl, wr float64
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			d := math.Abs(x[i] - x[j])
-			switch {
-			case j < tau:
-				wl += d
-			case i >= tau:
-				wr += d
-			default:
-				b += d
-			}
-		}
-	}
-	m, k := float64(tau), float64(n-tau)
-	return m * k / float64(n) * (2*b/(m*k) - wl/(m*(m-1)/2) - wr/(k*(k-1)/2))
-}
-
-func TestBestSplitMatchesDefinition(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for trial := range 50 {
-		n := 6 + r.IntN(40)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = math.Round(r.NormFloat64()*4) / 4 // ties too
-			if i > n/2 && trial%2 == 0 {
-				x[i] += 2
-			}
-		}
-		sp := &splitter{minSize: 3}
-		s := newSegment(0, x, unitBounds(n))
-		tau, q := sp.bestSplit(s.x, s.rank, s.bounds)
-		wantTau, wantQ := 0, math.Inf(-1)
-		for t := 3; t <= n-3; t++ {
-			if v := bruteQ(x, t); v > wantQ {
-				wantTau, wantQ = t, v
-			}
-		}
-		if math.Abs(q-wantQ) > 1e-9*math.Max(1, math.Abs(wantQ)) || (tau != wantTau && math.Abs(bruteQ(x, tau)-wantQ) > 1e-9) {
-			t.Fatalf("n=%d: bestSplit τ=%d Q=%g, by definition τ=%d Q=%g", n, tau, q, wantTau, wantQ)
-		}
-	}
-}
-
-func TestMedianInterval(t *testing.T) {
-	// Coverage of the true median (0) of a normal, by simulation.
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{6, 10, 25} {
-		covered := 0
-		const runs = 4000
-		for range runs {
-			x := make([]float64, n)
-			for i := range x {
-				x[i] = r.NormFloat64()
-			}
-			_, lo, hi := MedianInterval(x, 0.95)
-			if lo <= 0 && 0 <= hi {
-				covered++
-			}
-		}
-		if c := float64(covered) / runs; c < 0.94 {
-			t.Errorf("n=%d: the 95%% median interval covered %.3f", n, c)
-		}
-	}
-}
-
-// pool is the per-trial histograms of a real recorded run (each trial a
-// separate worker process), and the same made shift× slower.
-type pool struct {
-	res    *result.Result
-	metric string
-	trials map[float64][]result.Trial
-}
-
-func loadPool(t testing.TB, file, metric string, shifts ...float64) *pool {
-	t.Helper()
-	r, err := result.Load(filepath.Join("..", "testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pool{res: r, metric: metric, trials: map[float64][]result.Trial{}}
-	src := r.Scenarios[0].Metrics[metric].Trials
-	for _, s := range append(shifts, 1) {
-		var ts []result.Trial
-		for _, tr := range src {
-			if s != 1 {
-				tr.Histogram = scaled(tr.Histogram, s)
-				tr.Summary = result.Summarize(tr.Histogram)
-			}
-			ts = append(ts, tr)
-		}
-		p.trials[s] = ts
-	}
-	return p
-}
-
-func scaled(h *hist.Histogram, s float64) *hist.Histogram {
-	out := hist.New()
-	for i, c := range h.Counts() {
-		if c != 0 {
-			out.RecordN(uint64(hist.Mid(i)*s), c)
-		}
-	}
-	return out
-}
-
-// history makes a series of commits, each a Result of perCommit trials
-// drawn at random from the pool, those from commit stepAt on (0: none)
-// made shift× slower, and builds its series as `history changes` does,
-// through records.
-func (p *pool) history(r *rand.Rand, commits, perCommit, stepAt int, shift float64) []Series {
-	b := NewBuilder(Selection{})
-	for c := range commits {
-		src := p.trials[1]
-		if stepAt > 0 && c >= stepAt {
-			src = p.trials[shift]
-		}
-		res := *p.res
-		sc := p.res.Scenarios[0]
-		m := &result.Metric{Unit: "ns"}
-		for range perCommit {
-			m.Trials = append(m.Trials, src[r.IntN(len(src))])
-		}
-		sc.Metrics = map[string]*result.Metric{p.metric: m}
-		res.Scenarios = []result.Scenario{sc}
-		rec, err := history.NewRecord(&res, fmt.Sprintf("%040x", c+1), time.Unix(int64(c)*3600, 0), "main", history.Provenance{})
-		if err != nil {
-			panic(err)
-		}
-		b.Add(rec, "")
-	}
-	return b.Series()
-}
-
-// TestChangesOnRealTrials: size and power of Detect on real recorded
+// TestChangesOnRealTrials: size and power of changepoint.Detect on real recorded
 // trial histograms resampled into histories of 30 commits of 5 trials:
 // step-free histories (A/A) and histories whose commits from 15 on are
 // slower by 2T (+20%, T the 10% p99 threshold) or T, or, where the noise
@@ -181,12 +42,12 @@ func TestChangesOnRealTrials(t *testing.T) {
 		for _, s := range c.steps {
 			shifts = append(shifts, s.shift)
 		}
-		p := loadPool(t, c.file, c.metric, shifts...)
+		p := historytest.LoadPool(t, c.file, c.metric, shifts...)
 		t.Run(c.metric+"/A-A", func(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, 12))
 			flagged, falseCPs := 0, 0
 			for range runs {
-				rep := Detect(p.history(r, commits, per, 0, 1), Options{Seed: r.Uint64()})
+				rep := changepoint.Detect(p.History(r, commits, per, 0, 1), changepoint.Options{Seed: r.Uint64()})
 				if len(rep.Series) != 1 || rep.Series[0].Key.Percentile != "p99" {
 					t.Fatalf("series %v, want the gated p99 alone", rep.Series)
 				}
@@ -209,7 +70,7 @@ func TestChangesOnRealTrials(t *testing.T) {
 				r := rand.New(rand.NewPCG(13, uint64(s.shift*100)))
 				near, exact, wrongWay := 0, 0, 0
 				for range runs {
-					rep := Detect(p.history(r, commits, per, stepAt, s.shift), Options{Seed: r.Uint64()})
+					rep := changepoint.Detect(p.History(r, commits, per, stepAt, s.shift), changepoint.Options{Seed: r.Uint64()})
 					for _, ch := range rep.Changes {
 						if d := ch.Index - stepAt; d >= -3 && d <= 3 {
 							near++
@@ -239,7 +100,7 @@ func TestChangesOnRealTrials(t *testing.T) {
 // (Holm), so a history gets a false change point about as often as with
 // one metric, not ten times as often.
 func TestFamilyWise(t *testing.T) {
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read", 1.2)
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 1.2)
 	runs := 40
 	if testing.Short() {
 		runs = 10
@@ -247,13 +108,13 @@ func TestFamilyWise(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	flagged := 0
 	for range runs {
-		var all []Series
+		var all []changepoint.Series
 		for k := range 10 {
-			s := p.history(r, 24, 5, 0, 1)[0]
+			s := p.History(r, 24, 5, 0, 1)[0]
 			s.Key.Metric = fmt.Sprintf("m%d", k)
 			all = append(all, s)
 		}
-		rep := Detect(all, Options{Seed: r.Uint64()})
+		rep := changepoint.Detect(all, changepoint.Options{Seed: r.Uint64()})
 		if len(rep.Series) != 10 {
 			t.Fatalf("%d series tested, want 10", len(rep.Series))
 		}
@@ -267,22 +128,22 @@ func TestFamilyWise(t *testing.T) {
 	}
 	// And a real step among nine step-free metrics is still found, tested
 	// at the level Holm gives the smallest p-value: Level/10.
-	var all []Series
+	var all []changepoint.Series
 	for k := range 10 {
 		step := 0
 		if k == 3 {
 			step = 12
 		}
-		s := p.history(r, 24, 5, step, 1.2)[0]
+		s := p.History(r, 24, 5, step, 1.2)[0]
 		s.Key.Metric = fmt.Sprintf("m%d", k)
 		all = append(all, s)
 	}
-	rep := Detect(all, Options{Seed: 5})
+	rep := changepoint.Detect(all, changepoint.Options{Seed: 5})
 	if len(rep.Changes) != 1 || rep.Changes[0].Key.Metric != "m3" || rep.Changes[0].Index != 12 {
 		t.Fatalf("changes %+v, want one, m3 at commit 12", rep.Changes)
 	}
-	if a := rep.Changes[0].Alpha; math.Abs(a-DefaultLevel/10) > 1e-12 {
-		t.Errorf("tested at %g, want Level/10 = %g", a, DefaultLevel/10)
+	if a := rep.Changes[0].Alpha; math.Abs(a-changepoint.DefaultLevel/10) > 1e-12 {
+		t.Errorf("tested at %g, want Level/10 = %g", a, changepoint.DefaultLevel/10)
 	}
 }
 
@@ -291,14 +152,14 @@ func TestFamilyWise(t *testing.T) {
 // weak case of E-divisive with the segment's end fixed: the first split
 // has a mixed right-hand side. docs/history.md says so.)
 func TestTwoSteps(t *testing.T) {
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read", 1.25, 1.25*1.25)
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 1.25, 1.25*1.25)
 	r := rand.New(rand.NewPCG(31, 32))
-	b := p.history(r, 12, 5, 0, 1)[0]
-	up := p.history(r, 12, 5, 1, 1.25)[0]
-	up2 := p.history(r, 12, 5, 1, 1.25*1.25)[0]
+	b := p.History(r, 12, 5, 0, 1)[0]
+	up := p.History(r, 12, 5, 1, 1.25)[0]
+	up2 := p.History(r, 12, 5, 1, 1.25*1.25)[0]
 	s := b
-	s.Points = append(append(append([]Point(nil), b.Points...), up.Points[1:]...), up2.Points[1:]...)
-	rep := Detect([]Series{s}, Options{Seed: 1})
+	s.Points = append(append(append([]changepoint.Point(nil), b.Points...), up.Points[1:]...), up2.Points[1:]...)
+	rep := changepoint.Detect([]changepoint.Series{s}, changepoint.Options{Seed: 1})
 	var at []int
 	for _, c := range rep.Changes {
 		at = append(at, c.Index)
@@ -314,10 +175,71 @@ func TestTwoSteps(t *testing.T) {
 }
 
 func TestShortSeriesWarns(t *testing.T) {
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read")
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read")
 	r := rand.New(rand.NewPCG(1, 1))
-	rep := Detect(p.history(r, 4, 5, 0, 1), Options{})
-	if len(rep.Changes) != 0 || len(rep.Warnings) == 0 || rep.Warnings[len(rep.Warnings)-1].Kind != WarnShort {
+	rep := changepoint.Detect(p.History(r, 4, 5, 0, 1), changepoint.Options{})
+	if len(rep.Changes) != 0 || len(rep.Warnings) == 0 || rep.Warnings[len(rep.Warnings)-1].Kind != changepoint.WarnShort {
 		t.Errorf("4 commits: changes %v warnings %v, want none and a short warning", rep.Changes, rep.Warnings)
 	}
+}
+
+// TestEightCommitRates: how often eight commits of five trials give a
+// change point, in seeded simulation: resampled real trials, step-free
+// (each commit's trials as they were recorded, then each commit's trials
+// all moved by a run offset, log-normal with sd 6%: the spread of
+// syscall-read's separate runs, BENCHMARKS.md), and with the issue's
+// 1.9µs → 3µs step.
+func TestEightCommitRates(t *testing.T) {
+	runs := 1000
+	if testing.Short() {
+		runs = 300
+	}
+	p, f := historytest.LoadPoolAt(t, "trials-syscall-read.json", "syscall.read", 1900, 3000)
+	r := rand.New(rand.NewPCG(44, 12))
+	rate := func(offsetSD float64, stepAt int) float64 {
+		found := 0
+		for range runs {
+			var s changepoint.Series
+			if stepAt > 0 {
+				s = p.History(r, 8, 5, stepAt, f[1]/f[0])[0]
+			} else {
+				s = p.History(r, 8, 5, 0, 1)[0]
+			}
+			s = withRunOffsets(r, s, offsetSD)
+			if len(changepoint.Detect([]changepoint.Series{s}, changepoint.Options{Seed: r.Uint64()}).Changes) > 0 {
+				found++
+			}
+		}
+		return float64(found) / float64(runs)
+	}
+	// p.history draws from the unscaled trials; the step is ×(3/1.9).
+	p.Trials[f[1]/f[0]] = historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", f[1]/f[0]).Trials[f[1]/f[0]]
+	flat, offsets, step := rate(0, 0), rate(0.06, 0), rate(0, 4)
+	t.Logf("8 commits × 5 trials, %d seeded histories each: step-free %.2f%%, step-free with 6%% run offsets %.2f%%, ×%.2f step found %.2f%%",
+		runs, 100*flat, 100*offsets, f[1]/f[0], 100*step)
+	if flat > 0.015 || offsets > 0.015 {
+		t.Errorf("false change points in %.2f%% (step-free) and %.2f%% (run offsets) of histories, want ≤ 1.5%% at level 1%%", 100*flat, 100*offsets)
+	}
+	if step < 0.99 {
+		t.Errorf("the step found in %.2f%% of histories, want ≥ 99%%", 100*step)
+	}
+}
+
+// withRunOffsets moves all trials of each commit of s by one factor,
+// log-normal with sd (0: none), as a run on another day would.
+func withRunOffsets(r *rand.Rand, s changepoint.Series, sd float64) changepoint.Series {
+	if sd == 0 {
+		return s
+	}
+	pts := slices.Clone(s.Points)
+	for i := range pts {
+		f := math.Exp(sd * r.NormFloat64())
+		pts[i].Trials = slices.Clone(pts[i].Trials)
+		for j := range pts[i].Trials {
+			pts[i].Trials[j] *= f
+		}
+		pts[i].Center, pts[i].Lo, pts[i].Hi = changepoint.MedianInterval(pts[i].Trials, 0.95)
+	}
+	s.Points = pts
+	return s
 }

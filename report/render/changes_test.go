@@ -1,22 +1,25 @@
-package changes
+package render
 
 import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/tailgate-ci/tailgate/report/changepoint"
+	"github.com/tailgate-ci/tailgate/report/historytest"
 )
 
 // TestReportCounts checks the reports count the series they tested, not
 // those too short to test, and word every count in correct English.
 func TestReportCounts(t *testing.T) {
-	p := loadPool(t, "trials-syscall-read.json", "syscall.read", 2)
+	p := historytest.LoadPool(t, "trials-syscall-read.json", "syscall.read", 2)
 	r := rand.New(rand.NewPCG(5, 6))
-	long := p.history(r, 30, 6, 15, 2)
-	short := p.history(r, 1, 3, 0, 1)
+	long := p.History(r, 30, 6, 15, 2)
+	short := p.History(r, 1, 3, 0, 1)
 	short[0].Key.Scenario = "syscall-read-2"
 	for _, c := range []struct {
 		name   string
-		series []Series
+		series []changepoint.Series
 		want   string // the first line
 		lines  []string
 	}{
@@ -28,15 +31,15 @@ func TestReportCounts(t *testing.T) {
 		{"one long", long, "1 series tested, family-wise level 0.01 (Holm): 1 change point", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep := Detect(c.series, Options{Seed: 1})
+			rep := changepoint.Detect(c.series, changepoint.Options{Seed: 1})
 			var text, md strings.Builder
-			if err := rep.WriteText(&text); err != nil {
+			if err := writeChangesText(&text, rep); err != nil {
 				t.Fatal(err)
 			}
 			if first, _, _ := strings.Cut(text.String(), "\n"); first != c.want {
 				t.Errorf("text's first line %q, want %q", first, c.want)
 			}
-			if err := rep.WriteMarkdown(&md); err != nil {
+			if err := writeChangesMarkdown(&md, rep); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(md.String(), "\n"+c.want+".\n") {

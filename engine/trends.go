@@ -1,4 +1,4 @@
-package changes
+package engine
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/history"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/changepoint"
 )
 
 // A pull request's report shows, under its verdicts, each gated
@@ -87,18 +88,18 @@ func AddTrends(ctx context.Context, m *report.Matrix, spec string, opt TrendOpti
 func Trends(v *history.View, m *report.Matrix, opt TrendOptions) ([]report.Trend, error) {
 	opt = opt.withDefaults()
 	type want struct {
-		key  Key // its Target is the candidate's
+		key  changepoint.Key // its Target is the candidate's
 		pair int
 	}
 	var wants []want
-	var sel Selection
+	var sel report.Selection
 	for i, pair := range m.Pairs {
 		for _, sc := range pair.Scenarios {
 			for _, vd := range sc.Verdicts {
 				if !vd.Gated {
 					continue
 				}
-				w := want{key: Key{Target: pair.Cand.Target, Scenario: sc.Name, Metric: vd.Metric, Percentile: vd.Quantile}, pair: i}
+				w := want{key: changepoint.Key{Target: pair.Cand.Target, Scenario: sc.Name, Metric: vd.Metric, Percentile: vd.Quantile}, pair: i}
 				if slices.ContainsFunc(wants, func(o want) bool { return o.key == w.key }) {
 					continue
 				}
@@ -115,16 +116,16 @@ func Trends(v *history.View, m *report.Matrix, opt TrendOptions) ([]report.Trend
 	if len(wants) == 0 {
 		return nil, nil
 	}
-	cands := make([][]Series, len(m.Pairs))
+	cands := make([][]changepoint.Series, len(m.Pairs))
 	for i := range m.Pairs {
 		if i+1 < len(m.Targets) && m.Targets[i+1].Result != nil {
 			cands[i] = candidateSeries(m.Targets[i+1].Result, sel)
 		}
 	}
-	var series []Series
+	var series []changepoint.Series
 	if v != nil {
 		var err error
-		if series, err = readSeries(v, lastCommits(v.Index.Entries, opt), sel); err != nil {
+		if series, err = report.ReadSeriesOf(v, lastCommits(v.Index.Entries, opt), sel); err != nil {
 			return nil, err
 		}
 	}
@@ -175,30 +176,10 @@ func lastCommits(es []history.Entry, opt TrendOptions) []history.Entry {
 	return out
 }
 
-// readSeries is ReadSeries over some of v's entries.
-func readSeries(v *history.View, es []history.Entry, sel Selection) ([]Series, error) {
-	b := NewBuilder(sel)
-	for _, e := range es {
-		s, err := v.Summary(e)
-		if err != nil {
-			return nil, err
-		}
-		if b.AddSummary(s, e.Time, e.Path) {
-			continue
-		}
-		rec, err := v.Record(e)
-		if err != nil {
-			return nil, err
-		}
-		b.Add(rec, e.Path)
-	}
-	return b.Series(), nil
-}
-
 // pick is the series of k, or, when none has k's target, the one series
 // of k's scenario, metric and percentile if only one target has it.
-func pick(series []Series, k Key) *Series {
-	var same []*Series
+func pick(series []changepoint.Series, k changepoint.Key) *changepoint.Series {
+	var same []*changepoint.Series
 	for i := range series {
 		s := &series[i]
 		if s.Key == k {
@@ -216,11 +197,11 @@ func pick(series []Series, k Key) *Series {
 
 // candidateSeries are the candidate Result's series of sel, as a record
 // of it would give them: a point each, its trials' median.
-func candidateSeries(r *result.Result, sel Selection) []Series {
+func candidateSeries(r *result.Result, sel report.Selection) []changepoint.Series {
 	if r.Target.Name == "" {
 		return nil
 	}
-	b := NewBuilder(sel)
+	b := report.NewSeriesBuilder(sel)
 	b.Add(&history.Record{Commit: "candidate", Target: r.Target.Name, Result: r}, "")
 	return b.Series()
 }
