@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,5 +175,104 @@ func TestVirtualTimeCatchesPathChange(t *testing.T) {
 	}
 	if seen != 1 {
 		t.Errorf("%d verdicts of syscall.read p50, want 1\n%s", seen, out)
+	}
+}
+
+// TestVirtualTimeShardsAsOneJob splits a kernel matrix over jobs, as a CI
+// matrix would (run --shard i/2, one kernel each), and gates the same two
+// kernels in one job: in virtual time a boot of a seed does not depend on
+// the job it ran in, so each shard's trials are the gate's, bucket for
+// bucket, seed for seed, and compare of the shards gives the verdicts the
+// gate's own Results give.
+func TestVirtualTimeShardsAsOneJob(t *testing.T) {
+	testenv.DebianGuest(t)
+	bin := buildTailgate(t)
+	dir, tmp := t.TempDir(), t.TempDir()
+	kernels := []string{"--kernel", "debian:6.1-cloud", "--kernel", "debian:6.1-cloud tailgate.shard=1"}
+	common := []string{"syscall-read", "--clock", "virtual", "--trials", "2", "--duration", "100ms", "--warmup", "50ms"}
+	tailgate := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(cmd.Environ(), "CI=true", "TMPDIR="+tmp)
+		b, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); err != nil && code != 1 {
+			t.Fatalf("tailgate %s: exit %d (%v)\n%s", strings.Join(args, " "), code, err, b)
+		}
+		return string(b)
+	}
+	tailgate(append(append([]string{"gate", "-o", filepath.Join(dir, "job.json")}, kernels...), common...)...)
+	var shards []string
+	for i := 1; i <= 2; i++ {
+		out := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		tailgate(append(append([]string{"run", "--shard", fmt.Sprintf("%d/2", i), "-o", out}, kernels...), common...)...)
+		// A run of two targets writes a Result per target it ran.
+		got, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("shard%d*.json", i)))
+		if len(got) != 1 {
+			t.Fatalf("shard %d/2 wrote %v, want one kernel's Result", i, got)
+		}
+		shards = append(shards, got[0])
+	}
+	if got := qemuUnder(tmp); got != "" {
+		t.Errorf("QEMU left running: %s", got)
+	}
+	jobs, _ := filepath.Glob(filepath.Join(dir, "job-*.json"))
+	slices.Sort(jobs)
+	if len(jobs) != 2 {
+		t.Fatalf("the gate wrote %v, want one Result per kernel", jobs)
+	}
+	load := func(p string) *result.Result {
+		r, err := result.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	byName, pathOf := map[string]*result.Result{}, map[string]string{}
+	for _, p := range shards {
+		r := load(p)
+		byName[r.Target.Name], pathOf[r.Target.Name] = r, p
+	}
+	for _, p := range jobs {
+		j := load(p)
+		s := byName[j.Target.Name]
+		if s == nil {
+			t.Fatalf("no shard ran target %s (shards: %v)", j.Target.Name, byName)
+		}
+		jt, st := j.Find("syscall-read").Metrics["syscall.read"].Trials, s.Find("syscall-read").Metrics["syscall.read"].Trials
+		if len(jt) != 2 || len(st) != 2 {
+			t.Fatalf("%s: %d trials in the gate, %d in the shard, want 2 each", j.Target.Name, len(jt), len(st))
+		}
+		for k := range jt {
+			if jt[k].Seed != st[k].Seed || jt[k].Ops != st[k].Ops || !slices.Equal(jt[k].Histogram.Counts(), st[k].Histogram.Counts()) {
+				t.Errorf("%s seed %d: the gate's boot read %d times, the shard's (seed %d) %d, or their histograms differ", j.Target.Name, jt[k].Seed, jt[k].Ops, st[k].Seed, st[k].Ops)
+			}
+		}
+	}
+	verdicts := func(base, head string) string {
+		rep := filepath.Join(dir, "rep.json")
+		tailgate("compare", base, head, "--format", "json="+rep)
+		b, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Scenarios []struct {
+				Verdicts []json.RawMessage `json:"verdicts"`
+			} `json:"scenarios"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || len(r.Scenarios) != 1 || len(r.Scenarios[0].Verdicts) == 0 {
+			t.Fatalf("compare's report %s: %v\n%s", rep, err, b)
+		}
+		out, _ := json.Marshal(r.Scenarios[0].Verdicts)
+		return string(out)
+	}
+	// The gate's base is the first kernel; its Result file is named for it.
+	name := func(p string) string { return load(p).Target.Name }
+	base, head := jobs[0], jobs[1]
+	if strings.Contains(name(base), "shard") {
+		base, head = head, base
+	}
+	if a, b := verdicts(base, head), verdicts(pathOf[name(base)], pathOf[name(head)]); a != b {
+		t.Errorf("compare of the gate's Results:\n%s\nof the shards':\n%s", a, b)
 	}
 }
