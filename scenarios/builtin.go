@@ -9,6 +9,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 //go:embed builtin/*.yaml
@@ -73,6 +75,9 @@ func Lookup(nameOrPath string) (*Scenario, error) {
 func LookupAll(names []string) ([]*Scenario, error) {
 	if len(names) == 0 {
 		return Builtin(), nil
+	}
+	if len(names) > result.MaxScenarios {
+		return nil, fmt.Errorf("%d scenarios named; a run holds at most %d (a Result of more is refused): split them over several runs", len(names), result.MaxScenarios)
 	}
 	var out []*Scenario
 	from := map[string]string{} // scenario name → the argument that named it

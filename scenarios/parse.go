@@ -51,9 +51,9 @@ var (
 
 const (
 	maxNameLen  = 64
-	maxTrials   = 1000
+	maxTrials   = result.MaxTrials
 	maxWarmup   = 10 * time.Minute
-	maxEvidence = 1000
+	maxEvidence = result.MaxSlowest
 	minDuration = 10 * time.Millisecond
 	maxDuration = time.Hour
 )

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/internal/config"
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // wantParseError checks that err is a *ParseError at line:col whose
@@ -144,4 +146,18 @@ func TestWorkloadKindOwnParams(t *testing.T) {
 	wantParseError(t, err, 4, 12, "message must be a string")
 	_, err = Parse("x.yaml", []byte("name: e\nworkload:\n  kind: echo\ntracers: {sched: {}}\n"))
 	wantParseError(t, err, 2, 1, "echo needs a message")
+}
+
+// TestLookupAllStopsAtWhatAResultHolds: a run of more scenarios than a
+// Result holds would write one no reader takes; it is refused before any
+// is read.
+func TestLookupAllStopsAtWhatAResultHolds(t *testing.T) {
+	names := make([]string, result.MaxScenarios+1)
+	for i := range names {
+		names[i] = fmt.Sprintf("/nonexistent/s%d.yaml", i)
+	}
+	_, err := LookupAll(names)
+	if err == nil || !strings.Contains(err.Error(), "257 scenarios named; a run holds at most 256") {
+		t.Errorf("LookupAll of 257 names: %v", err)
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -261,4 +263,45 @@ func FuzzGuestReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGuestReplyAtTheCapIsRefusedNotHeld: a reply of 256 MiB of one-bucket
+// trials once cost the host about 100 times its size to decode (28 GiB:
+// killed for memory, not the exit 3 promised). Trials past what a run
+// makes are refused before any is decoded: ErrBadReply in one line, and
+// the host holds little beyond the reply's own bytes while reading it.
+func TestGuestReplyAtTheCapIsRefusedNotHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 256 MiB reply")
+	}
+	const head = `{"schema":1,"scenarios":[{"name":"s","trials":1,"metrics":{"m":{"unit":"ns","trials":[`
+	const tail = `]}}}]}`
+	var payload bytes.Buffer
+	payload.Grow(frameMaxBody)
+	payload.WriteString(head)
+	for pid := 1; ; pid++ {
+		tr := fmt.Sprintf(`{"histogram":{"scheme":"loglinear-k6-e42","count":1,"min":1000,"max":1000,"sum":1000,"buckets":[[1000,1]]},"summary":{"count":1,"p50":1000,"p90":1000,"p99":1000,"p99_9":1000,"max":1000},"ops":1,"duration_s":1,"pid":%d}`, pid)
+		if payload.Len()+len(tr)+1+len(tail) > frameMaxBody {
+			break
+		}
+		if pid > 1 {
+			payload.WriteByte(',')
+		}
+		payload.WriteString(tr)
+	}
+	payload.WriteString(tail)
+	raw := encodeFrame(frameResult, payload.Bytes())
+	payload = bytes.Buffer{}
+	var before, peak runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, _, err := parseReply(raw)
+	runtime.ReadMemStats(&peak)
+	if !errors.Is(err, ErrBadReply) || res != nil || !strings.Contains(err.Error(), "more than 1000 trials") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a %d-byte reply of one-bucket trials: %v, %v; want ErrBadReply saying more than 1000 trials, in one line", len(raw), res, err)
+	}
+	// TotalAlloc counts every byte allocated while reading, freed or not.
+	if got := peak.TotalAlloc - before.TotalAlloc; got > uint64(len(raw)) {
+		t.Errorf("reading a %d-byte reply allocated %d bytes; want at most its size", len(raw), got)
+	}
 }

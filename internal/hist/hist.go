@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,20 +67,53 @@ func Mid(i int) float64 {
 
 // Histogram is a latency distribution in ns. The zero value is empty and
 // ready to use.
+//
+// A histogram counted into holds every bucket (Buckets counts, 19 KB); one
+// decoded holds only its non-empty buckets until it is counted into, so
+// that a Result of many narrow trials costs memory in proportion to its
+// size, not to its number of trials.
 type Histogram struct {
 	counts []uint64 // nil or len Buckets
-	total  uint64
-	min    uint64
-	max    uint64
-	sum    float64
+	// idx and vals are the non-empty buckets, increasing, and their
+	// counts, while counts is nil.
+	idx   []uint16
+	vals  []uint64
+	total uint64
+	min   uint64
+	max   uint64
+	sum   float64
 }
 
 // New returns an empty histogram.
 func New() *Histogram { return &Histogram{} }
 
+// init makes h's counts dense, as counting into it needs.
 func (h *Histogram) init() {
 	if h.counts == nil {
 		h.counts = make([]uint64, Buckets)
+		for k, i := range h.idx {
+			h.counts[i] = h.vals[k]
+		}
+		h.idx, h.vals = nil, nil
+	}
+}
+
+// All yields h's non-empty buckets, increasing, with their counts.
+func (h *Histogram) All() iter.Seq2[int, uint64] {
+	return func(yield func(int, uint64) bool) {
+		if h.counts == nil {
+			for k, i := range h.idx {
+				if !yield(int(i), h.vals[k]) {
+					return
+				}
+			}
+			return
+		}
+		for i, c := range h.counts {
+			if c != 0 && !yield(i, c) {
+				return
+			}
+		}
 	}
 }
 
@@ -133,7 +168,7 @@ func (h *Histogram) Merge(o *Histogram) {
 		return
 	}
 	h.init()
-	for i, c := range o.counts {
+	for i, c := range o.All() {
 		h.counts[i] += c
 	}
 	if h.total == 0 || o.min < h.min {
@@ -149,9 +184,7 @@ func (h *Histogram) Merge(o *Histogram) {
 // Clone returns a deep copy.
 func (h *Histogram) Clone() *Histogram {
 	c := *h
-	if h.counts != nil {
-		c.counts = append([]uint64(nil), h.counts...)
-	}
+	c.counts, c.idx, c.vals = slices.Clone(h.counts), slices.Clone(h.idx), slices.Clone(h.vals)
 	return &c
 }
 
@@ -173,8 +206,18 @@ func (h *Histogram) Mean() float64 {
 }
 
 // Counts returns the bucket counts (len Buckets, or nil when empty). The
-// slice is the histogram's own: do not modify it.
-func (h *Histogram) Counts() []uint64 { return h.counts }
+// slice may be the histogram's own: do not modify it. For a decoded
+// histogram it is made on each call; All reads one without that.
+func (h *Histogram) Counts() []uint64 {
+	if h.counts != nil || h.idx == nil {
+		return h.counts
+	}
+	c := make([]uint64, Buckets)
+	for k, i := range h.idx {
+		c[i] = h.vals[k]
+	}
+	return c
+}
 
 // Quantile returns the q-quantile (0 ≤ q ≤ 1), read at the midpoint of the
 // bucket holding the ceil(q·n)-th smallest value, and clamped to the exact
@@ -194,7 +237,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 		rank = 1
 	}
 	var seen uint64
-	for i, c := range h.counts {
+	for i, c := range h.All() {
 		seen += c
 		if seen >= rank {
 			v := Mid(i)
@@ -248,10 +291,8 @@ var ErrScheme = errors.New("unknown histogram scheme")
 // Sparse returns the sparse encoding of h.
 func (h *Histogram) Sparse() Sparse {
 	s := Sparse{Scheme: Scheme, Count: h.total, Min: h.min, Max: h.max, Sum: h.sum, Buckets: [][2]uint64{}}
-	for i, c := range h.counts {
-		if c != 0 {
-			s.Buckets = append(s.Buckets, [2]uint64{uint64(i), c})
-		}
+	for i, c := range h.All() {
+		s.Buckets = append(s.Buckets, [2]uint64{uint64(i), c})
 	}
 	return s
 }
@@ -264,15 +305,30 @@ func FromSparse(s Sparse) (*Histogram, error) {
 	h := New()
 	var total uint64
 	last := -1
+	n := 0
+	for _, b := range s.Buckets {
+		if b[1] != 0 {
+			n++
+		}
+	}
+	h.idx, h.vals = make([]uint16, 0, n), make([]uint64, 0, n)
 	for _, b := range s.Buckets {
 		i := int(b[0])
 		if b[0] >= Buckets || i <= last {
 			return nil, fmt.Errorf("bucket index %d out of order or range", b[0])
 		}
 		last = i
-		h.init()
-		h.counts[i] = b[1]
-		total += b[1]
+		if b[1] == 0 {
+			continue
+		}
+		h.idx, h.vals = append(h.idx, uint16(i)), append(h.vals, b[1])
+		var carry uint64
+		if total, carry = bits.Add64(total, b[1], 0); carry != 0 {
+			return nil, errors.New("bucket counts add up to more than 2^64")
+		}
+	}
+	if n == 0 {
+		h.idx, h.vals = nil, nil
 	}
 	if total != s.Count {
 		return nil, fmt.Errorf("bucket counts add up to %d, count says %d", total, s.Count)

@@ -140,6 +140,7 @@ func TestFromSparseRejects(t *testing.T) {
 		{"order", `{"scheme":"loglinear-k6-e42","count":2,"min":1,"max":2,"sum":3,"buckets":[[2,1],[1,1]]}`},
 		{"range", `{"scheme":"loglinear-k6-e42","count":1,"min":1,"max":1,"sum":1,"buckets":[[99999,1]]}`},
 		{"extremes", `{"scheme":"loglinear-k6-e42","count":1,"min":500,"max":500,"sum":1,"buckets":[[3,1]]}`},
+		{"counts past 2^64", `{"scheme":"loglinear-k6-e42","count":0,"min":1,"max":2,"sum":1,"buckets":[[1,9223372036854775808],[2,9223372036854775808]]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,5 +166,41 @@ func BenchmarkRecord(b *testing.B) {
 	h := New()
 	for i := 0; b.Loop(); i++ {
 		h.Record(uint64(i * 7919 % 1000003))
+	}
+}
+
+// TestDecodedIsSparseUntilCounted: a decoded histogram keeps only its
+// non-empty buckets, and reads, clones and counts into as one that was
+// recorded.
+func TestDecodedIsSparseUntilCounted(t *testing.T) {
+	want := New()
+	for _, v := range []uint64{3, 700, 700, 1 << 30} {
+		want.Record(v)
+	}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Histogram
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.counts != nil || len(got.idx) != 3 {
+		t.Fatalf("decoded: %d dense counts, %d sparse; want 3 sparse", len(got.counts), len(got.idx))
+	}
+	if !slices.Equal(got.Counts(), want.Counts()) || got.Quantile(0.5) != want.Quantile(0.5) || got.Quantile(0.99) != want.Quantile(0.99) {
+		t.Errorf("decoded reads otherwise: p50 %v, p99 %v", got.Quantile(0.5), got.Quantile(0.99))
+	}
+	c := got.Clone()
+	c.Record(5)
+	if got.Count() != 4 || slices.Equal(c.Counts(), got.Counts()) {
+		t.Error("counting into a clone changed the histogram it came from")
+	}
+	got.Record(5)
+	want.Record(5)
+	m := New()
+	m.Merge(&got)
+	if !slices.Equal(got.Counts(), want.Counts()) || !slices.Equal(m.Counts(), want.Counts()) || got.Count() != 5 {
+		t.Errorf("counted into after decoding: %v, want %v", got.Sparse().Buckets, want.Sparse().Buckets)
 	}
 }

@@ -93,75 +93,142 @@ func foldKey(key string) string {
 	}, key)
 }
 
-// checkFieldCase refuses a key of b, a Result document, that names a
-// field of the Result's types in another case than the field's own:
-// encoding/json takes "Kernel_Release" for kernel_release, jq and every
-// other reader do not. Values whose type decodes itself (a histogram)
-// or is raw JSON are not walked.
-func checkFieldCase(b []byte) error {
+// checkSchema walks b, a Result document, against the Result's types
+// before it is decoded, and refuses a key that is not a field's (an
+// unknown field), one that names a field in another case than the
+// field's own (encoding/json takes "Kernel_Release" for kernel_release,
+// jq and every other reader do not), and more scenarios or trials than
+// a run makes (MaxScenarios, MaxTrials): what a Result costs to hold is
+// then bounded before any of it is. Values whose type decodes itself (a
+// histogram, which refuses unknown fields itself) or is raw JSON are not
+// walked.
+func checkSchema(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	return walkFieldCase(dec, reflect.TypeFor[Result](), "")
+	w := &schemaWalk{dec: dec, fields: map[reflect.Type]map[string]reflect.Type{}}
+	return w.walk(reflect.TypeFor[Result](), "", "")
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
-func walkFieldCase(dec *json.Decoder, t reflect.Type, at string) error {
+// schemaWalk is checkSchema's state: the decoder, and the fields of each
+// struct type met so far by their JSON names.
+type schemaWalk struct {
+	dec    *json.Decoder
+	fields map[reflect.Type]map[string]reflect.Type
+}
+
+// arrayCaps are the arrays whose length is capped, by the key that holds
+// them, with what they hold: what a run makes, so that no list costs
+// more to hold than its JSON (an int of a CPU list is 8 bytes, "1," is
+// 2).
+var arrayCaps = map[string]struct {
+	max  int
+	what string
+}{
+	"scenarios":    {MaxScenarios, "scenarios"},
+	"skipped":      {MaxScenarios, "skipped scenarios"},
+	"trials":       {MaxTrials, "trials"},
+	"slowest":      {MaxSlowest, "slow events"},
+	"kernel_stack": {MaxStack, "frames"},
+	"user_stack":   {MaxStack, "frames"},
+	"cpus":         {MaxCPUs, "CPUs"},
+}
+
+// walk walks one value of type t at the place at, held by key (a struct
+// field's JSON name, or "").
+func (w *schemaWalk) walk(t reflect.Type, at, key string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Kind() == reflect.Interface {
 		var skip json.RawMessage
-		return dec.Decode(&skip)
+		return w.dec.Decode(&skip)
 	}
-	tok, err := dec.Token()
+	tok, err := w.dec.Token()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	switch tok {
 	case json.Delim('{'):
-		fields := map[string]reflect.Type{}
-		if t.Kind() == reflect.Struct {
-			jsonFields(t, fields)
-		}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
-			key, _ := k.(string)
-			vt := reflect.TypeFor[any]()
-			switch t.Kind() {
-			case reflect.Struct:
-				ft, ok := fields[key]
-				if !ok {
-					return fmt.Errorf("%w: key %+q at %s is a field's name in another case; write it as the schema does", ErrCorrupt, key, cmp.Or(at, "the top"))
-				}
-				vt = ft
-			case reflect.Map:
-				vt = t.Elem()
-			}
-			if err := walkFieldCase(dec, vt, at+"."+key); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
+		err = w.object(t, at)
 	case json.Delim('['):
-		et := reflect.TypeFor[any]()
-		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			et = t.Elem()
-		}
-		for dec.More() {
-			if err := walkFieldCase(dec, et, at+"[]"); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
+		err = w.array(t, at, key)
 	}
-	if err != nil {
+	return err
+}
+
+func (w *schemaWalk) object(t reflect.Type, at string) error {
+	fields := w.fields[t]
+	if fields == nil && t.Kind() == reflect.Struct {
+		fields = map[string]reflect.Type{}
+		jsonFields(t, fields)
+		w.fields[t] = fields
+	}
+	var seen []string // folded, of a struct: a handful
+	for w.dec.More() {
+		k, err := w.dec.Token()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		key, _ := k.(string)
+		vt := reflect.TypeFor[any]()
+		switch t.Kind() {
+		case reflect.Struct:
+			// As checkKeys does, here first: a key twice is named so
+			// before its case is.
+			f := foldKey(key)
+			if slices.Contains(seen, f) {
+				return fmt.Errorf("%w: key %+q appears twice in one object, in this case or another (at byte %d)", ErrCorrupt, key, w.dec.InputOffset())
+			}
+			seen = append(seen, f)
+			ft, ok := fields[key]
+			if !ok {
+				return unknownKey(key, cmp.Or(at, "the top"), fields)
+			}
+			vt = ft
+		case reflect.Map:
+			vt = t.Elem()
+		}
+		if err := w.walk(vt, at+"."+key, key); err != nil {
+			return err
+		}
+	}
+	if _, err := w.dec.Token(); err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return nil
+}
+
+func (w *schemaWalk) array(t reflect.Type, at, key string) error {
+	et := reflect.TypeFor[any]()
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		et = t.Elem()
+	}
+	limit, capped := arrayCaps[key]
+	for n := 0; w.dec.More(); n++ {
+		if capped && n == limit.max {
+			return fmt.Errorf("%w: %s holds more than %d %s, the most a run makes", ErrCorrupt, at, limit.max, limit.what)
+		}
+		if err := w.walk(et, at+"[]", ""); err != nil {
+			return err
+		}
+	}
+	if _, err := w.dec.Token(); err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// unknownKey is the error for key at a place (at) whose fields are not
+// it: one in another case, or none.
+func unknownKey(key, at string, fields map[string]reflect.Type) error {
+	for f := range fields {
+		if strings.EqualFold(f, key) {
+			return fmt.Errorf("%w: key %+q at %s is a field's name in another case; write it as the schema does", ErrCorrupt, key, at)
+		}
+	}
+	return fmt.Errorf("%w: unknown field %+q at %s", ErrCorrupt, key, at)
 }
 
 // jsonFields adds the JSON names of t's fields to fields, with their

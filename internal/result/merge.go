@@ -174,6 +174,9 @@ func mergeRun(out *Result, x Input) {
 func mergeScenario(out *Result, s Scenario, path string, from map[string]string) error {
 	have := out.Find(s.Name)
 	if have == nil {
+		if len(out.Scenarios) == MaxScenarios {
+			return fmt.Errorf("%w: %s adds scenario %s to %d others; a Result holds at most %d, the most a run makes", ErrMismatch, path, s.Name, MaxScenarios, MaxScenarios)
+		}
 		out.Scenarios = append(out.Scenarios, cloneScenario(s))
 		from[s.Name] = path
 		return nil
@@ -191,6 +194,10 @@ func mergeScenario(out *Result, s Scenario, path string, from map[string]string)
 		if hm == nil {
 			hm = &Metric{Unit: m.Unit}
 			have.Metrics[name] = hm
+		}
+		if n := len(hm.Trials) + len(m.Trials); n > MaxTrials {
+			return fmt.Errorf("%w: scenario %s metric %s: %s and %s together hold %d trials; a Result holds at most %d, the most a run makes: merge fewer",
+				ErrMismatch, s.Name, name, from[s.Name], path, n, MaxTrials)
 		}
 		hm.Trials = append(hm.Trials, m.Trials...)
 		if _, ok := hm.total(); !ok {

@@ -137,8 +137,8 @@ func definitionGate(raw json.RawMessage) (GatePolicy, error) {
 // names and those of its gate, tracers and metrics, and its metrics'
 // trials.
 func checkScenario(s Scenario) error {
-	if s.Trials < 0 {
-		return fmt.Errorf("%w: scenario %q: %d trials", ErrCorrupt, s.Name, s.Trials)
+	if s.Trials < 0 || s.Trials > MaxTrials {
+		return fmt.Errorf("%w: scenario %q: %d trials; a run makes 0 to %d", ErrCorrupt, s.Name, s.Trials, MaxTrials)
 	}
 	if err := checkName("scenario name", s.Name, MaxNameLen); err != nil {
 		return err
