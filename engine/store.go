@@ -326,7 +326,7 @@ func Calibrate(ctx context.Context, t Target, spec Spec, runs int, p *progress.R
 		}
 		all = append(all, res)
 	}
-	cal, err := stats.Calibrate(all)
+	cal, err := report.Calibrate(all)
 	if err != nil {
 		return nil, nil, Infra(err)
 	}

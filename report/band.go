@@ -45,7 +45,7 @@ func SeedBands(runs []*result.Result, cli []stats.Threshold) []BandLine {
 	}
 	var out []BandLine
 	for _, s := range runs[0].Scenarios {
-		gate, _ := stats.GatePolicy(&s)
+		gate, _ := GatePolicy(&s)
 		names := slices.Sorted(maps.Keys(s.Metrics))
 		for _, name := range names {
 			for _, p := range stats.PercentilesFor(gate, cli) {
@@ -59,7 +59,7 @@ func SeedBands(runs []*result.Result, cli []stats.Threshold) []BandLine {
 					if sc == nil {
 						continue
 					}
-					q, ok := stats.SeededQuantiles(sc.Metrics[name], p.Q)
+					q, ok := stats.SeededQuantiles(SampleOf(sc.Metrics[name]), p.Q)
 					if !ok {
 						return nil
 					}

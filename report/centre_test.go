@@ -26,7 +26,7 @@ func TestStoredBaselineDecidesOnRealTrials(t *testing.T) {
 	for range 8 {
 		cals = append(cals, statstest.FromPool(r, pool, metric, 20, 1))
 	}
-	cal, err := stats.Calibrate(cals)
+	cal, err := Calibrate(cals)
 	if err != nil {
 		t.Fatal(err)
 	}

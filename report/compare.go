@@ -32,7 +32,7 @@ func checkBaselineGated(s *result.Scenario) error {
 	if s.Gate != nil && len(s.Gate) == 0 {
 		return broken("has an empty gate block")
 	}
-	gate, _ := stats.GatePolicy(s)
+	gate, _ := GatePolicy(s)
 	metrics := slices.Sorted(maps.Keys(gate))
 	for _, m := range metrics {
 		ps := gate[m]
@@ -241,11 +241,11 @@ func (sr *ScenarioReport) gatePolicy(base, cand *result.Scenario, cli []stats.Th
 	if err := checkBaselineGated(base); err != nil {
 		return nil, err
 	}
-	gate, warn := stats.GatePolicy(base)
+	gate, warn := GatePolicy(base)
 	if warn != nil {
 		sr.Warnings = append(sr.Warnings, *warn)
 	}
-	candGate, _ := stats.GatePolicy(cand)
+	candGate, _ := GatePolicy(cand)
 	sr.Warnings = append(sr.Warnings, gateDiffers(cand.Name, gate, candGate)...)
 	if err := checkCandidateGated(base, cand, gate, cli); err != nil {
 		return nil, err
@@ -317,15 +317,15 @@ func (sc scenarioComparison) compareMetric(name string) {
 	}
 	bm, cm := base.Metrics[name], cand.Metrics[name]
 	if opt.boots {
-		if vs, seeded := stats.CompareSeeds(name, bm, cm, sc.pcts, th, opt.commonDraws); seeded {
+		if vs, seeded := stats.CompareSeeds(name, SampleOf(bm), SampleOf(cm), sc.pcts, th, opt.commonDraws); seeded {
 			sr.Verdicts = append(sr.Verdicts, vs...)
 			return
 		}
-		sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, bm, cm, sc.pcts, th)...)
+		sr.Verdicts = append(sr.Verdicts, stats.CompareBoots(name, SampleOf(bm), SampleOf(cm), sc.pcts, th)...)
 		return
 	}
 	if !opt.Stored {
-		if vs, paired := stats.ComparePaired(name, bm, cm, sc.pcts, th); paired {
+		if vs, paired := stats.ComparePaired(name, SampleOf(bm), SampleOf(cm), sc.pcts, th); paired {
 			sr.Verdicts = append(sr.Verdicts, vs...)
 			return
 		}
@@ -344,7 +344,7 @@ func (sc scenarioComparison) compareMetric(name string) {
 			return sd
 		}
 	}
-	sr.Verdicts = append(sr.Verdicts, stats.CompareTrials(name, stats.TrialHistograms(bm), stats.TrialHistograms(cm), o)...)
+	sr.Verdicts = append(sr.Verdicts, stats.CompareTrials(name, TrialHistograms(bm), TrialHistograms(cm), o)...)
 }
 
 // gateDiffers warns of every metric and percentile the two policies

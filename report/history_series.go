@@ -64,7 +64,7 @@ func (b *SeriesBuilder) AddSummary(s *history.Summary, at time.Time, path string
 	var adds []add
 	for i := range s.Scenarios {
 		sc := &s.Scenarios[i]
-		policy, _ := stats.GatePolicy(&result.Scenario{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition})
+		policy, _ := GatePolicy(&result.Scenario{Name: sc.Name, Gate: sc.Gate, Definition: sc.Definition})
 		for _, mname := range sortedKeys(sc.Metrics) {
 			if len(b.sel.Metrics) > 0 && !slices.Contains(b.sel.Metrics, mname) {
 				continue

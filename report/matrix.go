@@ -98,7 +98,7 @@ func CompareMatrix(targets []MatrixTarget, opt Options) (*Matrix, error) {
 	}
 	for _, rs := range ref.Result.Scenarios {
 		ms := MatrixScenario{Name: rs.Name}
-		gate, _ := stats.GatePolicy(&rs)
+		gate, _ := GatePolicy(&rs)
 		pcts := stats.PercentilesFor(gate, opt.Thresholds)
 		var names []string
 		for _, t := range targets {
@@ -256,10 +256,10 @@ func (r *Report) find(scenario, metric, quantile string) *stats.Verdict {
 // (stats.PercentileOf) and each trial's value.
 func cellOf(m *result.Metric, metric string, p stats.Percentile, resamples int) MatrixCell {
 	c := MatrixCell{Present: true}
-	for _, h := range stats.TrialHistograms(m) {
+	for _, h := range TrialHistograms(m) {
 		c.Trials = append(c.Trials, p.Of(h))
 	}
-	c.Value, c.Lo, c.Hi = stats.PercentileOf(m, metric, p, resamples)
+	c.Value, c.Lo, c.Hi = stats.PercentileOf(TrialHistograms(m), metric, p, resamples)
 	return c
 }
 

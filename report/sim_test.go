@@ -354,7 +354,7 @@ func calibrationFrom(t testing.TB, n statstest.Noise, k, rounds int, seed uint64
 	for range k {
 		runs = append(runs, statstest.DrawRun(r, n, rounds, 5e4, nil, n.Run*r.NormFloat64()).Result("host", rounds))
 	}
-	c, err := stats.Calibrate(runs)
+	c, err := Calibrate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/report"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -47,7 +48,7 @@ func calibrationRuns(t *testing.T) []*result.Result {
 // its rows are whole.
 func TestCalibrationTextWidths(t *testing.T) {
 	runs := calibrationRuns(t)
-	cal, err := stats.Calibrate(runs)
+	cal, err := report.Calibrate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

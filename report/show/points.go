@@ -1,6 +1,7 @@
 package show
 
 import (
+	"github.com/tailgate-ci/tailgate/report"
 	"math"
 
 	"github.com/tailgate-ci/tailgate/report/stats"
@@ -72,10 +73,11 @@ func (d *Document) trackerPoints() []trackerPoint {
 // values of p (which holds the merged value) and around the value. Each
 // is rounded first, so that the bounds hold of the numbers written.
 func intervalOf(m *Metric, p stats.Percentile) trackerPoint {
-	v, lo, hi := stats.PercentileOf(m.src, m.Name, p, 0)
+	trials := report.TrialHistograms(m.src)
+	v, lo, hi := stats.PercentileOf(trials, m.Name, p, 0)
 	least, most := math.Inf(1), math.Inf(-1)
 	n := 0
-	for _, h := range stats.TrialHistograms(m.src) {
+	for _, h := range trials {
 		if h.Count() > 0 {
 			x := p.Of(h)
 			least, most, n = math.Min(least, x), math.Max(most, x), n+1

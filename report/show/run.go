@@ -13,7 +13,6 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/render"
-	"github.com/tailgate-ci/tailgate/report/stats"
 )
 
 // RenderRun writes one table per scenario of a Result: each metric's event
@@ -64,7 +63,7 @@ func RenderRun(w io.Writer, r *result.Result, width int) error {
 // runMetrics is s's metrics with events, the gated first, and those
 // without, by name.
 func runMetrics(s *result.Scenario) (names, empty []string) {
-	gate, _ := stats.GatePolicy(s)
+	gate, _ := report.GatePolicy(s)
 	for n, m := range s.Metrics {
 		if m.Merged().Count() == 0 {
 			empty = append(empty, n)

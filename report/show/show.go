@@ -11,6 +11,7 @@ package show
 import (
 	"errors"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/report"
 	"math/bits"
 	"slices"
 	"strings"
@@ -67,7 +68,7 @@ func New(r *result.Result) *Document {
 	d := &Document{Target: r.Target, Environment: r.Environment, Partial: r.Partial}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		gate, _ := stats.GatePolicy(s)
+		gate, _ := report.GatePolicy(s)
 		sc := Scenario{Name: s.Name, Trials: s.Trials}
 		for name, m := range s.Metrics {
 			merged := m.Merged()

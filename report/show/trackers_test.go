@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/report"
 	"math"
 	"path/filepath"
 	"slices"
@@ -251,7 +252,7 @@ func TestIntervalWithinTrials(t *testing.T) {
 			m := &s.Metrics[i]
 			for _, p := range stats.Percentiles[:len(stats.Percentiles)-1] {
 				pt := intervalOf(m, p)
-				_, lo, hi := stats.PercentileOf(m.src, m.Name, p, 0)
+				_, lo, hi := stats.PercentileOf(report.TrialHistograms(m.src), m.Name, p, 0)
 				if round(lo) < pt.lo || round(hi) > pt.hi {
 					cut++
 				}

@@ -4,12 +4,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
-
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // Seeds in virtual time: a boot's seed draws its guest's layout and its
-// workload's start phase (result.Trial.Seed), so that a side's boots are
+// workload's start phase (Trial.Seed), so that a side's boots are
 // draws over what a change should not matter to, and a gate's sides share
 // seed i in round i (common random numbers).
 //
@@ -86,12 +84,12 @@ func (b Band) Covers(t float64) bool {
 // the unit of a comparison in virtual time: what its trials share, their
 // layout, is the larger nuisance, so trials of one seed are not
 // independent draws. ok is false unless every trial of m is seeded.
-func SeedUnits(m *result.Metric) (*result.Metric, bool) {
+func SeedUnits(m *Sample) (*Sample, bool) {
 	if m == nil || len(m.Trials) == 0 {
 		return nil, false
 	}
 	at := map[uint64]int{}
-	out := &result.Metric{Unit: m.Unit}
+	out := &Sample{}
 	for _, t := range m.Trials {
 		if t.Seed == 0 {
 			return nil, false
@@ -113,16 +111,14 @@ func SeedUnits(m *result.Metric) (*result.Metric, bool) {
 		case t.Histogram != nil:
 			u.Histogram.Merge(t.Histogram)
 		}
-		u.Ops += t.Ops
-		u.Duration += t.Duration
 	}
-	slices.SortFunc(out.Trials, func(a, b result.Trial) int { return cmp.Compare(a.Seed, b.Seed) })
+	slices.SortFunc(out.Trials, func(a, b Trial) int { return cmp.Compare(a.Seed, b.Seed) })
 	return out, true
 }
 
 // SeededQuantiles is each seed's q-quantile of m (ns), its trials merged
 // (SeedUnits), and whether every trial of m is seeded.
-func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
+func SeededQuantiles(m *Sample, q float64) ([]float64, bool) {
 	u, ok := SeedUnits(m)
 	if !ok {
 		return nil, false
@@ -147,7 +143,7 @@ func SeededQuantiles(m *result.Metric, q float64) ([]float64, bool) {
 // p-value below 2^-n, the rank-sum test over n a side 1/C(2n, n)), and
 // they are compared as two samples (CompareBoots). ok is false unless
 // every trial of both sides is seeded (and, paired, they share a seed).
-func CompareSeeds(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool), paired bool) ([]Verdict, bool) {
+func CompareSeeds(metric string, base, cand *Sample, pcts []Percentile, threshold func(Percentile) (float64, bool), paired bool) ([]Verdict, bool) {
 	bu, okb := SeedUnits(base)
 	cu, okc := SeedUnits(cand)
 	if !okb || !okc {
@@ -155,7 +151,7 @@ func CompareSeeds(metric string, base, cand *result.Metric, pcts []Percentile, t
 	}
 	var vs []Verdict
 	if paired {
-		pairs, ok := pairBy(bu, cu, func(t result.Trial) uint64 { return t.Seed })
+		pairs, ok := pairBy(bu, cu, func(t Trial) uint64 { return t.Seed })
 		if !ok {
 			return nil, false
 		}

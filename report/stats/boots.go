@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // Boots in virtual time: the comparison of VM runs whose guest clock
@@ -41,7 +40,7 @@ const maxExactBoots = 60
 // two sets of boots in virtual time, one trial a boot, compared as two
 // exchangeable samples. The verdicts are not judged yet, as
 // CompareTrials'.
-func CompareBoots(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool)) []Verdict {
+func CompareBoots(metric string, base, cand *Sample, pcts []Percentile, threshold func(Percentile) (float64, bool)) []Verdict {
 	var out []Verdict
 	for _, p := range pcts {
 		t, gated := threshold(p)
@@ -56,7 +55,7 @@ func CompareBoots(metric string, base, cand *result.Metric, pcts []Percentile, t
 // bootEstimate is the comparison of one metric at quantile q over each
 // side's boots: the ratio exp(shift), the 95% interval widened by the
 // resolution, the exact one-sided p-values.
-func bootEstimate(base, cand *result.Metric, q float64) (Estimate, *rankData) {
+func bootEstimate(base, cand *Sample, q float64) (Estimate, *rankData) {
 	bm, cm := base.Merged(), cand.Merged()
 	e := Estimate{
 		BaseEvents: bm.Count(), CandEvents: cm.Count(),
@@ -84,7 +83,7 @@ func bootEstimate(base, cand *result.Metric, q float64) (Estimate, *rankData) {
 }
 
 // logTrialQuantiles returns the log q-quantile of each trial with events.
-func logTrialQuantiles(m *result.Metric, q float64) []float64 {
+func logTrialQuantiles(m *Sample, q float64) []float64 {
 	var out []float64
 	for _, t := range m.Trials {
 		if t.Histogram == nil || t.Histogram.Count() == 0 {

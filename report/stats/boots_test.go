@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // bruteRankSum enumerates every choice of len(y) of the values as the
@@ -114,19 +113,19 @@ func TestMannWhitneyTail(t *testing.T) {
 }
 
 // bootMetric is a metric of k boots, each of events reads at exactly ns.
-func bootMetric(k int, ns uint64) *result.Metric {
-	m := &result.Metric{Unit: "ns"}
+func bootMetric(k int, ns uint64) *Sample {
+	m := &Sample{}
 	for range k {
 		h := hist.New()
 		h.RecordN(ns, 10000)
-		m.Trials = append(m.Trials, result.Trial{Histogram: h})
+		m.Trials = append(m.Trials, Trial{Histogram: h})
 	}
 	return m
 }
 
 // judgeBoots judges the p99 of base against cand at 2% as look k of 3
 // even looks at the default rates.
-func judgeBoots(base, cand *result.Metric, k int) Verdict {
+func judgeBoots(base, cand *Sample, k int) Verdict {
 	p99, _ := LookupPercentile("p99")
 	vs := CompareBoots("m", base, cand, []Percentile{p99}, func(Percentile) (float64, bool) { return 0.02, true })
 	seq := Sequential{Looks: 3, Even: true}

@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report/stats/draw"
 )
 
@@ -377,18 +376,6 @@ func seedFor(content [32]byte, metric, percentile string) [32]byte {
 	var out [32]byte
 	d.Sum(out[:0])
 	return out
-}
-
-// TrialHistograms returns the histograms of m's trials, those that have
-// one: the samples the bootstrap resamples.
-func TrialHistograms(m *result.Metric) []*hist.Histogram {
-	var hs []*hist.Histogram
-	for _, t := range m.Trials {
-		if t.Histogram != nil {
-			hs = append(hs, t.Histogram)
-		}
-	}
-	return hs
 }
 
 // seeded is the random source a seed starts.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
 // CalibrationSchema is the version of the Calibration document this
@@ -82,76 +82,42 @@ var (
 	ErrTooFewRuns        = errors.New("calibration needs at least 2 separate runs")
 )
 
-// Calibrate measures the between-run spread from K ≥ 2 separate runs of
-// the same target and kernel (each of independent trials): per scenario,
-// metric and percentile present in every run, the variance across runs of
-// each run's trial centre (the Hodges-Lehmann centre of its trials' log
-// quantiles: StatisticTrialCentre), less the mean bootstrap variance of
-// one run's centre. Created is the latest run's end.
-func Calibrate(runs []*result.Result) (*Calibration, error) {
-	if len(runs) < 2 {
-		return nil, fmt.Errorf("%w, got %d", ErrTooFewRuns, len(runs))
-	}
-	first := runs[0]
-	c := &Calibration{
-		Schema: CalibrationSchema, Target: first.Target.Name, KernelRelease: first.Environment.KernelRelease,
-		Runs: len(runs), Confidence: CalibrationConfidence, Statistic: StatisticTrialCentre,
+// NewCalibration is an empty Calibration of runs separate runs of target
+// on kernel release, the latest ending at created; Spreads fills it.
+func NewCalibration(target, kernelRelease string, created time.Time, runs int) *Calibration {
+	return &Calibration{
+		Schema: CalibrationSchema, Target: target, KernelRelease: kernelRelease, Created: created,
+		Runs: runs, Confidence: CalibrationConfidence, Statistic: StatisticTrialCentre,
 		Scenarios: map[string]map[string]map[string]Spread{},
 	}
-	for i, r := range runs {
-		if r.Target.Name != first.Target.Name {
-			return nil, fmt.Errorf("calibrate: run %d is of target %s, run 1 of %s: calibrate one target at a time", i+1, r.Target.Name, first.Target.Name)
-		}
-		if r.Environment.KernelRelease != first.Environment.KernelRelease {
-			return nil, fmt.Errorf("calibrate: run %d ran kernel %s, run 1 kernel %s: calibrate one kernel at a time", i+1, r.Environment.KernelRelease, first.Environment.KernelRelease)
-		}
-		if r.Finished.After(c.Created) {
-			c.Created = r.Finished
-		}
-	}
-	k := float64(len(runs))
-	upperFactor := (k - 1) / chi2Quantile(1-CalibrationConfidence, k-1)
-	for _, s := range first.Scenarios {
-		gate, _ := GatePolicy(&s)
-		pcts := PercentilesFor(gate, nil)
-		for name := range s.Metrics {
-			spreads := map[string]Spread{}
-			for _, p := range pcts {
-				if p.Q >= 1 {
-					continue // the max has no bootstrap spread to speak of
-				}
-				if sp, ok := spreadOf(runs, s.Name, name, p); ok {
-					sp.UpperSD = math.Sqrt(math.Max(0, upperFactor*sp.BetweenSD*sp.BetweenSD-sp.WithinSD*sp.WithinSD))
-					spreads[p.Name] = sp
-				}
-			}
-			if len(spreads) == 0 {
-				continue
-			}
-			if c.Scenarios[s.Name] == nil {
-				c.Scenarios[s.Name] = map[string]map[string]Spread{}
-			}
-			c.Scenarios[s.Name][name] = spreads
-		}
-	}
-	if len(c.Scenarios) == 0 {
-		return nil, errors.New("calibrate: no scenario and metric with events in every run")
-	}
-	return c, nil
 }
 
-// spreadOf measures one percentile of one metric across the runs; false
-// when some run lacks it or its events.
-func spreadOf(runs []*result.Result, scenario, metric string, p Percentile) (Spread, bool) {
+// Add records the spread of a scenario's metric at a percentile.
+func (c *Calibration) Add(scenario, metric, percentile string, sp Spread) {
+	if c.Scenarios[scenario] == nil {
+		c.Scenarios[scenario] = map[string]map[string]Spread{}
+	}
+	if c.Scenarios[scenario][metric] == nil {
+		c.Scenarios[scenario][metric] = map[string]Spread{}
+	}
+	c.Scenarios[scenario][metric][percentile] = sp
+}
+
+// SpreadAcross measures one percentile of one metric across K ≥ 2
+// separate runs, each given as its trials' histograms: the variance
+// across runs of each run's trial centre (the Hodges-Lehmann centre of
+// its trials' log quantiles: StatisticTrialCentre), less the mean
+// bootstrap variance of one run's centre, and its upper bound at
+// CalibrationConfidence. false when a run has fewer than two trials with
+// events, and for the max, which has no bootstrap spread to speak of.
+func SpreadAcross(runs [][]*hist.Histogram, metric string, p Percentile) (Spread, bool) {
+	if len(runs) < 2 || p.Q >= 1 {
+		return Spread{}, false
+	}
 	sp := Spread{Trials: -1}
 	var xs []float64
 	var within float64
-	for _, r := range runs {
-		s := r.Find(scenario)
-		if s == nil || s.Metrics[metric] == nil {
-			return Spread{}, false
-		}
-		trials := TrialHistograms(s.Metrics[metric])
+	for _, trials := range runs {
 		logs := trialLogs(trials, p.Q)
 		if len(logs) < 2 {
 			return Spread{}, false
@@ -182,6 +148,8 @@ func spreadOf(runs []*result.Result, scenario, metric string, p Percentile) (Spr
 	sp.BetweenSD = math.Sqrt(between)
 	sp.WithinSD = math.Sqrt(within)
 	sp.ExcessSD = math.Sqrt(math.Max(0, between-within))
+	upperFactor := (k - 1) / chi2Quantile(1-CalibrationConfidence, k-1)
+	sp.UpperSD = math.Sqrt(math.Max(0, upperFactor*between-within))
 	return sp, true
 }
 

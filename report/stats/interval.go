@@ -3,21 +3,20 @@ package stats
 import (
 	"math"
 
-	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
-// PercentileOf returns percentile p of a metric of one Result, its trials
-// merged, with the 95% interval a comparison estimates for that side (a
+// PercentileOf returns percentile p of a metric of one Result from its
+// trials' histograms, merged, with the 95% interval a comparison estimates for that side (a
 // matrix's cell): the bootstrap variance of the log quantile over the
 // trials (logVariance, as Estimate's BaseVar and CandVar), at least the
 // bucket's own resolution, as exp(log value ± t·SE) with the trials less
 // one degrees of freedom. lo and hi are NaN for max and when the metric
 // has no events. resamples ≤ 0 means DefaultResamples.
-func PercentileOf(m *result.Metric, metric string, p Percentile, resamples int) (value, lo, hi float64) {
+func PercentileOf(trials []*hist.Histogram, metric string, p Percentile, resamples int) (value, lo, hi float64) {
 	if resamples <= 0 {
 		resamples = DefaultResamples
 	}
-	trials := TrialHistograms(m)
 	s := newSide(trials)
 	value, lo, hi = p.Of(s.merged), math.NaN(), math.NaN()
 	if p.Q >= 1 || !(value > 0) {

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // TrialOptions say how CompareTrials estimates a metric's percentiles.
@@ -67,7 +66,7 @@ func CompareTrials(metric string, base, cand []*hist.Histogram, o TrialOptions) 
 // ComparePaired estimates every percentile of a metric whose trials pair
 // by round (a same-job gate's, paired.go); false when they do not pair.
 // The verdicts are not judged yet, as CompareTrials'.
-func ComparePaired(metric string, base, cand *result.Metric, pcts []Percentile, threshold func(Percentile) (float64, bool)) ([]Verdict, bool) {
+func ComparePaired(metric string, base, cand *Sample, pcts []Percentile, threshold func(Percentile) (float64, bool)) ([]Verdict, bool) {
 	pairs, ok := pairRounds(base, cand)
 	if !ok {
 		return nil, false
@@ -79,7 +78,7 @@ func ComparePaired(metric string, base, cand *result.Metric, pcts []Percentile, 
 // by the signed-rank test of each pair's log ratio; resolution (log)
 // widens the interval and the "no change" bounds, as a boot's bucket
 // does (0 for none).
-func comparePairs(metric string, base, cand *result.Metric, pairs []roundPair, pcts []Percentile, threshold func(Percentile) (float64, bool), resolution float64) []Verdict {
+func comparePairs(metric string, base, cand *Sample, pairs []roundPair, pcts []Percentile, threshold func(Percentile) (float64, bool), resolution float64) []Verdict {
 	var out []Verdict
 	for _, p := range pcts {
 		t, gated := threshold(p)

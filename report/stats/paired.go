@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // Paired rounds: the comparison of a same-job gate.
@@ -63,18 +62,18 @@ func (p *rankData) need(a float64) int {
 type roundPair struct{ base, cand *hist.Histogram }
 
 // pairRounds returns, in round order, the rounds both metrics have a
-// trial of (result.Trial.Round). ok is false unless every trial of both
+// trial of (Trial.Round). ok is false unless every trial of both
 // sides carries a round, once, and they share one: trials of separate
 // runs are not pairs.
-func pairRounds(base, cand *result.Metric) (pairs []roundPair, ok bool) {
-	return pairBy(base, cand, func(t result.Trial) uint64 { return uint64(max(t.Round, 0)) })
+func pairRounds(base, cand *Sample) (pairs []roundPair, ok bool) {
+	return pairBy(base, cand, func(t Trial) uint64 { return uint64(max(t.Round, 0)) })
 }
 
 // pairBy returns, in key order, the keys both metrics have a trial of;
 // ok is false unless every trial of both has a key (not 0), once, and
 // they share one.
-func pairBy(base, cand *result.Metric, key func(result.Trial) uint64) (pairs []roundPair, ok bool) {
-	byKey := func(m *result.Metric) (map[uint64]*hist.Histogram, bool) {
+func pairBy(base, cand *Sample, key func(Trial) uint64) (pairs []roundPair, ok bool) {
+	byKey := func(m *Sample) (map[uint64]*hist.Histogram, bool) {
 		out := make(map[uint64]*hist.Histogram, len(m.Trials))
 		for _, t := range m.Trials {
 			k := key(t)
@@ -277,7 +276,7 @@ func minRoundsFor(a float64) int {
 // the one-sided p-value in the estimate's direction. Base and Cand are
 // the medians of the two sides' trial quantiles, for the table (the ratio
 // is the rounds', not Cand/Base).
-func pairedEstimate(base, cand *result.Metric, d []float64, q float64) (Estimate, *rankData) {
+func pairedEstimate(base, cand *Sample, d []float64, q float64) (Estimate, *rankData) {
 	bm, cm := base.Merged(), cand.Merged()
 	e := Estimate{
 		BaseEvents: bm.Count(), CandEvents: cm.Count(),
@@ -307,7 +306,7 @@ func pairedEstimate(base, cand *result.Metric, d []float64, q float64) (Estimate
 
 // medianTrialQuantile is the median over a metric's trials of each
 // trial's q-quantile (NaN without events).
-func medianTrialQuantile(m *result.Metric, q float64) float64 {
+func medianTrialQuantile(m *Sample, q float64) float64 {
 	var qs []float64
 	for _, t := range m.Trials {
 		if t.Histogram != nil && t.Histogram.Count() > 0 {

@@ -2,14 +2,11 @@ package stats
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // DefaultThresholds are the customary thresholds per percentile: p99's is
@@ -84,46 +81,32 @@ func ParseThreshold(s string) (Threshold, error) {
 	if f < 0 {
 		return Threshold{}, fmt.Errorf("threshold %q: must not be negative (0%% flags any confirmed change; off disables)", s)
 	}
-	if f > result.MaxThreshold {
-		return Threshold{}, fmt.Errorf("threshold %q: above %d%%, a gate passes any slowdown; at most %d%% (off disables)", s, 100*result.MaxThreshold, 100*result.MaxThreshold)
+	if f > MaxThreshold {
+		return Threshold{}, fmt.Errorf("threshold %q: above %d%%, a gate passes any slowdown; at most %d%% (off disables)", s, 100*MaxThreshold, 100*MaxThreshold)
 	}
 	t.Value = f
 	return t, nil
 }
 
-// GatePolicy returns what a scenario's run gates: metric (or "*") to
-// percentile to threshold. It is the scenario's resolved Gate, written by
-// the runner; for a Result written before that field, the gate block of
-// its Definition; when that is empty too, p99 of every metric at
-// DefaultThresholds["p99"]. A Definition that cannot be read is warned
-// about and the default used.
-func GatePolicy(s *result.Scenario) (result.GatePolicy, *Warning) {
-	if len(s.Gate) > 0 {
-		return s.Gate, nil
-	}
-	var warn *Warning
-	if len(s.Definition) > 0 && string(s.Definition) != "null" {
-		// Only the gate block matters here; decoding just it keeps the
-		// statistics free of the scenarios package and its workloads.
-		// The field is scenarios.Scenario.Gate's.
-		var def struct {
-			Gate result.GatePolicy `json:"gate"`
-		}
-		if err := json.Unmarshal(s.Definition, &def); err != nil {
-			warn = &Warning{Kind: WarnDefinitionUnreadable, Scenario: s.Name, Detail: err.Error()}
-		} else if len(def.Gate) > 0 {
-			return def.Gate, nil
-		}
-	}
-	return result.GatePolicy{"*": {"p99": DefaultThresholds["p99"]}}, warn
-}
+// Policy maps a metric ("*" for every metric) and a percentile to the
+// threshold that gates it (a fraction): a scenario's gate block.
+type Policy = map[string]map[string]float64
+
+// MaxThreshold is the largest threshold, as a fraction (1000%): past it a
+// gate passes any slowdown. A Result's own check (result.MaxThreshold)
+// holds its stored policies to the same.
+const MaxThreshold = 10
+
+// DefaultPolicy is what a scenario without a gate block gates: p99 of
+// every metric at DefaultThresholds["p99"].
+func DefaultPolicy() Policy { return Policy{"*": {"p99": DefaultThresholds["p99"]}} }
 
 // ResolveThreshold returns the threshold for metric at percentile and
 // whether it is gated. Precedence, first match wins: a command-line
 // override naming the metric, a command-line override for the percentile
 // (either may turn gating off), the gate policy for the metric, its "*"
 // entry. What none of them names is not gated.
-func ResolveThreshold(metric, percentile string, gate result.GatePolicy, cli []Threshold) (value float64, gated bool) {
+func ResolveThreshold(metric, percentile string, gate Policy, cli []Threshold) (value float64, gated bool) {
 	// The last of several matching overrides wins, as with repeated flags.
 	for _, wantMetric := range []string{metric, ""} {
 		for i := len(cli) - 1; i >= 0; i-- {
@@ -163,7 +146,7 @@ func CheckThresholdMetrics(ths []Threshold, metrics []string) error {
 
 // PercentilesFor is Percentiles with every other percentile the policy or
 // the command line thresholds, in the order of their quantiles.
-func PercentilesFor(gate result.GatePolicy, cli []Threshold) []Percentile {
+func PercentilesFor(gate Policy, cli []Threshold) []Percentile {
 	out := slices.Clone(Percentiles)
 	add := func(name string) {
 		if slices.ContainsFunc(out, func(p Percentile) bool { return p.Name == name }) {

@@ -1,4 +1,4 @@
-package stats
+package report_test
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/report/stats/statstest"
 )
 
@@ -35,11 +37,11 @@ func TestCalibrate(t *testing.T) {
 				res.Finished = time.Unix(int64(1000+i), 0)
 				runs = append(runs, res)
 			}
-			cal, err := Calibrate(runs)
+			cal, err := report.Calibrate(runs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cal.Runs != 12 || cal.Target != "host" || cal.KernelRelease != "6.1.0" || !cal.Created.Equal(time.Unix(1011, 0)) || cal.Schema != CalibrationSchema {
+			if cal.Runs != 12 || cal.Target != "host" || cal.KernelRelease != "6.1.0" || !cal.Created.Equal(time.Unix(1011, 0)) || cal.Schema != stats.CalibrationSchema {
 				t.Errorf("header %+v", cal)
 			}
 			sp := cal.Scenarios["syscall-read"]["syscall.read"]["p50"]
@@ -50,11 +52,11 @@ func TestCalibrate(t *testing.T) {
 			if _, ok := cal.Scenarios["syscall-read"]["syscall.read"]["max"]; ok {
 				t.Error("max calibrated")
 			}
-			b, err := MarshalCalibration(cal)
+			b, err := stats.MarshalCalibration(cal)
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := ParseCalibration(b)
+			back, err := stats.ParseCalibration(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,22 +74,22 @@ func TestCalibrateRefuses(t *testing.T) {
 		res.Environment.KernelRelease = kernel
 		return res
 	}
-	if _, err := Calibrate([]*result.Result{run("host", "6.1")}); !errors.Is(err, ErrTooFewRuns) {
+	if _, err := report.Calibrate([]*result.Result{run("host", "6.1")}); !errors.Is(err, stats.ErrTooFewRuns) {
 		t.Errorf("one run: %v", err)
 	}
-	if _, err := Calibrate([]*result.Result{run("host", "6.1"), run("vm", "6.1")}); err == nil || !strings.Contains(err.Error(), "one target at a time") {
+	if _, err := report.Calibrate([]*result.Result{run("host", "6.1"), run("vm", "6.1")}); err == nil || !strings.Contains(err.Error(), "one target at a time") {
 		t.Errorf("two targets: %v", err)
 	}
-	if _, err := Calibrate([]*result.Result{run("host", "6.1"), run("host", "6.12")}); err == nil || !strings.Contains(err.Error(), "one kernel at a time") {
+	if _, err := report.Calibrate([]*result.Result{run("host", "6.1"), run("host", "6.12")}); err == nil || !strings.Contains(err.Error(), "one kernel at a time") {
 		t.Errorf("two kernels: %v", err)
 	}
-	if _, err := ParseCalibration([]byte(`{"schema": 3, "runs": 5}`)); !errors.Is(err, ErrCalibrationSchema) {
+	if _, err := stats.ParseCalibration([]byte(`{"schema": 3, "runs": 5}`)); !errors.Is(err, stats.ErrCalibrationSchema) {
 		t.Errorf("future schema: %v", err)
 	}
-	if _, err := ParseCalibration([]byte(`{"schema": 1, "runs": 1}`)); !errors.Is(err, ErrTooFewRuns) {
+	if _, err := stats.ParseCalibration([]byte(`{"schema": 1, "runs": 1}`)); !errors.Is(err, stats.ErrTooFewRuns) {
 		t.Errorf("one run: %v", err)
 	}
-	var c *Calibration
+	var c *stats.Calibration
 	if _, ok := c.Excess("a", "b", "p99"); ok {
 		t.Error("a nil calibration has an excess")
 	}
