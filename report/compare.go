@@ -85,17 +85,17 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 		} else {
 			rep.Calibration = c
 			if c.Target != base.Target.Name {
-				rep.Warnings = append(rep.Warnings, stats.Warning{Kind: stats.WarnCalibrationMismatch, Field: stats.FieldTarget, Base: base.Target.Name, Cand: c.Target})
+				rep.Warnings = append(rep.Warnings, stats.Warning{Kind: WarnCalibrationMismatch, Field: stats.FieldTarget, Base: base.Target.Name, Cand: c.Target})
 			}
 			if c.KernelRelease != base.Environment.KernelRelease {
-				rep.Warnings = append(rep.Warnings, stats.Warning{Kind: stats.WarnCalibrationMismatch, Field: stats.FieldKernelRelease, Base: base.Environment.KernelRelease, Cand: c.KernelRelease})
+				rep.Warnings = append(rep.Warnings, stats.Warning{Kind: WarnCalibrationMismatch, Field: stats.FieldKernelRelease, Base: base.Environment.KernelRelease, Cand: c.KernelRelease})
 			}
 		}
 	}
 	for _, cs := range cand.Scenarios {
 		bs := base.Find(cs.Name)
 		if bs == nil {
-			rep.Warnings = append(rep.Warnings, stats.Warning{Kind: stats.WarnScenarioOneSide, Side: stats.Candidate, Scenario: cs.Name})
+			rep.Warnings = append(rep.Warnings, stats.Warning{Kind: WarnScenarioOneSide, Side: stats.Candidate, Scenario: cs.Name})
 			continue
 		}
 		sr, err := compareScenario(bs, &cs, opt)
@@ -106,7 +106,7 @@ func compare(base, cand *result.Result, opt Options) (*Report, error) {
 	}
 	for _, bs := range base.Scenarios {
 		if cand.Find(bs.Name) == nil {
-			rep.Warnings = append(rep.Warnings, stats.Warning{Kind: stats.WarnScenarioOneSide, Side: stats.Baseline, Scenario: bs.Name})
+			rep.Warnings = append(rep.Warnings, stats.Warning{Kind: WarnScenarioOneSide, Side: stats.Baseline, Scenario: bs.Name})
 		}
 	}
 	if len(cand.Scenarios) == 0 && len(base.Scenarios) > 0 {
@@ -158,7 +158,7 @@ func variantWarnings(base, cand *result.Scenario) []stats.Warning {
 	for _, c := range cand.Tracers {
 		for _, b := range base.Tracers {
 			if b.Name == c.Name && b.Variant != c.Variant && b.Variant != "" && c.Variant != "" {
-				ws = append(ws, stats.Warning{Kind: stats.WarnTracerVariant, Scenario: cand.Name, Detail: c.Name, Base: b.Variant, Cand: c.Variant})
+				ws = append(ws, stats.Warning{Kind: WarnTracerVariant, Scenario: cand.Name, Detail: c.Name, Base: b.Variant, Cand: c.Variant})
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func SteppedWarnings(base, cand *result.Scenario) []stats.Warning {
 				k := key{t.Name, p.Symbol}
 				if i, seen := at[k]; !seen {
 					at[k] = len(ws)
-					ws = append(ws, stats.Warning{Kind: stats.WarnSingleStepped, Scenario: cand.Name, Side: side.r, Detail: p.Symbol, Base: p.Mnemonic, Cand: p.Insn})
+					ws = append(ws, stats.Warning{Kind: WarnSingleStepped, Scenario: cand.Name, Side: side.r, Detail: p.Symbol, Base: p.Mnemonic, Cand: p.Insn})
 				} else if ws[i].Side != side.r {
 					ws[i].Side = stats.Both
 				}
@@ -223,7 +223,7 @@ func (sr *ScenarioReport) checkRuns(base, cand *result.Scenario, force bool) err
 		if !force {
 			return fmt.Errorf("%w in scenario %s: %s; the runs measure different things: rerun the baseline, or pass --force", ErrParamsDiffer, cand.Name, paramsDiffText(base, cand))
 		}
-		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: stats.WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params), Detail: paramsDiffText(base, cand)})
+		sr.Warnings = append(sr.Warnings, stats.Warning{Kind: WarnParamsDiffer, Scenario: cand.Name, Base: short(base.Params), Cand: short(cand.Params), Detail: paramsDiffText(base, cand)})
 	}
 	sr.Warnings = append(sr.Warnings, variantWarnings(base, cand)...)
 	sr.Warnings = append(sr.Warnings, SteppedWarnings(base, cand)...)
@@ -262,12 +262,12 @@ func sharedMetrics(base, cand *result.Scenario) ([]string, []stats.Warning) {
 		if _, ok := base.Metrics[name]; ok {
 			names = append(names, name)
 		} else {
-			oneSide = append(oneSide, stats.Warning{Kind: stats.WarnMetricOneSide, Side: stats.Candidate, Scenario: cand.Name, Metric: name})
+			oneSide = append(oneSide, stats.Warning{Kind: WarnMetricOneSide, Side: stats.Candidate, Scenario: cand.Name, Metric: name})
 		}
 	}
 	for name := range base.Metrics {
 		if _, ok := cand.Metrics[name]; !ok {
-			oneSide = append(oneSide, stats.Warning{Kind: stats.WarnMetricOneSide, Side: stats.Baseline, Scenario: cand.Name, Metric: name})
+			oneSide = append(oneSide, stats.Warning{Kind: WarnMetricOneSide, Side: stats.Baseline, Scenario: cand.Name, Metric: name})
 		}
 	}
 	slices.SortFunc(oneSide, func(a, b stats.Warning) int {
@@ -369,7 +369,7 @@ func gateDiffers(scenario string, base, cand result.GatePolicy) []stats.Warning 
 	for k := range keys {
 		b, c := fmtT(base, k), fmtT(cand, k)
 		if b != c {
-			ws = append(ws, stats.Warning{Kind: stats.WarnGateDiffers, Scenario: scenario, Metric: k[0], Percentile: k[1], Base: b, Cand: c})
+			ws = append(ws, stats.Warning{Kind: WarnGateDiffers, Scenario: scenario, Metric: k[0], Percentile: k[1], Base: b, Cand: c})
 		}
 	}
 	slices.SortFunc(ws, func(a, b stats.Warning) int {

@@ -13,7 +13,7 @@ func environmentWarnings(base, cand *result.Result) []stats.Warning {
 	var w []stats.Warning
 	diff := func(field, b, c string) {
 		if b != c {
-			w = append(w, stats.Warning{Kind: stats.WarnEnvironment, Field: field, Base: b, Cand: c})
+			w = append(w, stats.Warning{Kind: WarnEnvironment, Field: field, Base: b, Cand: c})
 		}
 	}
 	be, ce := base.Environment, cand.Environment
@@ -32,15 +32,15 @@ func environmentWarnings(base, cand *result.Result) []stats.Warning {
 		r    *result.Result
 	}{{stats.Baseline, base}, {stats.Candidate, cand}} {
 		if s.r.Partial {
-			w = append(w, stats.Warning{Kind: stats.WarnPartial, Side: s.side, Detail: s.r.Error})
+			w = append(w, stats.Warning{Kind: WarnPartial, Side: s.side, Detail: s.r.Error})
 		}
 		if s.r.Target.Accel == "tcg" && !s.r.Target.Virtual() {
-			w = append(w, stats.Warning{Kind: stats.WarnEmulated, Side: s.side})
+			w = append(w, stats.Warning{Kind: WarnEmulated, Side: s.side})
 		}
 	}
 	// Both or neither: checkClocks refuses one of each.
 	if bt.Virtual() {
-		w = append(w, stats.Warning{Kind: stats.WarnVirtualTime, Side: stats.Both, Detail: fmt.Sprint(bt.Shift())})
+		w = append(w, stats.Warning{Kind: WarnVirtualTime, Side: stats.Both, Detail: fmt.Sprint(bt.Shift())})
 	}
 	return w
 }

@@ -138,7 +138,7 @@ func TestStoredWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hasWarning(rep.Warnings, stats.WarnWithinRunOnly) || !hasWarning(rep.Warnings, stats.WarnCalibrationMismatch) {
+	if hasWarning(rep.Warnings, stats.WarnWithinRunOnly) || !hasWarning(rep.Warnings, report.WarnCalibrationMismatch) {
 		t.Errorf("calibrated for another target: warnings %v", rep.Warnings)
 	}
 	if sw := rep.Scenarios[0].Warnings; len(sw) != 1 || sw[0].Kind != stats.WarnNotCalibrated || sw[0].Percentile != "p99" {
@@ -185,7 +185,7 @@ func TestCompareWarnsOfTracerVariants(t *testing.T) {
 	}
 	var got []stats.Warning
 	for _, w := range rep.Scenarios[0].Warnings {
-		if w.Kind == stats.WarnTracerVariant {
+		if w.Kind == report.WarnTracerVariant {
 			got = append(got, w)
 		}
 	}

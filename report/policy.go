@@ -26,7 +26,7 @@ func GatePolicy(s *result.Scenario) (result.GatePolicy, *stats.Warning) {
 			Gate result.GatePolicy `json:"gate"`
 		}
 		if err := json.Unmarshal(s.Definition, &def); err != nil {
-			warn = &stats.Warning{Kind: stats.WarnDefinitionUnreadable, Scenario: s.Name, Detail: err.Error()}
+			warn = &stats.Warning{Kind: WarnDefinitionUnreadable, Scenario: s.Name, Detail: err.Error()}
 		} else if len(def.Gate) > 0 {
 			return def.Gate, nil
 		}

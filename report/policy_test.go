@@ -31,7 +31,7 @@ func TestGatePolicy(t *testing.T) {
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
-			if (warn != nil) != c.wantWarn || (warn != nil && warn.Kind != stats.WarnDefinitionUnreadable) {
+			if (warn != nil) != c.wantWarn || (warn != nil && warn.Kind != report.WarnDefinitionUnreadable) {
 				t.Errorf("warning %+v, want one: %v", warn, c.wantWarn)
 			}
 		})

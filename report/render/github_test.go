@@ -10,12 +10,12 @@ import (
 
 func TestWriteGitHubEscapes(t *testing.T) {
 	r := &report.Report{
-		Warnings: []stats.Warning{{Kind: stats.WarnPartial, Side: stats.Baseline, Detail: "100% emulated\nsecond line"}},
+		Warnings: []stats.Warning{{Kind: report.WarnPartial, Side: stats.Baseline, Detail: "100% emulated\nsecond line"}},
 		Scenarios: []report.ScenarioReport{{
 			Name: "a,b:c",
 			Verdicts: []stats.Verdict{{
 				Metric: "syscall.read", Quantile: "p99", Base: 1000, Cand: 2000, Ratio: 2, Lo: 1.8, Hi: 2.2,
-				Threshold: 0.1, Gated: true, Kind: stats.Regression, Warnings: []stats.Warning{{Kind: stats.WarnDefinitionUnreadable, Detail: "::error::injected"}},
+				Threshold: 0.1, Gated: true, Kind: stats.Regression, Warnings: []stats.Warning{{Kind: report.WarnDefinitionUnreadable, Detail: "::error::injected"}},
 			}},
 		}},
 	}

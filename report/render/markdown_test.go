@@ -18,14 +18,14 @@ func hostileReport() *report.Report {
 		Base: report.Side{Target: "host", KernelRelease: hostileRelease},
 		Cand: report.Side{Target: "vm\n- injected", KernelRelease: "6.12\r\n\u202etxt.exe @octocat @org/team www.evil.example"},
 		Warnings: []stats.Warning{
-			{Kind: stats.WarnEnvironment, Field: stats.FieldKernelRelease, Base: hostileRelease, Cand: "6.12"},
+			{Kind: report.WarnEnvironment, Field: stats.FieldKernelRelease, Base: hostileRelease, Cand: "6.12"},
 		},
 		Scenarios: []report.ScenarioReport{{
 			Name: "read\n\n</summary></details><b>x @octocat http://evil.example",
 			Verdicts: []stats.Verdict{{
 				Metric: "sys`call|read\nrow", Quantile: "p99\n|", Base: 1000, Cand: 2000, Ratio: 2, Lo: 1.8, Hi: 2.2,
 				Threshold: 0.1, Gated: true, Kind: stats.Regression, BaseTrials: 5, CandTrials: 5,
-				Warnings: []stats.Warning{{Kind: stats.WarnDefinitionUnreadable, Detail: "line one\nline two"}},
+				Warnings: []stats.Warning{{Kind: report.WarnDefinitionUnreadable, Detail: "line one\nline two"}},
 			}},
 		}},
 	}

@@ -53,7 +53,7 @@ func sampleReport() *report.Report {
 		Base: report.Side{Target: "host", KernelRelease: "6.1.0-28-amd64"},
 		Cand: report.Side{Target: "debian-6.12", KernelRelease: "6.12.9-amd64", Accel: "kvm"},
 		Warnings: []stats.Warning{
-			{Kind: stats.WarnEnvironment, Field: stats.FieldKernelRelease, Base: "6.1.0-28-amd64", Cand: "6.12.9-amd64"},
+			{Kind: report.WarnEnvironment, Field: stats.FieldKernelRelease, Base: "6.1.0-28-amd64", Cand: "6.12.9-amd64"},
 		},
 		Scenarios: []report.ScenarioReport{
 			{
@@ -66,7 +66,7 @@ func sampleReport() *report.Report {
 					{Metric: "sched.wakeup", Quantile: "p99.9", Base: 1.2e6, Cand: 0.81e6, Ratio: 0.675, Lo: 0.6, Hi: 0.74, Threshold: 0.25, Gated: true, Kind: stats.Improvement, BaseTrials: 5, CandTrials: 5},
 					{Metric: "sched.wakeup", Quantile: "max", Base: 3.4e9, Cand: 2.1e9, Ratio: 0.6176, Lo: 0.2, Hi: 1.9, Kind: stats.NotGated, BaseTrials: 5, CandTrials: 5},
 				},
-				Warnings: []stats.Warning{{Kind: stats.WarnMetricOneSide, Side: stats.Baseline, Metric: "syscall.write"}},
+				Warnings: []stats.Warning{{Kind: report.WarnMetricOneSide, Side: stats.Baseline, Metric: "syscall.write"}},
 			},
 			{
 				Name: "getppid",

@@ -28,7 +28,7 @@ func TestWriteTextGatedFirstNoEvents(t *testing.T) {
 			Warnings: []stats.Warning{
 				{Kind: stats.WarnMetricNoEvents, Scenario: "syscall-read", Metric: "sched.runq_preempted"},
 				{Kind: stats.WarnMetricNoEvents, Scenario: "syscall-read", Metric: "sched.wakeup_new"},
-				{Kind: stats.WarnMetricOneSide, Side: stats.Baseline, Scenario: "syscall-read", Metric: "syscall.write"},
+				{Kind: report.WarnMetricOneSide, Side: stats.Baseline, Scenario: "syscall-read", Metric: "syscall.write"},
 			},
 		}},
 	}

@@ -56,29 +56,29 @@ func warningText(w stats.Warning, base, cand string) string {
 		return cand
 	}
 	switch w.Kind {
-	case stats.WarnEnvironment:
+	case report.WarnEnvironment:
 		return fmt.Sprintf("environments differ: %s is %q in %s, %q in %s", fieldLabel(w.Field), w.Base, base, w.Cand, cand)
-	case stats.WarnPartial:
+	case report.WarnPartial:
 		return fmt.Sprintf("%s run is partial (%s): trials are missing", name(w.Side), w.Detail)
-	case stats.WarnEmulated:
+	case report.WarnEmulated:
 		return fmt.Sprintf("%s ran under TCG: timings are emulated and say little about real hardware", name(w.Side))
-	case stats.WarnVirtualTime:
+	case report.WarnVirtualTime:
 		return VirtualTimeLine(w.Detail)
-	case stats.WarnScenarioOneSide:
+	case report.WarnScenarioOneSide:
 		if w.Side == stats.Baseline {
 			return fmt.Sprintf("scenario %s is in %s only; not compared", w.Scenario, base)
 		}
 		return fmt.Sprintf("scenario %s is not in %s; not compared", w.Scenario, base)
-	case stats.WarnParamsDiffer:
+	case report.WarnParamsDiffer:
 		if w.Detail != "" {
 			return fmt.Sprintf("parameters differ: %s; compared because forced", w.Detail)
 		}
 		return fmt.Sprintf("parameters differ (baseline %s, candidate %s); compared because forced", w.Base, w.Cand)
-	case stats.WarnTracerVariant:
+	case report.WarnTracerVariant:
 		return fmt.Sprintf("the %s tracer attached as %s in %s and as %s in %s: their programs cost differently, and part of a difference may be the tracer's", w.Detail, w.Base, base, w.Cand, cand)
-	case stats.WarnSingleStepped:
+	case report.WarnSingleStepped:
 		return steppedText(w, base, cand)
-	case stats.WarnDefinitionUnreadable:
+	case report.WarnDefinitionUnreadable:
 		return fmt.Sprintf("scenario definition unreadable (%s); p99 of every metric gated", w.Detail)
 	case stats.WarnInterference:
 		return fmt.Sprintf("other work took over %.0f%% of the measured CPUs' time in %d of %s trials of %s and %d of %s of %s (at most %s): disturbed trials spread the comparison, so it needs more of them; a quieter CPU or a runner of its own narrows it", 100*report.DisturbedShare, w.BaseCount, w.Base, base, w.CandCount, w.Cand, cand, w.Detail)
@@ -91,9 +91,9 @@ func warningText(w stats.Warning, base, cand string) string {
 		return fmt.Sprintf("nuisance band of %s %s across %s: ±%s, what layout and start phase alone move it (docs/vms.md)", w.Metric, w.Percentile, english.Count(w.BaseCount, "seeded boot"), pct(w.Band))
 	case stats.WarnInsideBand:
 		return fmt.Sprintf("%s: unreachable: its threshold is inside its nuisance band (±%s across %s), so it is never decided either way; gate it wider, or leave it ungated (docs/vms.md)", w.Percentile, pct(w.Band), english.Count(w.BaseCount, "seed"))
-	case stats.WarnGateDiffers:
+	case report.WarnGateDiffers:
 		return gateDiffersText(w)
-	case stats.WarnMetricOneSide:
+	case report.WarnMetricOneSide:
 		return fmt.Sprintf("metric %s is in the %s only; not compared", w.Metric, w.Side)
 	case stats.WarnMetricNoEvents:
 		return fmt.Sprintf("metric %s has no events on either side; not compared", w.Metric)
@@ -123,7 +123,7 @@ func warningText(w stats.Warning, base, cand string) string {
 		return fmt.Sprintf("intervals cover within-run noise only: %s is stored from another run; run `tailgate calibrate SCENARIO --baseline DIR` on %s to measure the between-run spread", base, on)
 	case stats.WarnNotCalibrated:
 		return fmt.Sprintf("no calibration for %s %s: its interval covers within-run noise only", w.Metric, w.Percentile)
-	case stats.WarnCalibrationMismatch:
+	case report.WarnCalibrationMismatch:
 		return fmt.Sprintf("the calibration was measured with %s %q, %s with %q; applied all the same", fieldLabel(w.Field), w.Cand, base, w.Base)
 	}
 	return string(w.Kind)
