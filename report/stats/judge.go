@@ -150,7 +150,9 @@ const CollapseFactor = 2
 
 // starved is why v, short of events past its quantile, is decided all
 // the same (StarvedInterval, StarvedCollapse), "" when it is not. Both
-// need the estimate past the threshold. A slowdown of a workload that
+// need the estimate past the threshold and the test to have called it
+// (called: rejected at the level Holm gives it in the family), so that
+// neither adds a false alarm the family's rate does not count. A slowdown of a workload that
 // loops (a program that sleeps, a server under a closed loop) does fewer
 // operations, so its side has fewer events past any quantile: the rule
 // that wants MinTailEvents of them would pass the very slowdowns that
@@ -161,7 +163,13 @@ func starved(v *Verdict, called bool) string {
 	if !v.Gated || !(up || down) || v.BaseEvents == 0 || v.CandEvents == 0 {
 		return ""
 	}
-	if called && (up && v.Lo > 1+t || down && v.Hi < 1-t) {
+	if !called {
+		// Whichever rule decides, the family's test must have called it:
+		// few events past the quantile hold a verdict back, they never
+		// make one that the test at its level did not.
+		return ""
+	}
+	if up && v.Lo > 1+t || down && v.Hi < 1-t {
 		return StarvedInterval
 	}
 	b, c := eventsPerTrial(v.BaseEvents, v.BaseTrials), eventsPerTrial(v.CandEvents, v.CandTrials)

@@ -130,7 +130,8 @@ func TestTrialsToSettle(t *testing.T) {
 // TestJudgeStarvedTail: a slowdown that leaves its side few events past
 // the quantile is decided all the same when the whole interval is past
 // the threshold, or when the slower side's events per trial collapsed,
-// and says which; otherwise few events still hold the verdict back.
+// and says which; either needs the test to have called it. Otherwise few
+// events still hold the verdict back.
 func TestJudgeStarvedTail(t *testing.T) {
 	p99, _ := LookupPercentile("p99")
 	est := func(r, se float64, baseEvents, candEvents uint64) Estimate {
@@ -148,7 +149,9 @@ func TestJudgeStarvedTail(t *testing.T) {
 		{"the interval clears the threshold", est(14.8, 0.07, 20000, 500), Regression, StarvedInterval},
 		{"the interval clears it, events alike", est(1.5, 0.05, 600, 600), Regression, StarvedInterval},
 		{"an improvement that clears it", est(0.5, 0.05, 600, 1000), Improvement, StarvedInterval},
-		{"the slower side collapsed", est(1.3, 0.3, 20000, 600), Regression, StarvedCollapse},
+		// Called (p ≈ 0.003) with the interval reaching inside ±10%.
+		{"the slower side collapsed", est(1.25, 0.08, 20000, 600), Regression, StarvedCollapse},
+		{"collapsed, but the test did not call it", est(1.3, 0.3, 20000, 600), Inconclusive, ""},
 		{"collapsed, but inside the threshold", est(1.05, 0.3, 20000, 600), Inconclusive, ""},
 		{"the faster side has fewer events", est(1.3, 0.3, 600, 20000), Inconclusive, ""},
 		{"neither clears nor collapsed", est(1.3, 0.3, 600, 600), Inconclusive, ""},
