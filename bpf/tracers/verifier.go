@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/ufunc"
 )
 
 // LoadCost is what loading one tracer cost, in one variant, with evidence
@@ -95,26 +96,28 @@ func LoadCosts(o CostOptions) ([]LoadCost, error) {
 			if o.Guest && k.HostOnly != "" {
 				continue
 			}
-			for _, evidence := range []bool{false, true} {
-				opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), BTF: o.BTF, KernelTypes: kt, VerifierStats: true}
-				if evidence {
-					opts.Evidence, opts.Interference = evidenceKept, ilog.Map()
+			for _, probe := range probesOf(k) {
+				for _, evidence := range []bool{false, true} {
+					opts := tracing.TracerOptions{TGID: uint32(os.Getpid()), BTF: o.BTF, KernelTypes: kt, VerifierStats: true}
+					if evidence {
+						opts.Evidence, opts.Interference = evidenceKept, ilog.Map()
+					}
+					c, err := loadCost(k, probe, opts)
+					if errors.Is(err, ebpf.ErrNotSupported) {
+						break
+					}
+					if err != nil {
+						ilog.Close()
+						return costs, err
+					}
+					// Tracers that attach their own way (kfunc, ufunc) load
+					// the same variant with the kernel's types given.
+					if i > 0 && c.Variant != tracing.RawTP {
+						break
+					}
+					c.Evidence = evidence
+					add(c)
 				}
-				c, err := loadCost(k, opts)
-				if errors.Is(err, ebpf.ErrNotSupported) {
-					break
-				}
-				if err != nil {
-					ilog.Close()
-					return costs, err
-				}
-				// Tracers that attach their own way (kfunc, ufunc) load
-				// the same variant with the kernel's types given.
-				if i > 0 && c.Variant != tracing.RawTP {
-					break
-				}
-				c.Evidence = evidence
-				add(c)
 			}
 		}
 		if err := ilog.Close(); err != nil {
@@ -124,8 +127,23 @@ func LoadCosts(o CostOptions) ([]LoadCost, error) {
 	return costs, nil
 }
 
-func loadCost(k tracing.Kind, opts tracing.TracerOptions) (LoadCost, error) {
-	t, err := k.New(k.Probe, opts)
+// probesOf is the configs k's programs are loaded with: its Probe, and
+// for ufunc a Go function too, whose entry and return probes are
+// programs of their own (Go's moving stacks need them).
+func probesOf(k tracing.Kind) []tracing.Config {
+	probes := []tracing.Config{k.Probe}
+	if k.Name == ufunc.Tracer.Name {
+		if exe, err := os.Executable(); err == nil {
+			// runtime.GC is in every Go binary, returns, and is rarely
+			// called while the probes are attached.
+			probes = append(probes, &ufunc.Config{Binary: exe, Symbols: []string{"runtime.GC"}})
+		}
+	}
+	return probes
+}
+
+func loadCost(k tracing.Kind, probe tracing.Config, opts tracing.TracerOptions) (LoadCost, error) {
+	t, err := k.New(probe, opts)
 	if err != nil {
 		return LoadCost{}, err
 	}

@@ -25,7 +25,8 @@ const (
 
 // ErrBadTarget is what a tracer's error is when what it was asked to trace
 // does not exist or cannot be traced: a kernel function the kernel lacks,
-// a symbol a binary does not define, a Go binary for uretprobes. It is the
+// a symbol a binary does not define, a Go function of a binary older than
+// Go's register ABI or whose returns cannot all be found. It is the
 // user's input at fault (tailgate exits 2), not a failure to attach (3).
 // Tracer packages return rich error types that match it with errors.Is.
 var ErrBadTarget = errors.New("no such thing to trace")
