@@ -32,6 +32,7 @@
 #include "hist.bpf.h"
 #include "follow.bpf.h"
 #include "evidence.bpf.h"
+#include "sample.bpf.h"
 #include "request.h"
 
 #define MAX_CONNS 65536
@@ -66,7 +67,7 @@ struct conn_key {
 struct conn {
 	__u64 start; /* exit of the request's first read; 0: no request open */
 	__u32 role;
-	__u32 pad;
+	__u32 sampled; /* the open request got a stack sample (sample.bpf.h) */
 };
 
 /* The fds of the workload's processes seen so far. LRU: an fd whose close
@@ -155,14 +156,18 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			return 0; /* EAGAIN before a Go read parks, or the end */
 		c = bpf_map_lookup_elem(&conns, &key);
 		if (c) {
-			if (c->role == ROLE_SERVER && !c->start)
+			if (c->role == ROLE_SERVER && !c->start) {
 				c->start = bpf_ktime_get_ns();
+				c->sampled = 0;
+				sample_opened(key.fd, c->start);
+			}
 			return 0;
 		}
 		/* First seen reading: a server's end if it is a socket. */
 		if (is_socket(key.fd)) {
 			fresh.role = ROLE_SERVER;
 			fresh.start = bpf_ktime_get_ns();
+			sample_opened(key.fd, fresh.start);
 		}
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
@@ -178,6 +183,8 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 		if (!c->start)
 			return 0;
 		v = bpf_ktime_get_ns() - c->start;
+		if (c->sampled)
+			sample_end(key.fd, c->start, v);
 		c->start = 0;
 		hist_record(METRIC_SERVER, v);
 		evidence_current(ctx, METRIC_SERVER, v);
@@ -216,6 +223,42 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
 	return on_exit(ctx, regs, ret, false);
+}
+
+/* on_sample sends the stacks of a task in the middle of a request: the
+ * request its task storage names, if that is still open on its socket. */
+static __always_inline int on_sample(void *ctx)
+{
+	struct sample_open *o = sample_current();
+	struct conn_key key;
+	struct conn *c;
+
+	if (!o)
+		return 0;
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.fd = o->tag;
+	c = bpf_map_lookup_elem(&conns, &key);
+	if (!c || c->start != o->start) {
+		o->start = 0; /* answered, maybe by another thread */
+		return 0;
+	}
+	c->sampled = 1;
+	sample_take(ctx, o);
+	return 0;
+}
+
+/* The perf event's program, once per variant: the loader keeps the
+ * programs of the variant it attaches. */
+SEC("perf_event")
+int sample_btf(struct bpf_perf_event_data *ctx)
+{
+	return on_sample(ctx);
+}
+
+SEC("perf_event")
+int sample_raw(struct bpf_perf_event_data *ctx)
+{
+	return on_sample(ctx);
 }
 
 FOLLOW_PROGS

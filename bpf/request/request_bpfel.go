@@ -23,8 +23,12 @@ const (
 	requestMapHist                 = "hist"
 	requestMapHistStats            = "hist_stats"
 	requestMapInterfereLog         = "interfere_log"
+	requestMapSampleEvents         = "sample_events"
+	requestMapSampleTask           = "sample_task"
 	requestMapTgids                = "tgids"
 	requestMapTids                 = "tids"
+	requestProgSampleBtf           = "sample_btf"
+	requestProgSampleRaw           = "sample_raw"
 	requestProgSchedProcessExitBtf = "sched_process_exit_btf"
 	requestProgSchedProcessExitRaw = "sched_process_exit_raw"
 	requestProgSchedProcessForkBtf = "sched_process_fork_btf"
@@ -38,6 +42,8 @@ const (
 	requestVarFollowGen            = "follow_gen"
 	requestVarFollowed             = "followed"
 	requestVarHistMissed           = "hist_missed"
+	requestVarSampleDropped        = "sample_dropped"
+	requestVarSampleOn             = "sample_on"
 	requestVarTargCgroup           = "targ_cgroup"
 	requestVarTargCgroupLevel      = "targ_cgroup_level"
 	requestVarTargOp               = "targ_op"
@@ -87,6 +93,8 @@ type requestSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type requestProgramSpecs struct {
+	SampleBtf           *ebpf.ProgramSpec `ebpf:"sample_btf"`
+	SampleRaw           *ebpf.ProgramSpec `ebpf:"sample_raw"`
 	SchedProcessExitBtf *ebpf.ProgramSpec `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.ProgramSpec `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
@@ -106,6 +114,8 @@ type requestMapSpecs struct {
 	Hist           *ebpf.MapSpec `ebpf:"hist"`
 	HistStats      *ebpf.MapSpec `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
+	SampleEvents   *ebpf.MapSpec `ebpf:"sample_events"`
+	SampleTask     *ebpf.MapSpec `ebpf:"sample_task"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
@@ -121,6 +131,8 @@ type requestVariableSpecs struct {
 	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed          *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	SampleDropped     *ebpf.VariableSpec `ebpf:"sample_dropped"`
+	SampleOn          *ebpf.VariableSpec `ebpf:"sample_on"`
 	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
 	TargCgroupLevel   *ebpf.VariableSpec `ebpf:"targ_cgroup_level"`
 	TargOp            *ebpf.VariableSpec `ebpf:"targ_op"`
@@ -155,6 +167,8 @@ type requestMaps struct {
 	Hist           *ebpf.Map `ebpf:"hist"`
 	HistStats      *ebpf.Map `ebpf:"hist_stats"`
 	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
+	SampleEvents   *ebpf.Map `ebpf:"sample_events"`
+	SampleTask     *ebpf.Map `ebpf:"sample_task"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
 }
@@ -168,6 +182,8 @@ func (m *requestMaps) Close() error {
 		m.Hist,
 		m.HistStats,
 		m.InterfereLog,
+		m.SampleEvents,
+		m.SampleTask,
 		m.Tgids,
 		m.Tids,
 	)
@@ -184,6 +200,8 @@ type requestVariables struct {
 	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
 	Followed          *ebpf.Variable `ebpf:"followed"`
 	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	SampleDropped     *ebpf.Variable `ebpf:"sample_dropped"`
+	SampleOn          *ebpf.Variable `ebpf:"sample_on"`
 	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
 	TargCgroupLevel   *ebpf.Variable `ebpf:"targ_cgroup_level"`
 	TargOp            *ebpf.Variable `ebpf:"targ_op"`
@@ -195,6 +213,8 @@ type requestVariables struct {
 //
 // It can be passed to loadRequestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type requestPrograms struct {
+	SampleBtf           *ebpf.Program `ebpf:"sample_btf"`
+	SampleRaw           *ebpf.Program `ebpf:"sample_raw"`
 	SchedProcessExitBtf *ebpf.Program `ebpf:"sched_process_exit_btf"`
 	SchedProcessExitRaw *ebpf.Program `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
@@ -205,6 +225,8 @@ type requestPrograms struct {
 
 func (p *requestPrograms) Close() error {
 	return _RequestClose(
+		p.SampleBtf,
+		p.SampleRaw,
 		p.SchedProcessExitBtf,
 		p.SchedProcessExitRaw,
 		p.SchedProcessForkBtf,

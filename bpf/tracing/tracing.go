@@ -76,6 +76,7 @@ type Tracer struct {
 	missBase uint64        // recursion misses at the last Reset
 	biased   bool          // followed carries followBias (FollowProcess)
 	ev       *evidence
+	smp      *sampler // stacks sampled in open requests; nil without
 	ncpu     int
 	probes   []result.Probe
 	loadTook time.Duration // NewCollection's, for LoadCost
@@ -140,6 +141,14 @@ func load(spec *ebpf.CollectionSpec, opts Options, v Variant) (*Tracer, error) {
 	return loadTracer(spec, opts, v, loadError, func(coll *ebpf.Collection, spec *ebpf.CollectionSpec) ([]link.Link, error) {
 		var links []link.Link
 		for name, p := range coll.Programs {
+			if p.Type() == ebpf.PerfEvent {
+				ls, err := attachPerf(p)
+				links = append(links, ls...)
+				if err != nil {
+					return links, fmt.Errorf("attach %s: %w", name, err)
+				}
+				continue
+			}
 			l, err := attach(p, spec.Programs[name], v)
 			if err != nil {
 				return links, fmt.Errorf("attach %s: %w", name, err)
@@ -192,6 +201,11 @@ func loadTracer(spec *ebpf.CollectionSpec, opts Options, v Variant, loadErr func
 		if t.ev, err = startEvidence(coll, t.vars, opts.Metrics, opts.Evidence); err != nil {
 			return nil, fmt.Errorf("%s: %w", opts.Name, err)
 		}
+		if spec.Variables["sample_on"] != nil {
+			if t.smp, err = startSampler(coll, t.vars, t.ev.epoch); err != nil {
+				return nil, fmt.Errorf("%s: %w", opts.Name, err)
+			}
+		}
 	}
 	return t, nil
 }
@@ -234,6 +248,9 @@ func configureSpec(spec *ebpf.CollectionSpec, opts Options) (map[string]*ebpf.Ma
 		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
 	if err := configureEvidence(spec, opts.Evidence); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
+	if err := configureSamples(spec, opts.Evidence); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Name, err)
 	}
 	replace, err := configureInterference(spec, opts.Evidence, opts.Interference)
@@ -405,6 +422,11 @@ func (t *Tracer) Reset() error {
 		if err := t.ev.reset(); err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
+		if t.smp != nil {
+			if err := t.smp.reset(t.ev.epoch); err != nil {
+				return fmt.Errorf("%s: samples: %w", t.name, err)
+			}
+		}
 	}
 	return nil
 }
@@ -542,10 +564,15 @@ func (s RunStats) PerRun() float64 {
 	return float64(s.Runtime.Nanoseconds()) / float64(s.Runs)
 }
 
-// RunStats returns the summed run statistics of the tracer's programs.
+// RunStats returns the summed run statistics of the tracer's programs
+// that count events: a perf event's sampler runs on a clock, not per
+// event, and its runs would dilute the cost per event.
 func (t *Tracer) RunStats() (RunStats, error) {
 	var rs RunStats
 	for name, p := range t.coll.Programs {
+		if p.Type() == ebpf.PerfEvent {
+			continue
+		}
 		s, err := p.Stats()
 		if err != nil {
 			return rs, fmt.Errorf("%s: stats of %s: %w", t.name, name, err)
@@ -583,6 +610,10 @@ func (t *Tracer) Close() error {
 	if t.ev != nil {
 		t.ev.close()
 		t.ev = nil
+	}
+	if t.smp != nil {
+		t.smp.close()
+		t.smp = nil
 	}
 	switch {
 	case t.coll == nil:

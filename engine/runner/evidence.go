@@ -2,11 +2,13 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracers"
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -78,9 +80,63 @@ func slowest(sym *symbols.Symbolizer, evs []tracing.Event) []result.Event {
 	return out
 }
 
+// profileQuantile is the percentile whose requests a trial's profile
+// samples: the smallest the scenario gates of metric, p99 when it gates
+// none below max (max itself is one request a trial).
+func profileQuantile(gate result.GatePolicy, metric string) float64 {
+	ps, ok := gate[metric]
+	if !ok {
+		ps = gate["*"]
+	}
+	q := 1.0
+	for p := range ps {
+		if v, ok := hist.ParsePercentile(p); ok && v < q {
+			q = v
+		}
+	}
+	if q >= 1 {
+		q = 0.99
+	}
+	return q
+}
+
+// profile keeps the samples of the requests slower than the trial's q
+// quantile of h, their stacks named by sym and counted by stack.
+func profile(sym *symbols.Symbolizer, reqs []tracing.SampledRequest, dropped uint64, h *hist.Histogram, q float64) *result.Profile {
+	threshold := uint64(h.Quantile(q))
+	p := &result.Profile{Quantile: q, ThresholdNs: threshold, PeriodNs: tracing.SamplePeriod, Dropped: dropped}
+	at := map[string]int{} // a stack's index in p.Samples, by its addresses
+	for _, r := range reqs {
+		if r.Latency < threshold {
+			continue
+		}
+		p.Requests++
+		for _, st := range r.Stacks {
+			key := fmt.Sprint(r.PID, st.Kernel, st.User)
+			if i, ok := at[key]; ok {
+				p.Samples[i].Count++
+				continue
+			}
+			at[key] = len(p.Samples)
+			p.Samples = append(p.Samples, result.StackSample{
+				Kernel: symbols.TrimTracing(sym.KernelStack(st.Kernel)),
+				User:   sym.Frames(st.User, true, r.PID),
+				PID:    int(r.PID),
+				Count:  1,
+			})
+		}
+	}
+	return p
+}
+
 // addEvidence attaches a tracer's trial evidence and loss counts to the
-// last trial of each of its metrics in sr.
+// last trial of each of its metrics in sr, and its stack samples to its
+// first metric's.
 func addEvidence(sr *result.Scenario, sym *symbols.Symbolizer, t *tracing.Tracer) error {
+	reqs, sdropped, err := t.Samples()
+	if err != nil {
+		return err
+	}
 	evs, dropped, err := t.Evidence()
 	if err != nil {
 		return err
@@ -98,6 +154,9 @@ func addEvidence(sr *result.Scenario, sym *symbols.Symbolizer, t *tracing.Tracer
 		tr.Slowest = slowest(sym, evs[m])
 		tr.Missed = missed
 		tr.EvidenceDropped = dropped
+		if m == t.Metrics()[0] && (reqs != nil || sdropped > 0) && tr.Histogram != nil {
+			tr.Profile = profile(sym, reqs, sdropped, tr.Histogram, profileQuantile(sr.Gate, m))
+		}
 	}
 	return nil
 }

@@ -320,6 +320,17 @@ func (w *worker) nameFrames(reply workerReply) {
 					hostUser.sym.NameUserStack(e.UserStack, maps)
 				}
 			}
+			if p := m.Trials[ti].Profile; p != nil {
+				for si := range p.Samples {
+					st := &p.Samples[si]
+					if w.kmap != nil {
+						st.Kernel = w.kmap.NameStack(st.Kernel)
+					}
+					if maps, ok := reply.UserMaps[uint32(st.PID)]; ok {
+						hostUser.sym.NameUserStack(st.User, maps)
+					}
+				}
+			}
 		}
 	}
 }

@@ -253,6 +253,34 @@ type Trial struct {
 	// CPUTime is what the trial's CPUs spent outside the workload while
 	// it was measured; nil when it was not read.
 	CPUTime *CPUTime `json:"cpu_time,omitempty"`
+	// Profile is the stacks sampled on CPU during the trial's requests
+	// beyond its gated percentile; nil for a metric whose tracer samples
+	// none, or with evidence off.
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// Profile is what the workload's tasks were running, sampled on a clock
+// every PeriodNs of CPU time, while the trial's requests slower than
+// ThresholdNs (the trial's Quantile) were open: Requests of them got a
+// sample. Stacks are named where the trial ran, as events' are.
+type Profile struct {
+	Quantile    float64 `json:"quantile"`
+	ThresholdNs uint64  `json:"threshold_ns"`
+	PeriodNs    uint64  `json:"period_ns"`
+	Requests    int     `json:"requests"`
+	// Dropped counts samples the ring had no room for.
+	Dropped uint64        `json:"dropped,omitempty"`
+	Samples []StackSample `json:"samples,omitempty"`
+}
+
+// StackSample is a pair of stacks, innermost first, sampled Count times:
+// the kernel's (empty for a sample taken in user space), then the user
+// stack it was called from.
+type StackSample struct {
+	Kernel []string `json:"kernel,omitempty"`
+	User   []string `json:"user,omitempty"`
+	PID    int      `json:"pid"`
+	Count  int      `json:"count"`
 }
 
 // CPUTime is a trial's CPU time outside its workload, from /proc/stat
