@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -13,8 +14,10 @@ import (
 	"github.com/tailgate-ci/tailgate/engine/runner"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/report/profiles"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -233,6 +236,7 @@ type reportFlags struct {
 	strict     bool
 	force      bool
 	resamples  int
+	pprof      string // --pprof: where the sides' profiles go
 }
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
@@ -245,6 +249,7 @@ func (f *reportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
 	fs.BoolVar(&f.strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
 	fs.BoolVar(&f.force, "force", false, "compare scenarios whose parameters differ")
+	fs.StringVar(&f.pprof, "pprof", "", "write each side's stacks sampled in its slowest requests as pprof profiles under `DIR` (DIR/SCENARIO.METRIC/base.pb.gz, head.pb.gz)")
 }
 
 // registerThresholds registers the flags that shape the statistics alone.
@@ -278,6 +283,11 @@ func (f *reportFlags) resolveOutputs(verbose bool) ([]render.Output, error) {
 	for i := range outs {
 		outs[i].Verbose = verbose
 	}
+	if f.pprof != "" {
+		if err := safefile.MkdirAll(f.pprof, 0o755); err != nil {
+			return nil, &usageError{Err: fmt.Errorf("--pprof %s: %w", f.pprof, err)}
+		}
+	}
 	return outs, nil
 }
 
@@ -307,7 +317,35 @@ func (f *reportFlags) options() report.Options {
 // verdict writes m to outs and turns it into the command's outcome
 // (engine.Verdict).
 func (f *reportFlags) verdict(m *report.Matrix, outs []render.Output, name string, stdout, stderr io.Writer) error {
+	if err := f.writeProfiles(m, stderr); err != nil {
+		return err
+	}
 	return engine.Verdict(m, outs, f.strict, name, stdout, stderr)
+}
+
+// writeProfiles writes the sides' profiles under --pprof: DIR for a
+// two-sided comparison, DIR/TARGET for each target of a matrix, with a
+// line on stderr saying how to see what grew.
+func (f *reportFlags) writeProfiles(m *report.Matrix, stderr io.Writer) error {
+	if f.pprof == "" {
+		return nil
+	}
+	for i, p := range m.Pairs {
+		dir := f.pprof
+		if len(m.Pairs) > 1 {
+			dir = filepath.Join(dir, m.Targets[i+1].Name)
+		}
+		written, err := profiles.WriteSides(dir, p.BaseResult, p.CandResult)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		for j, w := range written {
+			if w.Side == "head" && j > 0 && written[j-1].Side == "base" && written[j-1].Metric == w.Metric && written[j-1].Scenario == w.Scenario {
+				fmt.Fprintf(stderr, "what grew in %s's slowest requests of %s: go tool pprof -normalize -diff_base %s %s\n", w.Metric, w.Scenario, written[j-1].Path, w.Path)
+			}
+		}
+	}
+	return nil
 }
 
 // historyLine is gate's and compare's --history: under the verdicts, a

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -112,10 +113,59 @@ func evidenceTable(e report.Evidence, width int) *FitTable {
 	return t
 }
 
+// percentName is a quantile as a percentile's name: 0.99 is p99.
+func percentName(q float64) string {
+	return "p" + strconv.FormatFloat(q*100, 'f', -1, 64)
+}
+
+// grownHead says what the grown frames of e are shares of.
+func grownHead(e report.Evidence) string {
+	g := e.Grown
+	return fmt.Sprintf("what grew in the requests above %s of %s in %s: on-CPU stack samples, each function's share as the innermost frame (baseline %d, candidate %d samples)",
+		percentName(g.Quantile), e.Metric, e.Scenario, g.BaseSamples, g.CandSamples)
+}
+
+// grownLines are e's grown frames, one a line, or why there are none;
+// nil when neither side was sampled.
+func grownLines(e report.Evidence) []string {
+	g := e.Grown
+	switch {
+	case g.BaseSamples+g.CandSamples == 0:
+		return nil
+	case g.BaseSamples == 0 || g.CandSamples == 0:
+		return []string{"one side has no samples: nothing to compare"}
+	case len(g.Frames) == 0:
+		return []string{"no function's share grew by a point"}
+	}
+	var out []string
+	for _, f := range g.Frames {
+		k := ""
+		if f.Kernel {
+			k = " [kernel]"
+		}
+		out = append(out, fmt.Sprintf("%s%s: %.0f%% → %.0f%% (+%.0f points)", f.Function, k, 100*f.Base, 100*f.Cand, 100*f.Growth()))
+	}
+	return out
+}
+
 // writeEvidenceText writes the evidence of r's regressions as tables
 // within width (0: unlimited), narrowed if narrow.
 func writeEvidenceText(ew *errWriter, r *report.Report, width int, narrow bool) error {
 	for _, e := range r.RegressionEvidence() {
+		if lines := grownLines(e); lines != nil {
+			fmt.Fprintln(ew)
+			for _, l := range wrapHanging(grownHead(e)+":", width, 2) {
+				fmt.Fprintln(ew, l)
+			}
+			for _, line := range lines {
+				for _, l := range wrapHanging("  "+line, width, 4) {
+					fmt.Fprintln(ew, l)
+				}
+			}
+		}
+		if len(e.Base)+len(e.Cand) == 0 {
+			continue
+		}
 		fmt.Fprintln(ew)
 		for _, l := range wrapHanging(fmt.Sprintf("slowest events of %s in %s", e.Metric, e.Scenario), width, 2) {
 			fmt.Fprintln(ew, l)
@@ -134,6 +184,15 @@ func writeEvidenceText(ew *errWriter, r *report.Report, width int, narrow bool) 
 func writeEvidenceMarkdown(ew *errWriter, r *report.Report, scenario string) {
 	for _, e := range r.RegressionEvidence() {
 		if e.Scenario != scenario {
+			continue
+		}
+		if lines := grownLines(e); lines != nil {
+			fmt.Fprintf(ew, "\n%s:\n\n", mdEscape(strings.ToUpper(grownHead(e)[:1])+grownHead(e)[1:]))
+			for _, l := range lines {
+				fmt.Fprintf(ew, "- %s\n", mdEscape(l))
+			}
+		}
+		if len(e.Base)+len(e.Cand) == 0 {
 			continue
 		}
 		fmt.Fprintf(ew, "\nSlowest events of `%s`:\n\n", e.Metric)

@@ -60,6 +60,10 @@ type htmlCell struct {
 type htmlEvidence struct {
 	ID, Caption string
 	Rows        [][]string
+	// GrownHead and Grown say which functions' share of the stacks
+	// sampled in the slowest requests grew most.
+	GrownHead string
+	Grown     []string
 }
 
 var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -189,7 +193,10 @@ func writeHTML(w io.Writer, m *report.Matrix) error {
 					if e.Scenario != s.Name || e.Metric != mm.Name {
 						continue
 					}
-					he := htmlEvidence{ID: hm.ID, Caption: "slowest events", Rows: evidenceRows(e)}
+					he := htmlEvidence{ID: hm.ID, Caption: "slowest events", Rows: evidenceRows(e), Grown: grownLines(e)}
+					if he.Grown != nil {
+						he.GrownHead = grownHead(e)
+					}
 					if p.target != "" {
 						he.ID = htmlID(s.Name, mm.Name, p.target)
 						he.Caption += ": " + p.target + " vs " + p.ref
@@ -263,12 +270,14 @@ figure svg { max-width: 100%; height: auto; }
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
-{{$header := .EvidenceHeader}}{{range .Evidence}}<table class="evidence" id="evidence--{{.ID}}">
+{{$header := .EvidenceHeader}}{{range .Evidence}}{{if .Grown}}<p class="grown">{{.GrownHead}}:</p>
+<ul class="grown">{{range .Grown}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{if .Rows}}<table class="evidence" id="evidence--{{.ID}}">
 <caption>{{.Caption}}</caption>
 <tr>{{range $header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
-{{end}}</section>
+{{end}}{{end}}</section>
 {{end}}{{if .NoEvents}}<p class="note">{{.NoEvents}}</p>
 {{end}}{{if .Warnings}}<ul class="warnings">
 {{range .Warnings}}<li>{{.}}</li>
