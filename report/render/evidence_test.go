@@ -2,6 +2,8 @@ package render
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
@@ -85,5 +87,35 @@ func TestRegressionEvidenceGolden(t *testing.T) {
 	}
 	if bytes.Contains(b.Bytes(), []byte("Slowest events")) {
 		t.Error("evidence section without evidence")
+	}
+}
+
+// The grown frames are words a reader can act on: each function with its
+// shares and the growth in points, a kernel function marked, and why
+// there is nothing to name when that is so.
+func TestGrownLines(t *testing.T) {
+	e := report.Evidence{Scenario: "srv", Metric: "request.server", Grown: report.Grown{
+		Quantile: 0.999, BaseSamples: 10, CandSamples: 20,
+		Frames: []report.FrameShare{{Function: "__vdso_clock_gettime", Base: 0.02, Cand: 0.71}, {Function: "tcp_sendmsg", Kernel: true, Base: 0.1, Cand: 0.2}},
+	}}
+	got := grownLines(e)
+	want := []string{"__vdso_clock_gettime: 2% → 71% (+69 points)", "tcp_sendmsg [kernel]: 10% → 20% (+10 points)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+	if h := grownHead(e); !strings.Contains(h, "above p99.9 of request.server in srv") || !strings.Contains(h, "baseline 10, candidate 20 samples") {
+		t.Errorf("head %q", h)
+	}
+	for _, c := range []struct {
+		g    report.Grown
+		want []string
+	}{
+		{report.Grown{}, nil},
+		{report.Grown{BaseSamples: 3}, []string{"one side has no samples: nothing to compare"}},
+		{report.Grown{BaseSamples: 3, CandSamples: 4}, []string{"no function's share grew by a point"}},
+	} {
+		if got := grownLines(report.Evidence{Grown: c.g}); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.g, got, c.want)
+		}
 	}
 }
