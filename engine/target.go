@@ -230,10 +230,6 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 		}
 		v.skipsTold = true
 	}
-	jobs := min(v.jobs(v.Jobs), trials)
-	if trials > 1 && jobs > 1 {
-		p.Line(fmt.Sprintf("%s: %d boots, %d at a time (virtual time: the boots do not measure each other)", name, trials, jobs))
-	}
 	setup, err := v.Setup()
 	if err != nil {
 		return nil, err
@@ -242,12 +238,35 @@ func (v *VM) Run(ctx context.Context, req runner.Request, p *progress.Reporter) 
 	if setup.Clock.Virtual() {
 		seed = max(req.Seed, 1)
 	}
-	boots := v.bootEach(ctx, vmBoots{kernel: k, kernelTypes: types, req: req, trials: trials, jobs: jobs, seed: seed}, p)
+	// With phases, a boot is a layout's: its trials resume from its
+	// saved state one after another.
+	phases := 0
+	if setup.Clock.Virtual() {
+		phases = setup.Asked.Phases
+	}
+	boots := trials
+	if phases > 0 {
+		boots = (trials + phases - 1) / phases
+	}
+	jobs := min(v.jobs(v.Jobs), boots)
+	switch {
+	case boots > 1 && jobs > 1 && phases > 0:
+		p.Line(fmt.Sprintf("%s: %d layouts of up to %d trials, %d at a time (virtual time: the boots do not measure each other)", name, boots, phases, jobs))
+	case boots > 1 && jobs > 1:
+		p.Line(fmt.Sprintf("%s: %d boots, %d at a time (virtual time: the boots do not measure each other)", name, trials, jobs))
+	}
+	bs := vmBoots{kernel: k, kernelTypes: types, req: req, trials: trials, jobs: jobs, seed: seed}
+	var booted []bootedTrial
+	if phases > 0 {
+		booted = v.bootLayouts(ctx, bs, phases, p)
+	} else {
+		booted = v.bootEach(ctx, bs, p)
+	}
 	// The trials keep their order, and the first error is the one told:
 	// the boots it cancelled failed because of it.
 	done := newTrialSet(name)
 	var first error
-	for i, b := range boots {
+	for i, b := range booted {
 		switch {
 		case b.err != nil && first == nil && !(errors.Is(b.err, context.Canceled) && ctx.Err() == nil):
 			first = b.err
@@ -357,6 +376,85 @@ func (v *VM) bootEach(ctx context.Context, bs vmBoots, p *progress.Reporter) []b
 	}
 	wg.Wait()
 	return boots
+}
+
+// bootLayouts boots the kernel once per layout of n trials of bs
+// (vm.Settings.Phases), up to bs.jobs layouts at once: layout j (from 0)
+// is seeded bs.seed+j, and its trials resume from its state saved at the
+// checkpoint, with phase seeds 1 to n (vm.RunPhases). The first layout
+// that fails cancels those not done.
+func (v *VM) bootLayouts(ctx context.Context, bs vmBoots, n int, p *progress.Reporter) []bootedTrial {
+	boots := make([]bootedTrial, bs.trials)
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, bs.jobs)
+	var wg sync.WaitGroup
+	layouts := (bs.trials + n - 1) / n
+	for j := range layouts {
+		first, count := j*n, min(n, bs.trials-j*n)
+		for i := range count {
+			trial := first + i + 1
+			boots[first+i].req = oneTrial(bs.req, func(s *scenarios.Scenario) bool { return bs.req.Resolve(s).Trials >= trial })
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-bctx.Done():
+		}
+		if bctx.Err() != nil {
+			for i := range count {
+				boots[first+i].err = bctx.Err()
+			}
+			break
+		}
+		if layouts > 1 {
+			p.Status(fmt.Sprintf("%s: layout %d/%d, %d trials", v.Name(), j+1, layouts, count))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			phases := make([]uint64, count)
+			for i := range phases {
+				phases[i] = uint64(i + 1)
+			}
+			rs, err := v.bootPhases(bctx, vmBoot{kernel: bs.kernel, kernelTypes: bs.kernelTypes, req: boots[first].req, seed: bs.seed + uint64(j)}, phases, p)
+			for i := range count {
+				b := &boots[first+i]
+				switch {
+				case i < len(rs):
+					b.res = keepScenarios(rs[i], b.req)
+					bootProgress(bs.req, first+i+1, b.res)
+				case i == len(rs) && err != nil:
+					b.err = err
+				default:
+					b.err = context.Canceled
+				}
+			}
+			if err != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return boots
+}
+
+// keepScenarios is res without the scenarios req does not run: a
+// layout's boot runs the scenarios of its first trial, and a later trial
+// may be past a scenario's trials.
+func keepScenarios(res *result.Result, req runner.Request) *result.Result {
+	keep := map[string]bool{}
+	for _, s := range req.Scenarios {
+		keep[s.Name] = true
+	}
+	out := *res
+	out.Scenarios = nil
+	for _, s := range res.Scenarios {
+		if keep[s.Name] {
+			out.Scenarios = append(out.Scenarios, s)
+		}
+	}
+	return &out
 }
 
 // bootProgress tells req's progress what the boot of trial measured
@@ -480,11 +578,11 @@ func deadline(req runner.Request, clock vm.Clock) time.Duration {
 	return clock.Deadline(d)
 }
 
-// boot boots b's kernel once and runs its request in the guest.
-func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.Result, error) {
+// machine is the machine that boots b, and the request its guest runs.
+func (v *VM) machine(b vmBoot) (vm.Machine, vm.GuestRequest, error) {
 	setup, err := v.Setup()
 	if err != nil {
-		return nil, err
+		return vm.Machine{}, vm.GuestRequest{}, err
 	}
 	req := b.req
 	m := v.Target.Machine(b.kernel, setup)
@@ -498,9 +596,18 @@ func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.
 		m.ScratchDisk = max(m.ScratchDisk, scenarios.ScratchSize(s.Workload))
 		raw, err := json.Marshal(req.Resolve(s))
 		if err != nil {
-			return nil, err
+			return vm.Machine{}, vm.GuestRequest{}, err
 		}
 		gr.Scenarios = append(gr.Scenarios, raw)
+	}
+	return m, gr, nil
+}
+
+// boot boots b's kernel once and runs its request in the guest.
+func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.Result, error) {
+	m, gr, err := v.machine(b)
+	if err != nil {
+		return nil, err
 	}
 	res, err := vm.Run(ctx, m, gr, func(s string) { p.Detail(v.Name() + ": " + s) })
 	if res != nil {
@@ -510,6 +617,24 @@ func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.
 		return nil, Infra(err)
 	}
 	return res, nil
+}
+
+// bootPhases boots b's kernel once, and runs its request's trial from its
+// checkpoint once per phase seed of phases (vm.RunPhases). The Results of
+// the phases that ran come with an error.
+func (v *VM) bootPhases(ctx context.Context, b vmBoot, phases []uint64, p *progress.Reporter) ([]*result.Result, error) {
+	m, gr, err := v.machine(b)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := vm.RunPhases(ctx, m, gr, phases, func(s string) { p.Detail(v.Name() + ": " + s) })
+	for _, r := range rs {
+		r.Target.Name = v.Name()
+	}
+	if err != nil {
+		return rs, Infra(err)
+	}
+	return rs, nil
 }
 
 // GuestRun is what tailgate does as PID 1 of a VM: the host's request, with
@@ -549,6 +674,18 @@ func GuestRun(ctx context.Context, gr vm.GuestRequest, line func(string)) (*resu
 		var now unix.Timespec
 		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
 		line(fmt.Sprintf("start phase %s: the run starts at %d ns of guest time", gr.Phase, now.Nano()))
+	}
+	if gr.Checkpoint {
+		req.Ready = func(ctx context.Context) error {
+			seed, err := vm.Checkpoint(ctx)
+			if err != nil {
+				return err
+			}
+			var now unix.Timespec
+			unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+			line(fmt.Sprintf("checkpoint passed; phase seed %d, start phase %s: the run goes on at %d ns of guest time", seed, vm.PhaseOf(seed), now.Nano()))
+			return nil
+		}
 	}
 	var attaching time.Time
 	req.Progress = func(e runner.Event) {

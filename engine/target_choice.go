@@ -74,7 +74,7 @@ func (ts *TargetChoice) Use(kind, value string) error {
 }
 
 // Settings are the VM settings of a TargetChoice as their flags name them.
-var Settings = []string{"cmdline", "vcpus", "memory", "accel", "clock", "jobs", "deadline", "kernel-cache"}
+var Settings = []string{"cmdline", "vcpus", "memory", "accel", "clock", "jobs", "deadline", "kernel-cache", "phases"}
 
 // CheckSet refuses VM settings that were set (Settings, spelled as flags:
 // --vcpus) and that no target would use: on the host they mean nothing, and a named
@@ -93,7 +93,7 @@ func (ts *TargetChoice) CheckSet(set []string, each bool) error {
 	var unused []string
 	for _, s := range set {
 		switch strings.TrimPrefix(s, "--") {
-		case "cmdline", "vcpus", "memory", "accel":
+		case "cmdline", "vcpus", "memory", "accel", "phases":
 			unused = append(unused, s)
 		case "deadline", "kernel-cache", "jobs":
 			if len(ts.Names) == 0 {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/kernels"
 )
@@ -362,5 +363,69 @@ func TestE2EKVMFallback(t *testing.T) {
 	}
 	if tg := res.Target; tg.Accel != "tcg" || tg.Clock != ClockReal || tg.VCPUs != 1 || tg.IcountShift != nil {
 		t.Errorf("target = %+v; want TCG in real time", tg)
+	}
+}
+
+// TestE2EPhases boots the test guest's loop in virtual time with snapshots:
+// layout seed 7 once, its state saved at the checkpoint, and its trial run
+// with phase seed 1 in the booted QEMU and with phase seed 2 in a QEMU
+// that restores the state. Another boot of layout 7 runs phase seed 2 in
+// the booted QEMU. The two phases start the loop at different guest
+// times; the restored trial of phase 2 is the booted one, bucket for
+// bucket. No QEMU and no saved state outlive the runs.
+func TestE2EPhases(t *testing.T) {
+	k := testKernel(t)
+	guest := buildStaticBinary(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	m := Machine{Name: "ph", Kernel: k, Init: guest, Setup: mustSetup(t, Settings{Clock: ClockVirtual, MemMiB: 512, Phases: 2}), Seed: 7, Cmdline: "tgtest=loop", Deadline: 3 * time.Minute}
+	var mu sync.Mutex
+	var starts []string
+	progress := func(s string) {
+		t.Log(s)
+		if at, ok := strings.CutPrefix(s, "loop starts at "); ok {
+			mu.Lock()
+			starts = append(starts, at)
+			mu.Unlock()
+		}
+	}
+	ctx := context.Background()
+	two, err := RunPhases(ctx, m, GuestRequest{}, []uint64{1, 2}, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	booted, err := RunPhases(ctx, m, GuestRequest{}, []uint64{2}, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pids := qemuProcesses(t, tmp); len(pids) > 0 {
+		t.Errorf("QEMU still running after RunPhases returned: pids %v", pids)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, runDirPrefix+"*")); len(left) > 0 {
+		t.Errorf("run directories left: %v", left)
+	}
+	if len(two) != 2 || len(booted) != 1 || len(starts) != 3 {
+		t.Fatalf("%d and %d Results, %d loop starts; want 2, 1 and 3", len(two), len(booted), len(starts))
+	}
+	trial := func(r *result.Result) result.Trial {
+		s := r.Find("loop")
+		if s == nil || s.Metrics["getppid"] == nil || len(s.Metrics["getppid"].Trials) != 1 {
+			t.Fatalf("no trial of getppid in %+v", r)
+		}
+		return s.Metrics["getppid"].Trials[0]
+	}
+	p1, p2, p2boot := trial(two[0]), trial(two[1]), trial(booted[0])
+	for i, tr := range []result.Trial{p1, p2, p2boot} {
+		if want := []uint64{1, 2, 2}[i]; tr.Seed != 7 || tr.PhaseSeed != want {
+			t.Errorf("trial %d: layout seed %d, phase seed %d; want 7 and %d", i+1, tr.Seed, tr.PhaseSeed, want)
+		}
+	}
+	t.Logf("loop starts at %s ns (phase 1), %s ns (phase 2, restored), %s ns (phase 2, booted)", starts[0], starts[1], starts[2])
+	t.Logf("phase 1: %d calls, p99 %.0f ns; phase 2 restored: %d calls, p99 %.0f ns; booted: %d calls, p99 %.0f ns", p1.Ops, p1.Summary.P99, p2.Ops, p2.Summary.P99, p2boot.Ops, p2boot.Summary.P99)
+	if starts[0] == starts[1] {
+		t.Errorf("phases 1 and 2 start the loop at the same guest time, %s ns", starts[0])
+	}
+	if starts[1] != starts[2] || p2.Ops != p2boot.Ops || p2.Summary != p2boot.Summary || !slices.Equal(p2.Histogram.Counts(), p2boot.Histogram.Counts()) {
+		t.Errorf("phase 2 restored differs from phase 2 booted: starts %s and %s ns, %d and %d calls, %+v and %+v", starts[1], starts[2], p2.Ops, p2boot.Ops, p2.Summary, p2boot.Summary)
 	}
 }

@@ -60,6 +60,11 @@ type GuestRequest struct {
 	// seeded boot's start phase in virtual time (PhaseOf), which moves the
 	// workload's start against the guest's tick. Run fills it in.
 	Phase time.Duration `json:"phase,omitempty"`
+	// Checkpoint asks the guest to stop at its checkpoint once its first
+	// scenario's tracers are attached (Checkpoint), for the host to save
+	// its state, and to take its start phase from the phase seed the host
+	// gives after the stop. RunPhases fills it in.
+	Checkpoint bool `json:"checkpoint,omitempty"`
 }
 
 // GuestRunFunc runs a request inside the guest. progress prints a line on

@@ -32,8 +32,9 @@ type Machine struct {
 	// did not start its kernel (Setup.WithoutKVM), for the next boots.
 	FellBack func(Setup)
 	// Seed, in virtual time, is the boot's seed (seed.go): its guest's
-	// layout token and its workload's start phase are drawn from it, and
-	// its trials record it. 0 draws nothing: every boot is the same.
+	// layout token and, but in RunPhases, its workload's start phase are
+	// drawn from it, and its trials record it. 0 draws nothing: every
+	// boot is the same.
 	Seed uint64
 	// Cmdline is appended to the kernel command line tailgate needs.
 	Cmdline string
@@ -420,6 +421,11 @@ type boot struct {
 	// overflow says which file the guest wrote past its limit, when
 	// watchSizes killed QEMU for it; "" otherwise.
 	overflow string
+	// extra are QEMU options beyond the machine's (a run with snapshots'
+	// monitor, pvpanic and phase seed), and control, when set, drives
+	// QEMU as it runs until its context ends; kill kills QEMU.
+	extra   []string
+	control func(ctx context.Context, kill func())
 }
 
 // watchSizes kills QEMU (kill) when a file the guest writes through grows
@@ -508,10 +514,20 @@ func (b *boot) run(ctx context.Context) error {
 		defer close(watched)
 		b.watchSizes(done, cancel)
 	}()
+	controlled := make(chan struct{})
+	controlCtx, stopControl := context.WithCancel(ctx)
+	go func() {
+		defer close(controlled)
+		if b.control != nil {
+			b.control(controlCtx, cancel)
+		}
+	}()
 	b.scan.run(stdout) // returns when QEMU exits or is killed
 	b.waitErr = cmd.Wait()
+	stopControl()
 	close(done)
 	<-watched
+	<-controlled
 	b.elapsed = time.Since(t0)
 	if b.vm.Setup.Accel == "kvm" && !b.scan.hasStarted() && ctx.Err() == nil || b.scan.timedOut.Load() {
 		b.stalled = true
@@ -556,7 +572,7 @@ func (b *boot) qemuArgs(cmdline string) []string {
 		args = append(args, "-accel", a, "-cpu", "max")
 		args = append(args, clock.QEMUArgs()...)
 	}
-	return args
+	return append(args, b.extra...)
 }
 
 // consoleScanner copies the console to the log, passes the guest's

@@ -24,6 +24,12 @@ type Settings struct {
 	Clock string `yaml:"clock"`
 	// Deadline bounds a boot; 0 is the request's own (Clock.Deadline).
 	Deadline time.Duration `yaml:"deadline"`
+	// Phases, in virtual time, is how many trials share one layout seed:
+	// its boot saves its state once the tracers are attached, and each
+	// of its trials resumes from there with a phase seed of its own
+	// (RunPhases). 0 boots once per trial, its phase drawn from its
+	// layout seed.
+	Phases int `yaml:"phases"`
 }
 
 // Limits of the settings: a guest needs this much memory to boot a
@@ -34,6 +40,9 @@ const (
 	MaxMemMiB     = 64 * 1024
 	DefaultMemMiB = 1024
 	MaxVCPUs      = 64
+	// MaxPhases bounds Settings.Phases: a layout's trials run one after
+	// another.
+	MaxPhases = 1000
 	// DefaultVCPUs is a VM's vCPU count in real time when none is given.
 	DefaultVCPUs = 2
 )
@@ -70,6 +79,12 @@ func (s Settings) Check() error {
 		return bad("memory_mib", fmt.Sprint(s.MemMiB), fmt.Sprintf("want %d to %d MiB (a guest needs at least %d MiB to boot)", MinMemMiB, MaxMemMiB, MinMemMiB))
 	case s.Deadline < 0:
 		return bad("deadline", s.Deadline.String(), "want a positive duration")
+	case s.Phases < 0 || s.Phases > MaxPhases:
+		return bad("phases", fmt.Sprint(s.Phases), fmt.Sprintf("want 1 to %d trials a layout, or 0 for a boot a trial", MaxPhases))
+	case s.Phases > 0 && s.Clock == ClockReal:
+		return errPhasesReal
+	case s.Phases > 0 && s.Accel == "kvm":
+		return errPhasesKVM
 	case s.Clock == ClockVirtual && s.Accel == "kvm":
 		return errVirtualKVM
 	case s.Clock == ClockVirtual && s.VCPUs > VirtualVCPUs:
@@ -77,6 +92,11 @@ func (s Settings) Check() error {
 	}
 	return nil
 }
+
+var (
+	errPhasesReal = &SettingError{Setting: "phases", Value: "in real time", Want: "a trial resumes from its layout's saved state only in virtual time, where the state is the same instruction in every boot; drop phases, or use clock virtual"}
+	errPhasesKVM  = &SettingError{Setting: "phases", Value: "with accel kvm", Want: "a trial resumes from its layout's saved state only in virtual time, under TCG; drop phases, or accel kvm"}
+)
 
 var errVirtualKVM = &SettingError{Setting: "clock", Value: "virtual with accel kvm", Want: "virtual time is QEMU's instruction counter, which runs under TCG, not KVM; drop accel kvm, or use clock real"}
 
@@ -130,6 +150,9 @@ func (setup Setup) withClock() (Setup, error) {
 		setup.Clock = VirtualTime
 	}
 	setup.VCPUs = s.VCPUs
+	if s.Phases > 0 && !setup.Clock.Virtual() {
+		return Setup{}, errPhasesReal
+	}
 	switch {
 	case s.VCPUs == 0 && setup.Clock.Virtual():
 		setup.VCPUs = VirtualVCPUs

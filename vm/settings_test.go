@@ -39,6 +39,10 @@ func TestSettingsResolve(t *testing.T) {
 		{Settings{MemMiB: 16}, Setup{}, "memory_mib 16: want 256 to 65536 MiB"},
 		{Settings{MemMiB: MaxMemMiB + 1}, Setup{}, "memory_mib 65537: want 256 to 65536 MiB"},
 		{Settings{Deadline: -1}, Setup{}, "deadline -1ns: want a positive duration"},
+		{Settings{Accel: "tcg", Clock: ClockVirtual, Phases: 4}, Setup{Accel: "tcg", Clock: VirtualTime, VCPUs: 1, MemMiB: DefaultMemMiB}, ""},
+		{Settings{Accel: "tcg", Phases: -1}, Setup{}, "phases -1: want 1 to 1000 trials a layout"},
+		{Settings{Accel: "tcg", Clock: ClockReal, Phases: 4}, Setup{}, "phases in real time: a trial resumes from its layout's saved state only in virtual time"},
+		{Settings{Accel: "kvm", Phases: 4}, Setup{}, "phases with accel kvm"},
 	} {
 		got, err := tc.s.Resolve()
 		if tc.err != "" {

@@ -161,6 +161,7 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Accel, "accel", "auto", "QEMU accelerator: auto (kvm when /dev/kvm works, else tcg), kvm or tcg")
 	fs.IntVar(&f.Jobs, "jobs", 0, "VMs in virtual time that boot at once: a run's trials, a round's targets (default: the CPUs; real-time VMs boot one at a time)")
 	fs.StringVar(&f.Clock, "clock", vm.ClockAuto, "the VMs' clock: virtual (QEMU counts instructions, 1 ns each: deterministic, TCG only), real, or auto (virtual under TCG, real under KVM)")
+	fs.IntVar(&f.Phases, "phases", 0, "in virtual time, trials per layout seed: a layout boots once, its state saved once its tracers are attached, and each of its `N` trials resumes from there with a start phase of its own (0: a boot per trial)")
 	fs.DurationVar(&f.Deadline, "deadline", 0, "kill a VM that has not answered by then (default: from the scenarios' durations)")
 	fs.StringVar(&f.Cache, "kernel-cache", "", "kernel cache `DIR` (default: the user cache dir)")
 }

@@ -184,7 +184,7 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 		return nil, usagef("--candidate gates a Result made earlier: name no scenarios (got %s)", strings.Join(pos, " "))
 	}
 	runOnly := given(fs, "trials", "duration", "warmup", "o",
-		"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache")
+		"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache", "phases")
 	if len(runOnly) > 0 {
 		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
 	}

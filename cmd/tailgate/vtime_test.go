@@ -95,6 +95,52 @@ func TestVirtualTimeRepeats(t *testing.T) {
 	}
 }
 
+// TestVirtualTimePhases runs syscall-read in virtual time with snapshots,
+// layouts of two trials (--phases 2 --trials 3): layout 1 boots once, and
+// its second trial resumes from the state saved at the checkpoint; layout
+// 2 boots for its one trial and saves nothing. The trials record layout
+// seeds 1, 1, 2 and phase seeds 1, 2, 1; the two phases of layout 1 start
+// the run at different guest times; every trial is one of its own to the
+// merge; nothing is left behind (runVirtual).
+func TestVirtualTimePhases(t *testing.T) {
+	testenv.DebianGuest(t)
+	bin := buildTailgate(t)
+	r, out := runVirtual(t, bin, "syscall-read", "--duration", "100ms", "--warmup", "50ms", "-v", "--phases", "2", "--trials", "3", "--jobs", "1")
+	s := r.Find("syscall-read")
+	if s == nil || s.Metrics["syscall.read"] == nil || len(s.Metrics["syscall.read"].Trials) != 3 {
+		t.Fatalf("want 3 trials of syscall.read:\n%s", out)
+	}
+	trials := s.Metrics["syscall.read"].Trials
+	ids := map[string]bool{}
+	for i, tr := range trials {
+		wantSeed, wantPhase := uint64(i/2+1), uint64(i%2+1)
+		if tr.Seed != wantSeed || tr.PhaseSeed != wantPhase {
+			t.Errorf("trial %d: layout seed %d, phase seed %d; want %d and %d", i+1, tr.Seed, tr.PhaseSeed, wantSeed, wantPhase)
+		}
+		ids[tr.BootID] = true
+	}
+	if len(ids) != 3 {
+		t.Errorf("%d boot ids among 3 trials: the merge takes trials of one id for one", len(ids))
+	}
+	if got := strings.Count(out, "restoring the state saved at the checkpoint"); got != 1 {
+		t.Errorf("%d restores, want 1 (layout 1's second trial):\n%s", got, out)
+	}
+	// "checkpoint passed; phase seed 2, start phase 860.226µs: the run goes on at 1199408011 ns of guest time"
+	var starts []string
+	for _, l := range strings.Split(out, "\n") {
+		if _, rest, ok := strings.Cut(l, "the run goes on at "); ok {
+			ns, _, _ := strings.Cut(rest, " ")
+			starts = append(starts, ns)
+		}
+	}
+	if len(starts) != 3 {
+		t.Fatalf("%d checkpoints passed, want 3:\n%s", len(starts), out)
+	}
+	if starts[0] == starts[1] {
+		t.Errorf("the runs go on at %v ns of guest time: phases 1 and 2 of a layout start alike", starts)
+	}
+}
+
 // read2KScenario reads 2 KiB of /dev/zero, syscall tracer only: a path
 // of about 2,900 instructions in a Debian 6.1 guest, of which audit=1
 // adds 121 (+4.2%, measured in BENCHMARKS.md).

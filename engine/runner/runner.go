@@ -80,6 +80,12 @@ type Request struct {
 	// RunPair, whose two sides' tracers are attached at once, until the
 	// next scenario or the Close; nil loads them once per Run or RunPair.
 	Loads *Loads `json:"-"`
+	// Ready, when set, is called once in an in-process run, when the
+	// first scenario that attaches has its tracers attached and its
+	// workload made, before its warmup: a guest's checkpoint
+	// (vm.Checkpoint), from where each of its trials may resume. An error
+	// it returns ends the run.
+	Ready func(context.Context) error `json:"-"`
 }
 
 // Event is one step of progress.
@@ -256,13 +262,21 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		// this one's programs must not run in them.
 		defer loads.detach()
 	}
+	readied := false
+	ready := func(ctx context.Context) error {
+		if req.Ready == nil || readied {
+			return nil
+		}
+		readied = true
+		return req.Ready(ctx)
+	}
 	for i, s := range req.Scenarios {
 		s = req.Resolve(s)
 		var sr *result.Scenario
 		var err error
 		emit := emitter(s, i+1, len(req.Scenarios), req.Progress)
 		if req.InProcess {
-			sr, err = runScenario(ctx, s, kb, newSymbolizer(req.KernelText), emit, nil)
+			sr, err = runScenario(ctx, s, kb, newSymbolizer(req.KernelText), emit, nil, ready)
 		} else {
 			sr, err = runScenarioWorkers(ctx, s, exe, loads, req.CPUOffset, emit)
 		}
@@ -373,8 +387,9 @@ func newSymbolizer(text symbols.TextRange) *symbols.Symbolizer {
 // runScenario runs every trial of s in this process, its progress told to
 // emit and its evidence named by sym. With ctl (a sliced worker's), the
 // parent says when to warm up and when to run each slice of the one trial
-// (see sliceControl).
-func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *symbols.Symbolizer, emit func(Event), ctl *sliceControl) (sr *result.Scenario, err error) {
+// (see sliceControl). ready, when set, is called once the tracers are
+// attached (Request.Ready).
+func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *symbols.Symbolizer, emit func(Event), ctl *sliceControl, ready func(context.Context) error) (sr *result.Scenario, err error) {
 	sr, err = newScenarioResult(s)
 	if err != nil {
 		return nil, err
@@ -406,6 +421,11 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *
 	}
 	if err := followTree(wl, at.tracers); err != nil {
 		return sr, err
+	}
+	if ready != nil {
+		if err := ready(ctx); err != nil {
+			return sr, err
+		}
 	}
 	if err := warmUp(ctx, s, wl, ctl, emit); err != nil {
 		return sr, err

@@ -148,7 +148,7 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 	if req.LeaveModules {
 		sym.LeaveModules()
 	}
-	sr, err := runScenario(ctx, s, kb, sym, emitter(s, 1, 1, nil), ctl)
+	sr, err := runScenario(ctx, s, kb, sym, emitter(s, 1, 1, nil), ctl, nil)
 	if err != nil {
 		return replyError(err)
 	}

@@ -234,6 +234,11 @@ type Trial struct {
 	// layout and its workload's start phase. The same seed gives the
 	// same trial; a gate's sides share seed i in round i. 0 for none.
 	Seed uint64 `json:"seed,omitempty"`
+	// PhaseSeed is the phase seed of a trial restored from its layout's
+	// saved state in virtual time (vm.RunPhases): its start phase, drawn
+	// apart from its layout (Seed), which trials of one layout share. 0
+	// when the trial's start phase came from Seed.
+	PhaseSeed uint64 `json:"phase_seed,omitempty"`
 	// Slices, when > 0, is how many slices the trial ran in, taking turns
 	// with the other side's trial of its round (an interleaved gate);
 	// Duration is the slices' sum.

@@ -191,6 +191,8 @@ func checkMetricTrials(metric string, trials []Trial) error {
 			return fmt.Errorf("%w: %s: duration %g s", ErrCorrupt, where, t.Duration)
 		case t.TracerCostNs < 0:
 			return fmt.Errorf("%w: %s: tracer cost %g ns", ErrCorrupt, where, t.TracerCostNs)
+		case t.PhaseSeed != 0 && t.Seed == 0:
+			return fmt.Errorf("%w: %s: phase seed %d of no layout seed; a phase is drawn within a seeded layout", ErrCorrupt, where, t.PhaseSeed)
 		}
 		if want := Summarize(t.Histogram); !sameSummary(t.Summary, want) {
 			return fmt.Errorf("%w: %s: its summary (count %d, p99 %g, max %g) is not its histogram's (count %d, p99 %g, max %g)",

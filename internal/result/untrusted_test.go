@@ -78,6 +78,7 @@ func TestParseRefusesForgedResults(t *testing.T) {
 				m.Trials = append(m.Trials, m.Trials[0])
 			}
 		}), "trial 2 is a copy of trial 1"},
+		{"a phase seed of no layout", edit(func(r *Result) { r.Scenarios[0].Metrics["m"].Trials[0].PhaseSeed = 2 }), "phase seed 2 of no layout seed"},
 		{"a negative threshold", edit(func(r *Result) { r.Scenarios[0].Gate = GatePolicy{"*": {"p99": -1}} }), "threshold -1 is not between 0 and 10"},
 		{"a threshold that passes anything", edit(func(r *Result) { r.Scenarios[0].Gate = GatePolicy{"m": {"p99": 100000}} }), "threshold 100000 is not between 0 and 10"},
 		{"a definition's threshold that passes anything", edit(func(r *Result) { r.Scenarios[0].Definition = json.RawMessage(`{"gate":{"*":{"p99":100000}}}`) }), "definition's gate * p99 threshold 100000"},

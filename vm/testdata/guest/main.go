@@ -2,7 +2,8 @@
 // reports the kernel release, or misbehaves as the kernel command line's
 // tgtest= option asks: panic (the kernel crashes through sysrq), exit (init
 // exits, so the kernel panics), sleep (never answers), error (the run
-// fails), gopanic (the run panics).
+// fails), gopanic (the run panics), loop (passes the checkpoint when asked,
+// then times a loop of getppid calls for 20 ms of guest time).
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/vm"
 )
@@ -51,6 +53,8 @@ func run(ctx context.Context, req vm.GuestRequest, progress func(string)) (*resu
 		return nil, errors.New("the workload failed on purpose")
 	case "gopanic":
 		panic("the workload panicked on purpose")
+	case "loop":
+		return loop(ctx, req, progress)
 	}
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
@@ -69,5 +73,44 @@ func run(ctx context.Context, req vm.GuestRequest, progress func(string)) (*resu
 		Finished:    time.Now(),
 		Environment: result.Environment{KernelRelease: release},
 		Scenarios:   []result.Scenario{},
+	}, nil
+}
+
+// loop passes the checkpoint when the request asks for it, then times
+// getppid calls for 20 ms of guest time: each call's time holds the
+// guest's timer interrupts that land in it, so the histogram's tail
+// follows where the loop starts against the guest's tick.
+func loop(ctx context.Context, req vm.GuestRequest, progress func(string)) (*result.Result, error) {
+	if req.Checkpoint {
+		seed, err := vm.Checkpoint(ctx)
+		if err != nil {
+			return nil, err
+		}
+		progress(fmt.Sprintf("phase seed %d", seed))
+	}
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	progress(fmt.Sprintf("loop starts at %d ns", ts.Nano()))
+	h := hist.New()
+	start := time.Now()
+	last := start
+	var ops uint64
+	for last.Sub(start) < 20*time.Millisecond {
+		unix.Getppid()
+		now := time.Now()
+		h.Record(uint64(now.Sub(last)))
+		last = now
+		ops++
+	}
+	return &result.Result{
+		Schema:   result.SchemaVersion,
+		Started:  start,
+		Finished: last,
+		Scenarios: []result.Scenario{{
+			Name: "loop", Trials: 1,
+			Metrics: map[string]*result.Metric{"getppid": {Unit: "ns", Trials: []result.Trial{{
+				Histogram: h, Summary: result.Summarize(h), Ops: ops, Duration: last.Sub(start).Seconds(),
+			}}}},
+		}},
 	}, nil
 }
