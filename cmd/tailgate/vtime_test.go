@@ -9,9 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/testenv"
+	"github.com/tailgate-ci/tailgate/kernels"
+	"github.com/tailgate-ci/tailgate/scenarios"
 	"github.com/tailgate-ci/tailgate/vm"
 )
 
@@ -138,6 +142,68 @@ func TestVirtualTimePhases(t *testing.T) {
 	}
 	if starts[0] == starts[1] {
 		t.Errorf("the runs go on at %v ns of guest time: phases 1 and 2 of a layout start alike", starts)
+	}
+}
+
+// TestVirtualTimeRestoreIsBoot runs syscall-read, its tracers attached, in
+// layout 1 twice (vm.RunPhases): once booted with phase seed 1, its state
+// saved, and restored with phase seed 2; once booted with phase seed 2.
+// The restored trial of phase 2 is the booted one in every metric, bucket
+// for bucket, and phase 1's trial starts elsewhere.
+func TestVirtualTimeRestoreIsBoot(t *testing.T) {
+	testenv.DebianGuest(t)
+	bin := buildTailgate(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	cache, err := kernels.DefaultCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := cache.Resolve(t.Context(), "debian:6.1-cloud")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Lookup("syscall-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(engine.Spec{Trials: 1, Duration: 100 * time.Millisecond, Warmup: 50 * time.Millisecond, WarmupSet: true}.Resolve(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := vm.Settings{Clock: vm.ClockVirtual, Phases: 2}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := vm.Machine{Name: "vt", Kernel: k, Init: bin, Setup: setup, Seed: 1, Deadline: 5 * time.Minute}
+	gr := vm.GuestRequest{Scenarios: []json.RawMessage{raw}}
+	two, err := vm.RunPhases(t.Context(), m, gr, []uint64{1, 2}, func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	booted, err := vm.RunPhases(t.Context(), m, gr, []uint64{2}, func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := func(r *result.Result) map[string]*result.Metric {
+		s := r.Find("syscall-read")
+		if s == nil || s.Metrics["syscall.read"] == nil {
+			t.Fatalf("no syscall.read in %+v", r)
+		}
+		return s.Metrics
+	}
+	p1, p2, p2boot := metrics(two[0]), metrics(two[1]), metrics(booted[0])
+	for name, m := range p2boot {
+		a, b := p2[name].Trials[0], m.Trials[0]
+		t.Logf("%s: restored %d events, p99 %.1f ns; booted %d events, p99 %.1f ns", name, a.Summary.Count, a.Summary.P99, b.Summary.Count, b.Summary.P99)
+		if a.Seed != 1 || a.PhaseSeed != 2 || b.Seed != 1 || b.PhaseSeed != 2 {
+			t.Errorf("%s: seeds %d/%d and %d/%d, want layout 1, phase 2", name, a.Seed, a.PhaseSeed, b.Seed, b.PhaseSeed)
+		}
+		if a.Ops != b.Ops || a.Summary != b.Summary || !slices.Equal(a.Histogram.Counts(), b.Histogram.Counts()) {
+			t.Errorf("%s: the restored trial of phase 2 differs from the booted one: %d and %d ops, %+v and %+v", name, a.Ops, b.Ops, a.Summary, b.Summary)
+		}
+	}
+	if a, b := p1["syscall.read"].Trials[0], p2["syscall.read"].Trials[0]; a.Ops == b.Ops {
+		t.Errorf("phases 1 and 2 read %d times alike: the phase moved nothing", a.Ops)
 	}
 }
 
