@@ -64,13 +64,12 @@ func RunPhases(ctx context.Context, m Machine, req GuestRequest, phases []uint64
 	if err := r.attach(&req); err != nil {
 		return nil, err
 	}
-	req.Checkpoint = true
-	req.Target, req.Phase = r.target, 0
 	r.target.Accel, r.target.VCPUs = m.Setup.Accel, m.Setup.VCPUs
 	r.target.Clock = m.Setup.Clock.String()
 	shift := IcountShift
 	r.target.IcountShift = &shift
-	req.Target = r.target
+	// The start phase is drawn after the checkpoint, from the phase seed.
+	req.Target, req.Phase, req.Checkpoint = r.target, 0, true
 	initrd := r.dir.file(initrdFile)
 	if err := buildInitramfs(initrd, m.Init, m.Kernel, m.KernelTypes, req); err != nil {
 		return nil, err
