@@ -28,8 +28,9 @@ const (
 )
 
 // maxStopTries bounds the boots of one layout whose clock jumped at the
-// stop (ErrStopJumped): each is a draw of the host's scheduling, measured
-// to jump in about one stop of four (BENCHMARKS.md).
+// stop (ErrStopJumped): each stop is a draw of the host's scheduling,
+// which jumped in about one stop of three here, more often under load
+// (BENCHMARKS.md, "Snapshots in virtual time").
 const maxStopTries = 12
 
 // qmpTimeout bounds QEMU's answer to one command, and the wait for its
