@@ -7,7 +7,10 @@
 # __vdso_clock_gettime; for the Go server main.work, time.Now,
 # runtime.nanotime1 too). Appends one tab-separated line per gate to OUT:
 # time, server, run, exit, top frame, its shares baseline → candidate,
-# right (1 or 0), CONDITION. Needs cc and go; run from the root of the
+# right (1 or 0), where the frame was read, CONDITION. The report names
+# grown frames for a regression only; for a gate that found none the
+# frame is the first that grew in go tool pprof -normalize -diff_base of
+# the gate's --pprof files ("pprof"; shares "-"). Needs cc and go; run from the root of the
 # tree. BENCHMARKS.md ("What grew") records what it measured.
 #
 #   scripts/bench-grown.sh OUT SERVER [RUNS] [CONDITION]
@@ -34,9 +37,17 @@ while [ "$i" -le "$runs" ]; do
 	line=$(grep -m1 -E '^  [^ ].*: [0-9]+% → [0-9]+% \(\+[0-9]+ points\)$' "$work/report" || true)
 	frame=$(printf '%s' "$line" | sed -E 's/^  ([^ :]+).*/\1/')
 	shares=$(printf '%s' "$line" | sed -E 's/.*: ([0-9]+% → [0-9]+%).*/\1/')
+	from=report
+	if [ -z "$frame" ]; then
+		from=pprof
+		d=$work/pprof/$(sed -n 's/^name: //p' "testdata/server/$server.yaml").request.server
+		frame=$(go tool pprof -top -normalize -diff_base "$d/base.pb.gz" "$d/head.pb.gz" 2>/dev/null |
+			awk 'f && $1 !~ /^-/ { print $NF; exit } /flat%/ { f = 1 }')
+	fi
 	ok=0
 	if printf '%s\n' "$frame" | grep -qE "$right"; then ok=1; fi
-	printf '%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n' "$(date -u +%FT%TZ)" "$server" "$i" "$code" \
-		"${frame:--}" "${shares:--}" "$ok" "$condition" | tee -a "$out"
+	printf '%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\t%s\n' "$(date -u +%FT%TZ)" "$server" "$i" "$code" \
+		"${frame:--}" "${shares:--}" "$ok" "$from" "$condition" | tee -a "$out"
+	rm -rf "$work/pprof"
 	i=$((i + 1))
 done

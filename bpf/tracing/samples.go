@@ -15,9 +15,8 @@ import (
 
 // SamplePeriod is how often, in ns of CPU time, each CPU's perf event
 // runs a tracer's sample program (bpf/include/sample.bpf.h): 4 kHz, as
-// often as perf record samples by default, which caught tens of samples
-// a trial in the slow requests of testdata/server's head (BENCHMARKS.md,
-// "What grew").
+// often as perf record samples by default (BENCHMARKS.md, "What grew",
+// has what it caught).
 const SamplePeriod = 250_000
 
 // SampledRequest is one request of the workload that got stack samples
