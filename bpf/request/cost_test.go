@@ -150,3 +150,105 @@ func tcpPair(b *testing.B) (client, server int) {
 	}
 	return client, server
 }
+
+// BenchmarkEvidenceCost measures what evidence adds to a counted request,
+// the stack samples of open requests (sample.bpf.h) with it: the same
+// requests as BenchmarkTracerCost's, counted by the tracer loaded without
+// evidence and with it, and with no BPF, in rotating order within each
+// triple. With evidence the request's read also marks its task, the
+// answer checks the evidence floor, and the perf event of each CPU
+// interrupts the thread every 250 µs of its CPU time to take its stacks
+// (it is in a request about half of that time): what the thread's CPU
+// time shows of all that, per request.
+//
+//	go test ./bpf/request/ -run '^$' -bench EvidenceCost -benchtime 100x
+func BenchmarkEvidenceCost(b *testing.B) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		b.Fatal(err)
+	}
+	const requests = 2000
+	client, server := tcpPair(b)
+	defer unix.Close(client)
+	defer unix.Close(server)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	buf := make([]byte, 64)
+	cpuTime := func() int64 {
+		var ts unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+			b.Fatal(err)
+		}
+		return ts.Nano()
+	}
+	block := func() float64 {
+		start := cpuTime()
+		for range requests {
+			unix.Write(client, buf)
+			unix.Read(server, buf)
+			unix.Write(server, buf)
+			unix.Read(client, buf)
+		}
+		return float64(cpuTime()-start) / requests
+	}
+	plain, withEvidence := tracing.NewLoaded(), tracing.NewLoaded()
+	defer plain.Close()
+	defer withEvidence.Close()
+	var none, counted, evidence, added []float64
+	samples := 0
+	for i := range b.N {
+		var t [3]float64 // none, counted, counted with evidence
+		for j := range 3 {
+			arm := (i + j) % 3
+			if arm == 0 {
+				t[0] = block()
+				continue
+			}
+			o := tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Loaded: plain}
+			if arm == 2 {
+				o.Loaded, o.Evidence = withEvidence, 10
+			}
+			tr, err := New(Options{TracerOptions: o})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := tr.AddThread(tid); err != nil {
+				b.Fatal(err)
+			}
+			t[arm] = block()
+			hs, err := tr.Read()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n := hs[MetricServer].Count(); n+1 < requests || n > requests {
+				b.Fatalf("the tracer counted %d requests, want %d", n, requests)
+			}
+			if arm == 2 {
+				reqs, _, err := tr.Samples()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range reqs {
+					samples += len(r.Stacks)
+				}
+			}
+			tr.Close()
+			if err := o.Loaded.Detach(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		none, counted, evidence = append(none, t[0]), append(counted, t[1]), append(evidence, t[2])
+		added = append(added, t[2]-t[1])
+	}
+	med := func(xs []float64) float64 {
+		s := append([]float64(nil), xs...)
+		sort.Float64s(s)
+		return s[len(s)/2]
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(med(none), "ns/request-none")
+	b.ReportMetric(med(counted), "ns/request-counted")
+	b.ReportMetric(med(evidence), "ns/request-evidence")
+	b.ReportMetric(med(added), "ns/request-evidence-added")
+	b.ReportMetric(float64(samples)/float64(b.N), "samples/block")
+}
