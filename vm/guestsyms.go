@@ -99,8 +99,9 @@ func keepKallsyms(k *kernels.Kernel, path string) {
 }
 
 // nameGuestFrames names the kernel frames a guest left as hex
-// (GuestRequest.KernelText) from its kernel's System.map, then drops the
-// leading frames of the tracing machinery, as a host run does.
+// (GuestRequest.KernelText), its slowest events' and its sampled
+// profiles', from its kernel's System.map, then drops the leading frames
+// of the tracing machinery, as a host run does.
 func nameGuestFrames(res *result.Result, m *symbols.SystemMap) {
 	if res == nil || m == nil {
 		return
@@ -108,9 +109,17 @@ func nameGuestFrames(res *result.Result, m *symbols.SystemMap) {
 	for si := range res.Scenarios {
 		for _, rm := range res.Scenarios[si].Metrics {
 			for ti := range rm.Trials {
-				for ei := range rm.Trials[ti].Slowest {
-					e := &rm.Trials[ti].Slowest[ei]
+				tr := &rm.Trials[ti]
+				for ei := range tr.Slowest {
+					e := &tr.Slowest[ei]
 					e.KernelStack = m.NameStack(e.KernelStack)
+				}
+				if tr.Profile == nil {
+					continue
+				}
+				for pi := range tr.Profile.Samples {
+					ps := &tr.Profile.Samples[pi]
+					ps.Kernel = m.NameStack(ps.Kernel)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/kernels"
 )
 
@@ -67,5 +68,34 @@ func TestKeepKallsyms(t *testing.T) {
 	}
 	if kallsymsCache(&kernels.Kernel{Dir: dir}) != "" || kallsymsCache(&kernels.Kernel{Vmlinux: k.Vmlinux}) != "" {
 		t.Error("a kernel booted from its bzImage (KASLR) or not cached would use kept symbols")
+	}
+}
+
+// A guest leaves its kernel frames as hex for the host to name from the
+// kernel's symbols: the slowest events' stacks and the stacks sampled in
+// its slowest requests alike.
+func TestNameGuestFramesNamesProfiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "System.map")
+	if err := os.WriteFile(path, []byte("ffffffff81000000 T _stext\nffffffff81000200 t pipe_read\nffffffff81100000 T _etext\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := readSystemMap(path)
+	if m == nil {
+		t.Fatal("no map")
+	}
+	res := &result.Result{Scenarios: []result.Scenario{{Name: "s", Metrics: map[string]*result.Metric{"request.server": {Trials: []result.Trial{{
+		Slowest: []result.Event{{KernelStack: []string{"0xffffffff81000210"}}},
+		Profile: &result.Profile{Samples: []result.StackSample{{Kernel: []string{"0xffffffff81000210"}, User: []string{"handler"}, Count: 3}}},
+	}}}}}}}
+	nameGuestFrames(res, m)
+	tr := res.Scenarios[0].Metrics["request.server"].Trials[0]
+	if got := tr.Slowest[0].KernelStack; len(got) != 1 || got[0] != "pipe_read+0x10" {
+		t.Errorf("slowest event's stack %q, want pipe_read+0x10", got)
+	}
+	if got := tr.Profile.Samples[0].Kernel; len(got) != 1 || got[0] != "pipe_read+0x10" {
+		t.Errorf("profile sample's kernel stack %q, want pipe_read+0x10", got)
+	}
+	if got := tr.Profile.Samples[0].User; len(got) != 1 || got[0] != "handler" {
+		t.Errorf("profile sample's user stack %q changed", got)
 	}
 }
