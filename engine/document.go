@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
@@ -31,6 +32,15 @@ func LookupScenarios(names []string) ([]*scenarios.Scenario, error) {
 		return nil, &InputError{err}
 	}
 	return ss, nil
+}
+
+// CheckThresholds refuses a --threshold for a metric none of metrics is
+// (stats.CheckThresholdMetrics): an InputError.
+func CheckThresholds(ts []stats.Threshold, metrics []string) error {
+	if err := stats.CheckThresholdMetrics(ts, metrics); err != nil {
+		return &InputError{err}
+	}
+	return nil
 }
 
 // otherDocuments are the JSON documents tailgate writes that are not

@@ -111,6 +111,9 @@ type ConfirmOptions struct {
 	Target string
 	// Build, BuildDir: history.Pair.Boot's shell command and its outputs.
 	Build, BuildDir string
+	// DryRun prints the gate's command instead of running it (Confirm);
+	// Verbose passes -v to the gate.
+	DryRun, Verbose bool
 }
 
 // ConfirmPair finds COMMIT and the commit before it in the store spec

@@ -50,3 +50,12 @@ func CheckTime(planned, max time.Duration, what string) error {
 	return Inputf("this plan takes at least %s (%s), over the most a run may take, %s: give --max-time %s (or more) to run it, or plan fewer or shorter trials",
 		scenarios.ShortDuration(planned.Round(time.Second)), what, scenarios.ShortDuration(max), scenarios.ShortDuration(planned.Round(time.Minute)+time.Minute))
 }
+
+// ParseMaxTime reads --max-time: a positive duration.
+func ParseMaxTime(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a duration such as 6h or 90m")
+	}
+	return d, nil
+}

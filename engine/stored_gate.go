@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tailgate-ci/tailgate/internal/baseline"
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report"
 )
 
@@ -57,6 +60,25 @@ func (g StoredGate) tellUnreachable(spec Spec, target string) {
 			}
 		}
 	}
+}
+
+// RunOne is Run of the one target of targets, once its trials were found
+// to fit maxTime (CheckTime) and the sysctls a killed run left were put
+// back (RecoverSysctls); names are the scenarios as the command line
+// named them, for the command that stores a missing baseline.
+func (g StoredGate) RunOne(ctx context.Context, targets []Target, spec Spec, output string, maxTime time.Duration, names []string) (*result.Result, error) {
+	if len(targets) > 1 {
+		return nil, Inputf("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
+	}
+	if err := CheckTime(spec.TrialsTime(spec.Scenarios), maxTime, "the trials and warmups of "+english.Count(len(spec.Scenarios), "scenario")); err != nil {
+		return nil, err
+	}
+	RecoverSysctls(sysctl.Root, g.Store.Log)
+	res, err := g.Run(ctx, targets[0], spec, output)
+	if me := (*MissingError)(nil); errors.As(err, &me) {
+		return nil, Inputf("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, ShellArgs(names), me.Path)
+	}
+	return res, err
 }
 
 // Run checks that every scenario of spec has a baseline for t unless the

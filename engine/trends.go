@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tailgate-ci/tailgate/internal/history"
@@ -44,6 +46,15 @@ func (o TrendOptions) withDefaults() TrendOptions {
 		o.N = DefaultTrendCommits
 	}
 	return o
+}
+
+// ParseTrendCommits reads --history-n: how many commits, 1 or more.
+func ParseTrendCommits(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a number of commits, 1 or more, such as 20")
+	}
+	return n, nil
 }
 
 // sameRef reports whether a record's ref is the branch ref names, either

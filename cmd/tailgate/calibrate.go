@@ -57,7 +57,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := fl.report.checkThresholds(scenarios.AllMetrics(ss)); err != nil {
+	if err := engine.CheckThresholds(fl.report.thresholds, scenarios.AllMetrics(ss)); err != nil {
 		return err
 	}
 	store := engine.Store{Path: basePath, Log: stderr}

@@ -43,7 +43,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if err := fl.report.checkThresholds(result.MetricNames(base, cand)); err != nil {
+	if err := engine.CheckThresholds(fl.report.thresholds, result.MetricNames(base, cand)); err != nil {
 		return err
 	}
 	// The bootstrap does not look at ctx: an interrupt ends the wait.
@@ -55,6 +55,6 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return engine.CompareError(err)
 	}
 	m := rep.Matrix()
-	fl.history.attach(ctx, m, stderr)
+	engine.AttachTrends(ctx, m, fl.history.store, fl.history.opt, stderr)
 	return fl.report.verdict(m, outs, "compare", stdout, stderr)
 }

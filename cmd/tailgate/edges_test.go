@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/baseline"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report/stats"
@@ -258,9 +259,9 @@ func TestRefusedFlags(t *testing.T) {
 			}
 		})
 	}
-	// checkThresholds is what run-based commands call.
-	rf := reportFlags{thresholds: []stats.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}}
-	if err := rf.checkThresholds([]string{"sched.runq"}); err != nil {
+	// CheckThresholds is what run-based commands call.
+	ts := []stats.Threshold{{Metric: "sched.runq", Percentile: "p99"}, {Percentile: "p50"}}
+	if err := engine.CheckThresholds(ts, []string{"sched.runq"}); err != nil {
 		t.Errorf("a threshold for a measured metric: %v", err)
 	}
 	// The limits themselves are fine.

@@ -5,19 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/engine/runner"
+	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
-	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/kernels"
 	"github.com/tailgate-ci/tailgate/report"
-	"github.com/tailgate-ci/tailgate/report/profiles"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -103,13 +99,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	})
 	fs.BoolVar(&f.verbose, "v", false, verboseUsage)
 	f.maxTime = engine.DefaultMaxTime
-	fs.Func("max-time", "the most wall `duration` the plan may take, its trials and warmups counted (default "+scenarios.ShortDuration(engine.DefaultMaxTime)+"); a longer plan is refused before it starts", func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a duration such as 6h or 90m")
-		}
-		f.maxTime = d
-		return nil
+	fs.Func("max-time", "the most wall `duration` the plan may take, its trials and warmups counted (default "+scenarios.ShortDuration(engine.DefaultMaxTime)+"); a longer plan is refused before it starts", func(s string) (err error) {
+		f.maxTime, err = engine.ParseMaxTime(s)
+		return err
 	})
 }
 
@@ -181,16 +173,16 @@ func (f *targetFlags) use(kind string) func(string) error {
 // each: every target must use them, as in a matrix.
 func (f *targetFlags) check(each bool) error {
 	// 0 is the default, the clock's own count; given, it is no count.
-	if f.VCPUs < 1 && len(given(f.fs, "vcpus")) > 0 {
+	if f.VCPUs < 1 && len(cmdline.Given(f.fs, "vcpus")) > 0 {
 		return engine.Inputf("--vcpus %d: want 1 to %d", f.VCPUs, vm.MaxVCPUs)
 	}
-	if f.MemMiB < 1 && len(given(f.fs, "memory")) > 0 {
+	if f.MemMiB < 1 && len(cmdline.Given(f.fs, "memory")) > 0 {
 		return engine.Inputf("--memory %d: want %d to %d MiB (a guest needs at least %d MiB to boot)", f.MemMiB, vm.MinMemMiB, vm.MaxMemMiB, vm.MinMemMiB)
 	}
 	if err := f.Check(); err != nil {
 		return err
 	}
-	return f.CheckSet(given(f.fs, engine.Settings...), each)
+	return f.CheckSet(cmdline.Given(f.fs, engine.Settings...), each)
 }
 
 // resolve resolves the flags (engine.TargetChoice.Resolve); none means
@@ -231,74 +223,36 @@ func (f *targetFlags) inOrder(env roundsEnv) ([]engine.Target, []string, error) 
 // reportFlags are how a comparison is made and written: thresholds,
 // resamples, outputs, strictness.
 type reportFlags struct {
+	engine.ReportOutputs
 	thresholds []stats.Threshold
-	outputs    []render.Output
-	output     string
-	strict     bool
 	force      bool
 	resamples  int
-	pprof      string // --pprof: where the sides' profiles go
 }
 
 func (f *reportFlags) register(fs *flag.FlagSet) {
 	f.registerThresholds(fs)
-	fs.Func("format", "report `FORMAT[=FILE]`: "+render.FormatNames()+", to stdout (no FILE, or -) or FILE (repeatable; default text)", func(s string) error {
-		o, err := render.ParseOutput(s)
-		f.outputs = append(f.outputs, o)
-		return err
-	})
-	fs.StringVar(&f.output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
-	fs.BoolVar(&f.strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
+	fs.Func("format", "report `FORMAT[=FILE]`: "+render.FormatNames()+", to stdout (no FILE, or -) or FILE (repeatable; default text)", cmdline.Append(&f.Outputs, render.ParseOutput))
+	fs.StringVar(&f.Output, "output", "", "write the report to `FILE` instead of stdout (for a single --format without =FILE); - is stdout")
+	fs.BoolVar(&f.Strict, "strict", false, "fail (exit 1) on inconclusive verdicts too")
 	fs.BoolVar(&f.force, "force", false, "compare scenarios whose parameters differ")
-	fs.StringVar(&f.pprof, "pprof", "", "write each side's stacks sampled in its slowest requests as pprof profiles under `DIR` (DIR/SCENARIO.METRIC/base.pb.gz, head.pb.gz)")
+	fs.StringVar(&f.Pprof, "pprof", "", "write each side's stacks sampled in its slowest requests as pprof profiles under `DIR` (DIR/SCENARIO.METRIC/base.pb.gz, head.pb.gz)")
 }
 
 // registerThresholds registers the flags that shape the statistics alone.
 func (f *reportFlags) registerThresholds(fs *flag.FlagSet) {
-	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", func(s string) error {
-		t, err := stats.ParseThreshold(s)
-		if err != nil {
-			return err
-		}
-		f.thresholds = append(f.thresholds, t)
-		return nil
-	})
+	fs.Func("threshold", "override a threshold: `[METRIC:]PCTL=T%`, e.g. p99=8% or syscall.read:p99=5% or p90=off (repeatable)", cmdline.Append(&f.thresholds, stats.ParseThreshold))
 	f.resamples = stats.DefaultResamples
-	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", stats.MaxResamples, stats.DefaultResamples), func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > stats.MaxResamples {
-			return fmt.Errorf("want a number from 1 to %d", stats.MaxResamples)
-		}
-		f.resamples = n
-		return nil
+	fs.Func("resamples", fmt.Sprintf("bootstrap resamples per confidence interval, 1 to %d (default %d)", stats.MaxResamples, stats.DefaultResamples), func(s string) (err error) {
+		f.resamples, err = engine.ParseResamples(s)
+		return err
 	})
 }
 
-// resolveOutputs applies --output and the default, and checks every
-// file before anything runs (render.ResolveOutputs).
+// resolveOutputs checks every output before anything runs
+// (engine.ReportOutputs.Resolve).
 func (f *reportFlags) resolveOutputs(verbose bool) ([]render.Output, error) {
-	outs, err := render.ResolveOutputs(f.outputs, f.output, f.strict)
-	if err != nil {
-		return nil, &usageError{Err: err}
-	}
-	for i := range outs {
-		outs[i].Verbose = verbose
-	}
-	if f.pprof != "" {
-		if err := safefile.MkdirAll(f.pprof, 0o755); err != nil {
-			return nil, &usageError{Err: fmt.Errorf("--pprof %s: %w", f.pprof, err)}
-		}
-	}
-	return outs, nil
-}
-
-// checkThresholds refuses a --threshold for a metric none of metrics is
-// (stats.CheckThresholdMetrics): a usage error.
-func (f *reportFlags) checkThresholds(metrics []string) error {
-	if err := stats.CheckThresholdMetrics(f.thresholds, metrics); err != nil {
-		return &usageError{Err: err}
-	}
-	return nil
+	f.Verbose = verbose
+	return f.Resolve()
 }
 
 // lookup resolves the scenarios names (engine.LookupScenarios) and checks the
@@ -308,7 +262,7 @@ func (f *reportFlags) lookup(names []string) ([]*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ss, f.checkThresholds(scenarios.AllMetrics(ss))
+	return ss, engine.CheckThresholds(f.thresholds, scenarios.AllMetrics(ss))
 }
 
 func (f *reportFlags) options() report.Options {
@@ -318,35 +272,10 @@ func (f *reportFlags) options() report.Options {
 // verdict writes m to outs and turns it into the command's outcome
 // (engine.Verdict).
 func (f *reportFlags) verdict(m *report.Matrix, outs []render.Output, name string, stdout, stderr io.Writer) error {
-	if err := f.writeProfiles(m, stderr); err != nil {
+	if err := engine.WriteProfiles(f.Pprof, m, stderr); err != nil {
 		return err
 	}
-	return engine.Verdict(m, outs, f.strict, name, stdout, stderr)
-}
-
-// writeProfiles writes the sides' profiles under --pprof: DIR for a
-// two-sided comparison, DIR/TARGET for each target of a matrix, with a
-// line on stderr saying how to see what grew.
-func (f *reportFlags) writeProfiles(m *report.Matrix, stderr io.Writer) error {
-	if f.pprof == "" {
-		return nil
-	}
-	for i, p := range m.Pairs {
-		dir := f.pprof
-		if len(m.Pairs) > 1 {
-			dir = filepath.Join(dir, m.Targets[i+1].Name)
-		}
-		written, err := profiles.WriteSides(dir, p.BaseResult, p.CandResult)
-		if err != nil {
-			return fmt.Errorf("--pprof: %w", err)
-		}
-		for j, w := range written {
-			if w.Side == "head" && j > 0 && written[j-1].Side == "base" && written[j-1].Metric == w.Metric && written[j-1].Scenario == w.Scenario {
-				fmt.Fprintf(stderr, "what grew in %s's slowest requests of %s: go tool pprof -normalize -diff_base %s %s\n", w.Metric, w.Scenario, written[j-1].Path, w.Path)
-			}
-		}
-	}
-	return nil
+	return engine.Verdict(m, outs, f.Strict, name, stdout, stderr)
 }
 
 // historyLine is gate's and compare's --history: under the verdicts, a
@@ -361,39 +290,8 @@ func (h *historyLine) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.store, "history", "", "history `STORE` (git:REPO[#BRANCH] or a directory): show each gated percentile against --history-ref's last commits in it")
 	fs.StringVar(&h.opt.Ref, "history-ref", engine.DefaultTrendRef, "with --history: the `BRANCH` whose commits to show")
 	h.opt.N = engine.DefaultTrendCommits
-	fs.Func("history-n", fmt.Sprintf("with --history: how many of its last commits (`N`, default %d)", engine.DefaultTrendCommits), func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a number of commits, 1 or more, such as 20")
-		}
-		h.opt.N = n
-		return nil
+	fs.Func("history-n", fmt.Sprintf("with --history: how many of its last commits (`N`, default %d)", engine.DefaultTrendCommits), func(s string) (err error) {
+		h.opt.N, err = engine.ParseTrendCommits(s)
+		return err
 	})
-}
-
-// attach adds the history lines to m (engine.AttachTrends).
-func (h *historyLine) attach(ctx context.Context, m *report.Matrix, stderr io.Writer) {
-	engine.AttachTrends(ctx, m, h.store, h.opt, stderr)
-}
-
-// given lists which of the flags names were set on fs (none when fs is
-// nil), spelled as the usage does (flagName).
-func given(fs *flag.FlagSet, names ...string) []string {
-	var set []string
-	if fs != nil {
-		fs.Visit(func(fl *flag.Flag) {
-			if slices.Contains(names, fl.Name) {
-				set = append(set, flagName(fl.Name))
-			}
-		})
-	}
-	return set
-}
-
-// flagName spells a flag as the usage does: -o, --trials.
-func flagName(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
-	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/report/render"
@@ -99,7 +97,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, env r
 		}
 		return gateInRounds(ctx, pos, &fl, env, stdout, stderr)
 	}
-	if pairOnly := given(fs, "variant", "budget", "retries", "slice", "slice-sysctls"); fl.baseline != "" && len(pairOnly) > 0 {
+	if pairOnly := cmdline.Given(fs, "variant", "budget", "retries", "slice", "slice-sysctls"); fl.baseline != "" && len(pairOnly) > 0 {
 		return usagef("%s only apply to a gate of two targets in one job (BASE HEAD); --baseline gates one run against a stored Result", strings.Join(pairOnly, ", "))
 	}
 	if fl.baseline == "" {
@@ -130,7 +128,7 @@ func gateInRounds(ctx context.Context, names []string, fl *gateFlags, env rounds
 		return err
 	}
 	m, err := g.Gate(ctx, r.targets, r.spec)
-	fl.history.attach(ctx, m, stderr)
+	engine.AttachTrends(ctx, m, fl.history.store, fl.history.opt, stderr)
 	if err != nil {
 		return err
 	}
@@ -146,7 +144,7 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 		return err
 	}
 	defer func() { writeJUnitErrors(outs, "gate", err, stderr) }()
-	g := engine.StoredGate{Store: engine.Store{Path: fl.baseline, Log: stderr}, Save: fl.save, Options: fl.report.options(), Strict: fl.report.strict,
+	g := engine.StoredGate{Store: engine.Store{Path: fl.baseline, Log: stderr}, Save: fl.save, Options: fl.report.options(), Strict: fl.report.Strict,
 		Progress: fl.run.progressMode()}
 	var res *result.Result
 	if fl.candidate != "" {
@@ -162,7 +160,7 @@ func gateStored(ctx context.Context, fs *flag.FlagSet, pos []string, fl *gateFla
 		return err
 	}
 	if j.Matrix != nil {
-		fl.history.attach(ctx, j.Matrix, stderr)
+		engine.AttachTrends(ctx, j.Matrix, fl.history.store, fl.history.opt, stderr)
 		if err := render.WriteOutputs(j.Matrix, outs, stdout, stderr); err != nil {
 			return err
 		}
@@ -183,7 +181,7 @@ func gateCandidate(fs *flag.FlagSet, pos []string, path string) (*result.Result,
 	if len(pos) > 0 {
 		return nil, usagef("--candidate gates a Result made earlier: name no scenarios (got %s)", strings.Join(pos, " "))
 	}
-	runOnly := given(fs, "trials", "duration", "warmup", "o",
+	runOnly := cmdline.Given(fs, "trials", "duration", "warmup", "o",
 		"kernel", "target", "targets", "vm", "cmdline", "vcpus", "memory", "accel", "deadline", "kernel-cache", "phases")
 	if len(runOnly) > 0 {
 		return nil, usagef("%s only apply to a run; --candidate does not run", strings.Join(runOnly, ", "))
@@ -206,17 +204,5 @@ func gateRun(ctx context.Context, g engine.StoredGate, fl *gateFlags, pos []stri
 	if err != nil {
 		return nil, err
 	}
-	if len(targets) > 1 {
-		return nil, usagef("gate runs one target at a time (got %d); for several, run each with --shard or per job and gate each Result with --candidate", len(targets))
-	}
-	spec := fl.run.spec(ss)
-	if err := fl.run.checkTime(spec.TrialsTime(ss), "the trials and warmups of "+english.Count(len(ss), "scenario")); err != nil {
-		return nil, err
-	}
-	engine.RecoverSysctls(sysctl.Root, g.Store.Log)
-	res, err := g.Run(ctx, targets[0], spec, fl.run.output)
-	if me := (*engine.MissingError)(nil); errors.As(err, &me) {
-		return nil, usagef("%v; create one with: tailgate gate %s--baseline %s --save-baseline", me, engine.ShellArgs(pos), me.Path)
-	}
-	return res, err
+	return g.RunOne(ctx, targets, fl.run.spec(ss), fl.run.output, fl.run.maxTime, pos)
 }

@@ -3,19 +3,11 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/english"
-	"github.com/tailgate-ci/tailgate/internal/history"
-	"github.com/tailgate-ci/tailgate/internal/version"
-	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/changepoint"
 	"github.com/tailgate-ci/tailgate/report/render"
 )
@@ -101,10 +93,11 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	commit := fs.String("commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
-	at := fs.String("time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
-	ref := fs.String("ref", "", "the `REF` the commit was pushed to (main)")
-	replace := fs.Bool("replace", false, "overwrite a record of the same commit and target")
+	var a engine.HistoryAdd
+	fs.StringVar(&a.Commit, "commit", "", "the commit `SHA` the Result measured (git rev-parse HEAD)")
+	fs.StringVar(&a.Time, "time", "", "the commit's `TIME`, RFC 3339 or Unix seconds (git show -s --format=%cI); default the Result's start")
+	fs.StringVar(&a.Ref, "ref", "", "the `REF` the commit was pushed to (main)")
+	fs.BoolVar(&a.Replace, "replace", false, "overwrite a record of the same commit and target")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
 		return err
@@ -112,25 +105,7 @@ func historyAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	if len(pos) != 2 {
 		return usagef("want STORE RESULT, got %s", english.Count(len(pos), "argument"))
 	}
-	if *commit == "" {
-		return usagef("--commit SHA is required (in CI: --commit \"$GITHUB_SHA\")")
-	}
-	var when time.Time
-	if *at != "" {
-		if when, err = history.ParseTime(*at); err != nil {
-			return usagef("--time %q: want RFC 3339 (2026-01-02T15:04:05Z) or Unix seconds", *at)
-		}
-	}
-	s, err := engine.OpenHistory(pos[0])
-	if err != nil {
-		return err
-	}
-	e, err := s.AddResult(ctx, pos[1], history.Origin{Commit: *commit, At: when, Ref: *ref, Provenance: history.CIProvenance(version.Get(), os.Getenv)}, history.AddOptions{Replace: *replace})
-	if err != nil {
-		return engine.HistoryError(err)
-	}
-	fmt.Fprintf(stderr, "recorded %s target %s (%s) in %s as %s\n", e.Commit, e.Target, english.Count(len(e.Scenarios), "scenario"), s, e.Path)
-	return nil
+	return engine.AddHistory(ctx, pos[0], pos[1], a, stderr)
 }
 
 func historyCheck(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
@@ -154,53 +129,19 @@ func historyPrune(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	p, err := history.NewPolicy(*keep, *older)
-	if err != nil {
-		return usagef("%w", err)
-	}
-	s, err := engine.OpenHistory(pos[0])
-	if err != nil {
-		return err
-	}
-	removed, err := s.Prune(ctx, p)
-	if err != nil {
-		return engine.HistoryError(err)
-	}
-	fmt.Fprintf(stderr, "removed %s from %s\n", english.Count(len(removed), "record"), s)
-	return nil
+	return engine.PruneHistory(ctx, pos[0], *keep, *older, stderr)
 }
 
-// seriesFlags are what changes and page share.
-type seriesFlags struct {
-	metrics, percentiles []string
-	level                float64
-}
-
-func (f *seriesFlags) register(fs *flag.FlagSet) {
-	list := func(dst *[]string) func(string) error {
-		return func(s string) error {
-			for _, x := range strings.Split(s, ",") {
-				if x = strings.TrimSpace(x); x != "" {
-					*dst = append(*dst, x)
-				}
-			}
-			return nil
-		}
-	}
-	fs.Func("metric", "test only metric `M` (repeatable, or a comma list); default what is gated", list(&f.metrics))
-	fs.Func("percentile", "test percentile `P` (p50, p90, p99, p99.9, max; repeatable); default what is gated", list(&f.percentiles))
-	fs.Float64Var(&f.level, "level", changepoint.DefaultLevel, "family-wise false-alarm rate over every series tested")
-}
-
-// detect finds the change points of the series the flags select in the
-// store spec names (engine.FindChanges).
-func (f *seriesFlags) detect(ctx context.Context, command, spec string, log io.Writer) (*changepoint.Report, error) {
-	return engine.FindChanges(ctx, command, spec, report.Selection{Metrics: f.metrics, Percentiles: f.percentiles}, f.level, log)
+// registerSeries registers the flags changes and page share into q.
+func registerSeries(fs *flag.FlagSet, q *engine.ChangesQuery) {
+	fs.Func("metric", "test only metric `M` (repeatable, or a comma list); default what is gated", cmdline.List(&q.Metrics))
+	fs.Func("percentile", "test percentile `P` (p50, p90, p99, p99.9, max; repeatable); default what is gated", cmdline.List(&q.Percentiles))
+	fs.Float64Var(&q.Level, "level", changepoint.DefaultLevel, "family-wise false-alarm rate over every series tested")
 }
 
 func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	var sf seriesFlags
-	sf.register(fs)
+	var q engine.ChangesQuery
+	registerSeries(fs, &q)
 	format := fs.String("format", "text", "`FORMAT`: text, json or markdown")
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
@@ -209,19 +150,12 @@ func historyChanges(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if len(pos) != 1 {
 		return usagef("want STORE")
 	}
-	if !slices.Contains(render.ChangesFormats, *format) {
-		return usagef("--format %q: want text, json or markdown", *format)
-	}
-	rep, err := sf.detect(ctx, "changes", pos[0], stderr)
-	if err != nil {
-		return err
-	}
-	return render.WriteChanges(stdout, rep, *format)
+	return engine.WriteHistoryChanges(ctx, pos[0], q, *format, stdout, stderr)
 }
 
 func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	var sf seriesFlags
-	sf.register(fs)
+	var q engine.ChangesQuery
+	registerSeries(fs, &q)
 	out := fs.String("o", "", "write the page into directory `DIR` (index.html)")
 	var opt render.ChangesPageOptions
 	fs.StringVar(&opt.CommitURL, "commit-url", "", "link each commit to `URL`, %s for the commit (https://github.com/OWNER/REPO/commit/%s)")
@@ -234,24 +168,16 @@ func historyPage(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if len(pos) != 1 || *out == "" {
 		return usagef("want STORE -o DIR")
 	}
-	rep, err := sf.detect(ctx, "page", pos[0], stderr)
-	if err != nil {
-		return err
-	}
-	path, err := render.WriteChangesPageDir(*out, rep, opt)
-	if err != nil {
-		return infra(err)
-	}
-	fmt.Fprintf(stderr, "wrote %s: %d series, %s\n", path, len(rep.Series), english.Count(len(rep.Changes), "change point"))
-	return nil
+	return engine.WriteHistoryPage(ctx, pos[0], q, *out, opt, stderr)
 }
 
 func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	target := fs.String("target", "", "the record's target `NAME`, when the commit has several")
-	build := fs.String("build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
-	dir := fs.String("build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")
-	dry := fs.Bool("dry-run", false, "print the gate command and do not run it")
-	verbose := fs.Bool("v", false, "the gate's "+verboseUsage)
+	var o engine.ConfirmOptions
+	fs.StringVar(&o.Target, "target", "", "the record's target `NAME`, when the commit has several")
+	fs.StringVar(&o.Build, "build", "", "shell `CMD` that builds $TAILGATE_COMMIT's kernel into $TAILGATE_OUT/bzImage")
+	fs.StringVar(&o.BuildDir, "build-dir", "", "where --build's outputs go, `DIR`/base and DIR/head (default a temporary directory)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the gate command and do not run it")
+	fs.BoolVar(&o.Verbose, "v", false, "the gate's "+verboseUsage)
 	args, gateArgs := cmdline.CutDashes(args)
 	pos, err := cmdline.Parse(fs, args)
 	if err != nil {
@@ -260,18 +186,5 @@ func historyConfirm(ctx context.Context, fs *flag.FlagSet, args []string, stdout
 	if len(pos) != 2 {
 		return usagef("want STORE COMMIT")
 	}
-	p, err := engine.ConfirmPair(ctx, pos[0], pos[1], engine.ConfirmOptions{Target: *target, Build: *build, BuildDir: *dir}, stderr)
-	if err != nil {
-		return err
-	}
-	if *verbose {
-		gateArgs = append(gateArgs, "-v")
-	}
-	gargs := p.GateArgs(gateArgs)
-	fmt.Fprintf(stderr, "confirming %s (after %s, target %s): tailgate gate %s\n", history.Short(p.Head.Commit), history.Short(p.Base.Commit), p.Head.Target, engine.ShellArgs(gargs))
-	if *dry {
-		fmt.Fprintf(stdout, "tailgate gate %s\n", engine.ShellArgs(gargs))
-		return nil
-	}
-	return confirmGate(ctx, gargs, stdout, stderr)
+	return engine.Confirm(ctx, pos[0], pos[1], o, gateArgs, confirmGate, stdout, stderr)
 }

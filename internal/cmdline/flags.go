@@ -47,12 +47,8 @@ func SetUsage(fs *flag.FlagSet, w io.Writer, text string) {
 func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 	width := HelpWidth(w)
 	fs.VisitAll(func(f *flag.Flag) {
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
-		}
 		arg, text := flag.UnquoteUsage(f)
-		line := "  " + dash + f.Name
+		line := "  " + FlagName(f.Name)
 		if arg != "" {
 			line += " " + arg
 		}
@@ -66,6 +62,54 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 		text = strings.ReplaceAll(wrapFlagText(text, width), "\n", "\n    \t")
 		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
 	})
+}
+
+// FlagName spells a flag as the usage does: -o, --trials.
+func FlagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// Given lists which of the flags names were set on fs (none when fs is
+// nil), spelled as the usage does (FlagName).
+func Given(fs *flag.FlagSet, names ...string) []string {
+	var set []string
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) {
+			if slices.Contains(names, fl.Name) {
+				set = append(set, FlagName(fl.Name))
+			}
+		})
+	}
+	return set
+}
+
+// Append is a flag.Func that appends each value, as parse reads it, to
+// dst: a repeatable flag.
+func Append[T any](dst *[]T, parse func(string) (T, error)) func(string) error {
+	return func(s string) error {
+		v, err := parse(s)
+		if err != nil {
+			return err
+		}
+		*dst = append(*dst, v)
+		return nil
+	}
+}
+
+// List is a flag.Func that appends each item of a comma list to dst,
+// spaces trimmed, empty items dropped: a flag repeatable or a list.
+func List(dst *[]string) func(string) error {
+	return func(s string) error {
+		for _, x := range strings.Split(s, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				*dst = append(*dst, x)
+			}
+		}
+		return nil
+	}
 }
 
 // isZeroFlag says f's default is its type's zero value, which the usage
