@@ -63,7 +63,11 @@ func (fl *commandFlags) forRounds(names []string, env roundsEnv, o *engine.Round
 	if engine.AtOnce(targets) == "" {
 		o.Jobs = engine.Jobs(fl.targets.Jobs)
 	}
-	return rounds{spec: fl.run.spec(ss), outs: outs, targets: targets, descr: descr}, nil
+	spec := fl.run.spec(ss)
+	// Every built-in (no names) passes over what a target cannot measure,
+	// as a run of them does; a scenario named is refused instead.
+	spec.SkipUnsupported = len(names) == 0
+	return rounds{spec: spec, outs: outs, targets: targets, descr: descr}, nil
 }
 
 // runFlags are what a run asks of every trial: run, gate, calibrate and
