@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/stats"
 	"github.com/tailgate-ci/tailgate/scenarios"
 )
@@ -21,7 +22,20 @@ func LoadResult(path, what string) (*result.Result, error) {
 		}
 		return nil, &InputError{fmt.Errorf("%s: %w", what, err)}
 	}
+	if err := scenarios.CheckParams(r); err != nil {
+		return nil, &InputError{fmt.Errorf("%s: %s: %w", what, path, err)}
+	}
 	return r, nil
+}
+
+// checkStored checks a stored baseline as compare needs it: one that
+// gates something (report.CheckBaseline), whose scenarios' digests are
+// their definitions' (scenarios.CheckParams).
+func checkStored(r *result.Result) error {
+	if err := report.CheckBaseline(r); err != nil {
+		return err
+	}
+	return scenarios.CheckParams(r)
 }
 
 // LookupScenarios resolves names or paths (scenarios.LookupAll); none

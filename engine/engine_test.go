@@ -60,7 +60,7 @@ func (f *fakeTarget) Run(ctx context.Context, req runner.Request, p *progress.Re
 		h.Record(1000)
 		def, _ := json.Marshal(r)
 		res.Scenarios = append(res.Scenarios, result.Scenario{
-			Name: s.Name, Trials: 1, Definition: def,
+			Name: s.Name, Trials: 1, Definition: def, Params: scenarios.Params(r),
 			// The seed as a VM in virtual time records it.
 			Metrics: map[string]*result.Metric{"m": {Unit: "ns", Trials: []result.Trial{{Histogram: h, Summary: result.Summarize(h), PID: f.runs, Ops: 1, Seed: req.Seed}}}},
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/version"
 	"github.com/tailgate-ci/tailgate/report"
 	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // What the history subcommands do once their flags are read.
@@ -43,7 +44,7 @@ func AddHistory(ctx context.Context, spec, path string, a HistoryAdd, log io.Wri
 		return err
 	}
 	o := history.Origin{Commit: a.Commit, At: when, Ref: a.Ref, Provenance: history.CIProvenance(version.Get(), os.Getenv)}
-	e, err := s.AddResult(ctx, path, o, history.AddOptions{Replace: a.Replace})
+	e, err := s.AddResult(ctx, path, o, history.AddOptions{Replace: a.Replace, Check: scenarios.CheckParams})
 	if err != nil {
 		return HistoryError(err)
 	}

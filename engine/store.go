@@ -52,7 +52,7 @@ func (s Store) Missing(ss []*scenarios.Scenario, target string) ([]string, error
 		case err != nil:
 			return nil, &InputError{fmt.Errorf("baseline: %w", err)}
 		default:
-			if err := report.CheckBaseline(e.Result); err != nil {
+			if err := checkStored(e.Result); err != nil {
 				return nil, &InputError{fmt.Errorf("baseline %s: %w", e.Path, err)}
 			}
 		}
@@ -92,7 +92,7 @@ func (s Store) For(cand *result.Result) (*result.Result, []string, error) {
 		if err != nil {
 			return nil, nil, &InputError{fmt.Errorf("baseline: %w", err)}
 		}
-		if err := report.CheckBaseline(e.Result); err != nil {
+		if err := checkStored(e.Result); err != nil {
 			return nil, nil, &InputError{fmt.Errorf("baseline %s: %w", e.Path, err)}
 		}
 		if base == nil {

@@ -247,7 +247,7 @@ func LoadBase(path string, cand *result.Result, candPath string, log io.Writer) 
 	if err := baseline.Check(base); err != nil {
 		return nil, Inputf("baseline %s: %w", path, err)
 	}
-	if err := report.CheckBaseline(base); err != nil {
+	if err := checkStored(base); err != nil {
 		return nil, Inputf("baseline %s: %w", path, err)
 	}
 	return base, nil

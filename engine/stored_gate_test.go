@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/progress"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // report0 compares with few resamples: the tests judge no interval.
@@ -156,7 +158,12 @@ func TestStoredGateTellsUnreachableBeforeTheRun(t *testing.T) {
 		h.RecordN(v, 1000)
 		m.Trials = append(m.Trials, result.Trial{Histogram: h, Summary: result.Summarize(h), Seed: uint64(i + 1), Ops: 1000, BootID: string(rune('a' + i))})
 	}
-	base.Scenarios = []result.Scenario{{Name: "a", Trials: 4, Definition: []byte(`{"name":"a","gate":{"m":{"p50":0.02}}}`), Metrics: map[string]*result.Metric{"m": m}}}
+	def := &scenarios.Scenario{Name: "a", Gate: result.GatePolicy{"m": {"p50": 0.02}}}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Scenarios = []result.Scenario{{Name: "a", Trials: 4, Definition: raw, Params: scenarios.Params(def), Metrics: map[string]*result.Metric{"m": m}}}
 	if _, err := baseline.Save(dir, base); err != nil {
 		t.Fatal(err)
 	}

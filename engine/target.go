@@ -616,6 +616,9 @@ func (v *VM) boot(ctx context.Context, b vmBoot, p *progress.Reporter) (*result.
 	if err != nil {
 		return nil, Infra(err)
 	}
+	if err := scenarios.CheckParams(res); err != nil {
+		return nil, Infra(fmt.Errorf("vm %s: %w: %w", v.Name(), vm.ErrBadReply, err))
+	}
 	return res, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -159,5 +160,33 @@ func TestLookupAllStopsAtWhatAResultHolds(t *testing.T) {
 	_, err := LookupAll(names)
 	if err == nil || !strings.Contains(err.Error(), "257 scenarios named; a run holds at most 256") {
 		t.Errorf("LookupAll of 257 names: %v", err)
+	}
+}
+
+// TestCheckParams: a Result's params must be its definition's digest.
+func TestCheckParams(t *testing.T) {
+	sc, err := Lookup("syscall-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &result.Result{Scenarios: []result.Scenario{{Name: sc.Name, Definition: def, Params: Params(sc)}}}
+	if err := CheckParams(r); err != nil {
+		t.Errorf("a run's own params: %v", err)
+	}
+	r.Scenarios[0].Params = Params(&Scenario{Duration: time.Second})
+	if err := CheckParams(r); !errors.Is(err, result.ErrCorrupt) || !strings.Contains(err.Error(), `scenario "syscall-read": its params`) {
+		t.Errorf("another scenario's params: %v", err)
+	}
+	r.Scenarios[0].Definition = json.RawMessage(`{"tracers":{"nonesuch":{}}}`)
+	if err := CheckParams(r); !errors.Is(err, result.ErrCorrupt) || !strings.Contains(err.Error(), "does not read as a scenario") {
+		t.Errorf("a definition that is no scenario: %v", err)
+	}
+	r.Scenarios[0].Definition = nil
+	if err := CheckParams(r); err != nil {
+		t.Errorf("no definition to check against: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // cli runs tailgate in-process.
@@ -56,6 +57,12 @@ func (f fakeRun) result() *result.Result {
 	var def json.RawMessage
 	if f.duration > 0 {
 		def = json.RawMessage(fmt.Sprintf(`{"name":%q,"workload":{"kind":"syscall","syscall":"read"},"tracers":{"syscall":{}},"duration":%d}`, f.scenario, f.duration))
+		// A definition's digest is its parameters' (scenarios.CheckParams).
+		var sc scenarios.Scenario
+		if err := json.Unmarshal(def, &sc); err != nil {
+			panic(err)
+		}
+		f.params = scenarios.Params(&sc)
 	}
 	return &result.Result{
 		Schema:      result.SchemaVersion,

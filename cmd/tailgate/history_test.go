@@ -420,6 +420,7 @@ func TestHistorySeriesKeepClocksApart(t *testing.T) {
 	store, _ = historyOfTrials(t, false, 10, func(c int, r *result.Result) {
 		if c >= 7 {
 			r.Scenarios[0].Params = strings.Repeat("ab", 32)
+			r.Scenarios[0].Definition = nil // no definition to digest otherwise
 		}
 	})
 	code, out, _ = historyRun(t, "changes", store)

@@ -25,6 +25,7 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/sysctl"
 	"github.com/tailgate-ci/tailgate/internal/testenv"
 	"github.com/tailgate-ci/tailgate/report/render"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 // execFunc runs one request on a target in place of the target itself.
@@ -78,11 +79,12 @@ func (f *fakeExec) exec(ctx context.Context, t engine.Target, req runner.Request
 	}
 	res := fakeRun{scenario: req.Scenarios[0].Name, scales: []float64{scale}, seed: uint64(len(f.calls))}.result()
 	res.Target = req.Target
-	def, err := json.Marshal(req.Resolve(req.Scenarios[0]))
+	r := req.Resolve(req.Scenarios[0])
+	def, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	res.Scenarios[0].Definition = def
+	res.Scenarios[0].Definition, res.Scenarios[0].Params = def, scenarios.Params(r)
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/tailgate-ci/tailgate/engine"
 	"github.com/tailgate-ci/tailgate/internal/cmdline"
 	"github.com/tailgate-ci/tailgate/internal/result"
+	"github.com/tailgate-ci/tailgate/scenarios"
 )
 
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -30,7 +31,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := engine.CheckOutput(*out); err != nil {
 		return err
 	}
-	m, err := result.MergeFiles(files)
+	m, err := result.MergeFiles(files, scenarios.CheckParams)
 	if err != nil {
 		return &usageError{Err: err}
 	}

@@ -27,6 +27,11 @@ func (s *Store) AddResult(ctx context.Context, path string, o Origin, opt AddOpt
 	if err != nil {
 		return Entry{}, err
 	}
+	if opt.Check != nil {
+		if err := opt.Check(r); err != nil {
+			return Entry{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	rec, err := NewRecord(r, strings.ToLower(o.Commit), o.At, o.Ref, o.Provenance)
 	if err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", path, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tailgate-ci/tailgate/internal/result"
 	"io/fs"
 	"strings"
 	"time"
@@ -93,6 +94,10 @@ type AddOptions struct {
 	Replace bool
 	// Now is the time the record is added; zero is time.Now.
 	Now time.Time
+	// Check, when set, checks the Result AddResult reads beyond its
+	// reader (the digests of its scenarios' definitions, which this
+	// package cannot compute); an error is the input's.
+	Check func(*result.Result) error
 }
 
 // Add stores rec and lists it in the index, in one transaction.

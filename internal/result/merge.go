@@ -14,10 +14,11 @@ type Input struct {
 	Result *Result
 }
 
-// MergeFiles loads the Results of files and merges them (Merge). A file
-// named twice, by the same path or another (a link, ./x), is refused:
-// merging it would count its trials twice.
-func MergeFiles(files []string) (*Result, error) {
+// MergeFiles loads the Results of files, checks each with check when it
+// is set, and merges them (Merge). A file named twice, by the same path or
+// another (a link, ./x), is refused: merging it would count its trials
+// twice.
+func MergeFiles(files []string, check func(*Result) error) (*Result, error) {
 	seen := make([]os.FileInfo, len(files))
 	for i, f := range files {
 		st, err := os.Stat(f)
@@ -40,6 +41,11 @@ func MergeFiles(files []string) (*Result, error) {
 		r, err := Load(f)
 		if err != nil {
 			return nil, err
+		}
+		if check != nil {
+			if err := check(r); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
 		}
 		in = append(in, Input{Path: f, Result: r})
 	}

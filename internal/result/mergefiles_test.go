@@ -21,7 +21,7 @@ func TestMergeFiles(t *testing.T) {
 	if err := Write(two, again(sample("a", "b"), 2)); err != nil {
 		t.Fatal(err)
 	}
-	m, err := MergeFiles([]string{one, two})
+	m, err := MergeFiles([]string{one, two}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func TestMergeFiles(t *testing.T) {
 		{[]string{one, two, one}, one + " is named twice"},
 		{[]string{one, link}, one + " and " + link + " are the same file"},
 	} {
-		if _, err := MergeFiles(c.files); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := MergeFiles(c.files, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MergeFiles(%v) = %v, want %q", c.files, err, c.want)
 		}
 	}
-	if _, err := MergeFiles([]string{one, filepath.Join(dir, "none.json")}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := MergeFiles([]string{one, filepath.Join(dir, "none.json")}, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
 	}
 }
