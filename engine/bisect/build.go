@@ -57,7 +57,7 @@ func build(ctx context.Context, cmdline, dir, commit, logPath string) error {
 	cmd.Stdout = io.MultiWriter(f, &tail)
 	cmd.Stderr = cmd.Stdout
 	signalGroup(cmd, syscall.SIGTERM)
-	err = cmd.Run()
+	err = run(cmd)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tailgate-ci/tailgate/internal/childproc"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
 	"github.com/tailgate-ci/tailgate/report/render"
 	"github.com/tailgate-ci/tailgate/report/stats"
@@ -144,7 +145,7 @@ func (g *ExecGate) Gate(ctx context.Context, r Request) (*Measure, error) {
 	// An interrupt reaches the gate as one from a terminal would, so it
 	// restores what it set and stops its trials.
 	signalGroup(cmd, syscall.SIGINT)
-	err = cmd.Run()
+	err = run(cmd)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -188,9 +189,16 @@ func ParseReport(b []byte) (*Measure, error) {
 // cancelled context send sig to the whole group (a build's make and its
 // compilers, a gate's trials), then kill it if it has not ended.
 func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, sig) }
-	cmd.WaitDelay = 30 * time.Second
+	childproc.Group(cmd, sig, 30*time.Second)
+}
+
+// run runs cmd (signalGroup's) so that it dies with tailgate, even one
+// killed outright (childproc.Start).
+func run(cmd *exec.Cmd) error {
+	if err := childproc.Start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // tailBuffer keeps the last lines written to it, for an error message.

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/internal/childproc"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/symbols"
 	"github.com/tailgate-ci/tailgate/scenarios"
@@ -249,9 +250,8 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 	cmd.Stdin = bytes.NewReader(in)
 	cmd.Stdout = &w.out
 	cmd.Stderr = &tail{max: 4096, buf: &w.errb}
-	// The worker dies with tailgate even when tailgate is killed outright:
-	// no tracer, and no workload thread, outlives it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The worker dies with tailgate even when tailgate is killed outright
+	// (childproc.Start): no tracer, and no workload thread, outlives it.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = workerStopGrace
 	cmd.ExtraFiles = w.loaded
@@ -262,7 +262,7 @@ func newWorker(ctx context.Context, exe string, s *scenarios.Scenario, cpuOffset
 // start starts the worker and closes this process's copies of what it
 // inherited.
 func (w *worker) start() error {
-	err := w.cmd.Start()
+	err := childproc.Start(w.cmd)
 	w.closeLoaded()
 	return err
 }

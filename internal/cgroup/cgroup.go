@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tailgate-ci/tailgate/internal/childproc"
 	"github.com/tailgate-ci/tailgate/internal/proc"
 )
 
@@ -244,6 +245,7 @@ func New() (*Group, error) {
 		os.Remove(path)
 		return nil, err
 	}
+	startGuard(guardPrefix(parent, owner))
 	return g, nil
 }
 
@@ -309,7 +311,9 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.UseCgroupFD = true
 	cmd.SysProcAttr.CgroupFD = int(dir.Fd())
-	return cmd.Start()
+	// Killed with this process, by the kernel; what it forked, by the
+	// guard (startGuard).
+	return childproc.Start(cmd)
 }
 
 // Procs returns the pids of the processes in g itself (not in groups

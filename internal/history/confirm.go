@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
+	"github.com/tailgate-ci/tailgate/internal/childproc"
 	"github.com/tailgate-ci/tailgate/internal/plaintext"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/internal/safefile"
@@ -145,6 +147,10 @@ func kernelArg(t result.Target) string {
 	return t.Kernel
 }
 
+// buildGrace is how long a build has to end after SIGTERM before what is
+// left of it is killed.
+const buildGrace = 10 * time.Second
+
 // BuildKernel runs the shell command cmdline for commit, with
 // TAILGATE_COMMIT and TAILGATE_OUT (out, made if missing) in its
 // environment and its output on log, and returns the kernel image it must
@@ -157,7 +163,17 @@ func BuildKernel(ctx context.Context, cmdline, commit, out string, log io.Writer
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
 	cmd.Env = append(os.Environ(), "TAILGATE_COMMIT="+commit, "TAILGATE_OUT="+out)
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	// An interrupt ends the build whole (its make and compilers, not only
+	// the shell), and a tailgate killed outright takes the shell with it.
+	childproc.Group(cmd, syscall.SIGTERM, buildGrace)
+	err := childproc.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err != nil {
 		return "", fmt.Errorf("--build for %s: %w", Short(commit), err)
 	}
 	img := filepath.Join(out, "bzImage")
