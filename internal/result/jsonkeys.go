@@ -151,14 +151,23 @@ func (w *schemaWalk) walk(t reflect.Type, at, key string) error {
 	}
 	switch tok {
 	case json.Delim('{'):
-		err = w.object(t, at)
+		err = w.object(t, at, key)
 	case json.Delim('['):
 		err = w.array(t, at, key)
 	}
 	return err
 }
 
-func (w *schemaWalk) object(t reflect.Type, at string) error {
+// objectCaps are the maps whose size is capped, by the key that holds
+// them (arrayCaps' kind).
+var objectCaps = map[string]struct {
+	max  int
+	what string
+}{
+	"metrics": {MaxMetrics, "metrics"},
+}
+
+func (w *schemaWalk) object(t reflect.Type, at, key string) error {
 	fields := w.fields[t]
 	if fields == nil && t.Kind() == reflect.Struct {
 		fields = map[string]reflect.Type{}
@@ -166,31 +175,38 @@ func (w *schemaWalk) object(t reflect.Type, at string) error {
 		w.fields[t] = fields
 	}
 	var seen []string // folded, of a struct: a handful
-	for w.dec.More() {
+	limit, capped := objectCaps[key]
+	if t.Kind() != reflect.Map {
+		capped = false
+	}
+	for n := 0; w.dec.More(); n++ {
+		if capped && n == limit.max {
+			return fmt.Errorf("%w: %s holds more than %d %s, the most a run makes", ErrCorrupt, at, limit.max, limit.what)
+		}
 		k, err := w.dec.Token()
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
-		key, _ := k.(string)
-		vt := reflect.TypeFor[any]()
+		name, _ := k.(string)
+		vt, field := reflect.TypeFor[any](), ""
 		switch t.Kind() {
 		case reflect.Struct:
 			// As checkKeys does, here first: a key twice is named so
 			// before its case is.
-			f := foldKey(key)
+			f := foldKey(name)
 			if slices.Contains(seen, f) {
-				return fmt.Errorf("%w: key %+q appears twice in one object, in this case or another (at byte %d)", ErrCorrupt, key, w.dec.InputOffset())
+				return fmt.Errorf("%w: key %+q appears twice in one object, in this case or another (at byte %d)", ErrCorrupt, name, w.dec.InputOffset())
 			}
 			seen = append(seen, f)
-			ft, ok := fields[key]
+			ft, ok := fields[name]
 			if !ok {
-				return unknownKey(key, cmp.Or(at, "the top"), fields)
+				return unknownKey(name, cmp.Or(at, "the top"), fields)
 			}
-			vt = ft
+			vt, field = ft, name
 		case reflect.Map:
 			vt = t.Elem()
 		}
-		if err := w.walk(vt, at+"."+key, key); err != nil {
+		if err := w.walk(vt, at+"."+name, field); err != nil {
 			return err
 		}
 	}

@@ -87,6 +87,7 @@ func TestParseRefusesMoreThanARunMakes(t *testing.T) {
 		{"trials of a metric", narrow(1, 1, MaxTrials+1), "more than 1000 trials, the most a run makes"},
 		{"scenarios", narrow(MaxScenarios+1, 1, 1), "more than 256 scenarios, the most a run makes"},
 		{"a scenario's count of trials", func() *Result { r := narrow(1, 1, 2); r.Scenarios[0].Trials = MaxTrials + 1; return r }(), "1001 trials; a run makes 0 to 1000"},
+		{"a scenario's metrics", narrow(1, MaxMetrics+1, 1), "more than 256 metrics, the most a run makes"},
 		{"a trial's CPUs", func() *Result {
 			r := narrow(1, 1, 1)
 			r.Scenarios[0].Metrics["m0"].Trials[0].CPUs = make([]int, MaxCPUs+1)

@@ -411,6 +411,9 @@ var (
 const (
 	MaxScenarios = 256
 	MaxTrials    = 1000
+	// MaxMetrics: ten tracers of at most 16 metrics each, and the
+	// workload's own.
+	MaxMetrics = 256
 )
 
 // Caps of a trial's lists, past anything a run makes: its slowest events
