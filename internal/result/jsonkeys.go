@@ -133,6 +133,7 @@ var arrayCaps = map[string]struct {
 	"kernel_stack": {MaxStack, "frames"},
 	"user_stack":   {MaxStack, "frames"},
 	"cpus":         {MaxCPUs, "CPUs"},
+	"top":          {64, "contributors"},
 }
 
 // walk walks one value of type t at the place at, held by key (a struct
@@ -156,6 +157,33 @@ func (w *schemaWalk) walk(t reflect.Type, at, key string) error {
 		err = w.array(t, at, key)
 	}
 	return err
+}
+
+// whole are the types of a list's elements that must name every field
+// their writer always writes (those without omitempty): an element of a
+// list costs its type's size to hold however short its JSON, and "{}"
+// is three bytes (a list of empty slow events cost 60 times its size).
+var whole = map[reflect.Type]bool{
+	reflect.TypeFor[Event]():       true,
+	reflect.TypeFor[Task]():        true,
+	reflect.TypeFor[Contributor](): true,
+	reflect.TypeFor[Probe]():       true,
+	reflect.TypeFor[TracerInfo]():  true,
+	reflect.TypeFor[Executable]():  true,
+	reflect.TypeFor[Sysctl]():      true,
+	reflect.TypeFor[Skipped]():     true,
+}
+
+// requiredFields are the JSON names of t's fields written always.
+func requiredFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && name != "" && name != "-" && !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // objectCaps are the maps whose size is capped, by the key that holds
@@ -212,6 +240,13 @@ func (w *schemaWalk) object(t reflect.Type, at, key string) error {
 	}
 	if _, err := w.dec.Token(); err != nil {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if whole[t] {
+		for _, f := range requiredFields(t) {
+			if !slices.Contains(seen, foldKey(f)) {
+				return fmt.Errorf("%w: an element of %s has no %q, which every one has", ErrCorrupt, cmp.Or(at, "the top"), f)
+			}
+		}
 	}
 	return nil
 }

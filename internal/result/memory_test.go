@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +99,11 @@ func TestParseRefusesMoreThanARunMakes(t *testing.T) {
 			r.Scenarios[0].Metrics["m0"].Trials[0].Slowest = make([]Event, MaxSlowest+1)
 			return r
 		}(), "more than 1000 slow events"},
+		{"an empty slow event", func() *Result {
+			r := narrow(1, 1, 1)
+			r.Scenarios[0].Metrics["m0"].Trials[0].Slowest = []Event{{}}
+			return r
+		}(), ""},
 		{"skipped scenarios", func() *Result {
 			r := narrow(1, 1, 1)
 			for i := range MaxScenarios + 1 {
@@ -111,6 +117,11 @@ func TestParseRefusesMoreThanARunMakes(t *testing.T) {
 			b, err := json.Marshal(tt.r)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.want == "" {
+				// "{}": three bytes of JSON, an Event's size to hold.
+				tt.want = `has no "latency_ns", which every one has`
+				b = bytes.Replace(b, []byte(`{"latency_ns":0,"at_ns":0,"cpu":0,"comm":"","pid":0,"tid":0}`), []byte(`{}`), 1)
 			}
 			_, err = Parse(b)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
