@@ -420,7 +420,7 @@ func TestE2EPhases(t *testing.T) {
 			t.Errorf("trial %d: layout seed %d, phase seed %d; want 7 and %d", i+1, tr.Seed, tr.PhaseSeed, want)
 		}
 	}
-	t.Logf("loop starts at %s ns (phase 1), %s ns (phase 2, restored), %s ns (phase 2, booted)", starts[0], starts[1], starts[2])
+	t.Logf("loop starts at %s (phase 1), %s (phase 2, restored), %s (phase 2, booted)", starts[0], starts[1], starts[2])
 	t.Logf("phase 1: %d calls, p99 %.0f ns; phase 2 restored: %d calls, p99 %.0f ns; booted: %d calls, p99 %.0f ns", p1.Ops, p1.Summary.P99, p2.Ops, p2.Summary.P99, p2boot.Ops, p2boot.Summary.P99)
 	if starts[0] == starts[1] {
 		t.Errorf("phases 1 and 2 start the loop at the same guest time, %s ns", starts[0])
