@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
+	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
@@ -36,7 +39,7 @@ func runHTTP(ctx context.Context, s *Spec) Outcome {
 	began := time.Now()
 	end := watchEnd(ctx, began)
 	defer end.stop()
-	pacer := endPacer{ConstantPacer: vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}, end: end, period: period}
+	pacer := endPacer{ConstantPacer: vegeta.ConstantPacer{Freq: s.Rate, Per: time.Second}, end: end, period: period, locked: new(sync.Once)}
 	results := atk.Attack(tr, pacer, 0, "")
 	o := Outcome{Latency: hist.New()}
 	for r := range results {
@@ -63,15 +66,32 @@ func runHTTP(ctx context.Context, s *Spec) Outcome {
 // the hits due before the end go at once, and stops: a pacer that fell
 // behind omits none of its requests. (A hit whose wait the end cut
 // short still goes, after the end: vegeta's attack sleeps the wait out.)
+//
+// Up to 2000 requests/s it sleeps itself, in clock_nanosleep on the
+// attack's thread, which it locks (wait.go), and hands vegeta no wait to
+// time.Sleep: Go's timers wake late by hundreds of µs, which every
+// latency would count.
 type endPacer struct {
 	vegeta.ConstantPacer
 	end    *ending
 	period time.Duration
+	locked *sync.Once
 }
 
 func (p endPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	if p.end.ctx.Err() == nil {
-		return p.ConstantPacer.Pace(elapsed, hits)
+		wait, stop := p.ConstantPacer.Pace(elapsed, hits)
+		if wait <= 0 || stop || p.period < minPrecisePeriod {
+			return wait, stop
+		}
+		// vegeta's attack runs on a goroutine that ends with it, and so
+		// does the thread locked here, its timer slack with it.
+		p.locked.Do(func() {
+			runtime.LockOSThread()
+			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		})
+		waitUntil(p.end.ctx, p.end.began.Add(elapsed+wait))
+		return 0, false
 	}
 	return 0, !p.end.due(p.end.began.Add(time.Duration(hits+1) * p.period))
 }

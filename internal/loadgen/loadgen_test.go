@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
@@ -203,5 +205,41 @@ func TestPaceOmitsNoneAtTheEnd(t *testing.T) {
 		if i > 0 && at.Sub(sent[i-1]) != period {
 			t.Errorf("requests %d and %d intended %v apart, want %v", i-1, i, at.Sub(sent[i-1]), period)
 		}
+	}
+}
+
+// Up to 2000 requests/s the pacer sleeps on a thread whose timer slack is
+// 1 ns (wait.go); above, on Go's timers, in whatever thread runs it,
+// whose slack is the default 50 µs; and the precise thread's slack does
+// not leak to the caller's.
+func TestPaceSleepsPreciselyUpTo2000PerSecond(t *testing.T) {
+	slack := func() int {
+		r, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		rate    int
+		precise bool
+	}{{100, true}, {2000, true}, {2001, false}, {10000, false}} {
+		period := time.Second / time.Duration(c.rate)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		var slacks []int
+		pace(ctx, period, func(time.Time) { slacks = append(slacks, slack()) })
+		cancel()
+		if len(slacks) == 0 {
+			t.Fatalf("%d/s: nothing sent in 20 ms", c.rate)
+		}
+		for _, s := range slacks {
+			if (s == 1) != c.precise {
+				t.Errorf("%d/s: a send ran on a thread of timer slack %d ns; want 1 ns: %v", c.rate, s, c.precise)
+				break
+			}
+		}
+	}
+	if s := slack(); s == 1 {
+		t.Errorf("the test's own thread has a timer slack of 1 ns after the pacer ran")
 	}
 }

@@ -67,22 +67,34 @@ func runTCP(ctx context.Context, s *Spec) Outcome {
 // (n+1)·period after the start as vegeta's constant pacer has it, until
 // ctx is done. A late call is not skipped: the next ones follow at once,
 // and those due before ctx ended are sent after it too, so that a
-// generator that fell behind omits none of its requests.
+// generator that fell behind omits none of its requests. Up to 2000
+// requests/s it sleeps on a thread of its own (wait.go).
 func pace(ctx context.Context, period time.Duration, send func(time.Time)) {
-	began := time.Now()
-	end := watchEnd(ctx, began)
-	defer end.stop()
+	if period >= minPrecisePeriod {
+		onPacerThread(func() { paceWith(ctx, period, send, waitUntil) })
+		return
+	}
 	timer := time.NewTimer(period)
 	defer timer.Stop()
-	for n := time.Duration(1); ; n++ {
-		intended := began.Add(n * period)
-		if wait := time.Until(intended); wait > 0 && ctx.Err() == nil {
+	paceWith(ctx, period, send, func(ctx context.Context, t time.Time) {
+		if wait := time.Until(t); wait > 0 && ctx.Err() == nil {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
 			case <-timer.C:
 			}
 		}
+	})
+}
+
+// paceWith is pace's loop, each wait for an intended time in wait.
+func paceWith(ctx context.Context, period time.Duration, send func(time.Time), wait func(context.Context, time.Time)) {
+	began := time.Now()
+	end := watchEnd(ctx, began)
+	defer end.stop()
+	for n := time.Duration(1); ; n++ {
+		intended := began.Add(n * period)
+		wait(ctx, intended)
 		if !end.due(intended) {
 			return
 		}
