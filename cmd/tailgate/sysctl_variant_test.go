@@ -101,9 +101,18 @@ func startVariantRun(t *testing.T, bin, key string) (orig, want string, cmd *exe
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		// The probe sets the value for a moment too: wait for the trial.
+		// The probe sets the value for a moment too, and under CI=1 the
+		// first line naming tick is the first trial's end, after which
+		// the base's trial puts the value back at once: a reading taken
+		// between the two returned, and the kill found the value put
+		// back. So the value must hold for 100 ms with no trial ending,
+		// which only a trial of the variant (2 s) does.
 		if v, _ := sysctl.Read(sysctl.Root, key); v == want && strings.Contains(stderr.String(), "tick") {
-			return orig, want, cmd
+			ended := strings.Count(stderr.String(), "trial done")
+			time.Sleep(100 * time.Millisecond)
+			if v, _ := sysctl.Read(sysctl.Root, key); v == want && strings.Count(stderr.String(), "trial done") == ended {
+				return orig, want, cmd
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never became %s in a trial\n%s", key, want, stderr.String())
