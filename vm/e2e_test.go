@@ -423,9 +423,9 @@ func TestE2EPhases(t *testing.T) {
 	t.Logf("loop starts at %s (phase 1), %s (phase 2, restored), %s (phase 2, booted)", starts[0], starts[1], starts[2])
 	t.Logf("phase 1: %d calls, p99 %.0f ns; phase 2 restored: %d calls, p99 %.0f ns; booted: %d calls, p99 %.0f ns", p1.Ops, p1.Summary.P99, p2.Ops, p2.Summary.P99, p2boot.Ops, p2boot.Summary.P99)
 	if starts[0] == starts[1] {
-		t.Errorf("phases 1 and 2 start the loop at the same guest time, %s ns", starts[0])
+		t.Errorf("phases 1 and 2 start the loop at the same guest time, %s", starts[0])
 	}
 	if starts[1] != starts[2] || p2.Ops != p2boot.Ops || p2.Summary != p2boot.Summary || !slices.Equal(p2.Histogram.Counts(), p2boot.Histogram.Counts()) {
-		t.Errorf("phase 2 restored differs from phase 2 booted: starts %s and %s ns, %d and %d calls, %+v and %+v", starts[1], starts[2], p2.Ops, p2boot.Ops, p2.Summary, p2boot.Summary)
+		t.Errorf("phase 2 restored differs from phase 2 booted: starts %s and %s, %d and %d calls, %+v and %+v", starts[1], starts[2], p2.Ops, p2boot.Ops, p2.Summary, p2boot.Summary)
 	}
 }

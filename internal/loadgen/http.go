@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
@@ -84,12 +82,8 @@ func (p endPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool)
 		if wait <= 0 || stop || p.period < minPrecisePeriod {
 			return wait, stop
 		}
-		// vegeta's attack runs on a goroutine that ends with it, and so
-		// does the thread locked here, its timer slack with it.
-		p.locked.Do(func() {
-			runtime.LockOSThread()
-			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-		})
+		// vegeta's attack runs on a goroutine that ends with it.
+		p.locked.Do(lockPacerThread)
 		waitUntil(p.end.ctx, p.end.began.Add(elapsed+wait))
 		return 0, false
 	}

@@ -27,19 +27,25 @@ const minPrecisePeriod = 500 * time.Microsecond
 const maxNap = 10 * time.Millisecond
 
 // onPacerThread runs f on an OS thread of its own whose timer slack is
-// 1 ns, and returns when f does. The thread is not handed back to Go's
-// pool (it ends with the goroutine), so no other goroutine inherits its
-// slack.
+// 1 ns (lockPacerThread), and returns when f does.
 func onPacerThread(f func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread()
-		// Best effort: without it the sleeps keep the default 50 µs slack.
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+		lockPacerThread()
 		f()
 	}()
 	<-done
+}
+
+// lockPacerThread locks the calling goroutine to its thread for good and
+// sets the thread's timer slack to 1 ns. The goroutine must end without
+// unlocking: its thread then ends with it instead of going back to Go's
+// pool, so no other goroutine inherits the slack.
+func lockPacerThread() {
+	runtime.LockOSThread()
+	// Best effort: without it the sleeps keep the default 50 µs slack.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 }
 
 // waitUntil sleeps until t, or until ctx ends, in clock_nanosleep: on a
