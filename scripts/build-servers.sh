@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the servers of testdata/server (the recipe's services) and their
-# loads into DIR, as the base or the head: the head's handler spends 40 µs
-# in user space on every 40th request. The scenarios testdata/server/tcp.yaml
+# load into DIR, as the base or the head: the head's handler spends 40 µs
+# in user space on every 40th request (head:US, US µs in the C server's). The scenarios testdata/server/tcp.yaml
 # and http.yaml run what this puts in DIR when given dir=DIR:
 #
 #   scripts/build-servers.sh /tmp/srv/base base
@@ -10,16 +10,17 @@
 #
 # Needs cc and go; run from the root of the tree.
 set -eu
-dir=${1:?usage: build-servers.sh DIR base|head}
-build=${2:?usage: build-servers.sh DIR base|head}
+dir=${1:?usage: build-servers.sh DIR base|head|head:US}
+build=${2:?usage: build-servers.sh DIR base|head|head:US}
 case $build in
 base) cflags= tags= ;;
 head) cflags=-DSLOW_EVERY=40 tags=slow ;;
-*) echo "build-servers.sh: build must be base or head, got $build" >&2; exit 2 ;;
+head:*[!0-9]* | head:) echo "build-servers.sh: head:US takes a whole number of µs, got $build" >&2; exit 2 ;;
+head:*) cflags="-DSLOW_EVERY=40 -DSLOW_US=${build#head:}" tags=slow ;;
+*) echo "build-servers.sh: build must be base, head or head:US, got $build" >&2; exit 2 ;;
 esac
 mkdir -p "$dir"
-# shellcheck disable=SC2086 # cflags is one word or none
+# shellcheck disable=SC2086 # cflags is words or none
 cc -O2 -Wall -pthread $cflags -o "$dir/tcp-server" testdata/server/tcp.c
 go build -tags "$tags" -o "$dir/http-server" ./testdata/server/http
-go build -o "$dir/http-client" ./testdata/server/httpclient
-go build -o "$dir/echo-client" ./testdata/exec/echo/client
+go build -o "$dir/client" ./testdata/server/client

@@ -1,0 +1,150 @@
+// Command client is the load of tailgate's server recipes (tcp.yaml,
+// http.yaml): it sends requests to a server one at a time over one
+// connection, 64-byte echoes over TCP (-tcp) or GET requests over a
+// kept-alive HTTP/1.1 connection (-url), prints "ok" and the round trip's
+// time in ns for each answer, and with -hlog writes every round trip's
+// time, in ns, to FILE as an HdrHistogram interval log when it has sent
+// -n requests or is interrupted (SIGINT or SIGTERM, as a trial's end
+// stops it). The recipes read that log as request.client.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func main() {
+	addr := flag.String("tcp", "", "a TCP echo server's `host:port`, sent 64-byte requests")
+	url := flag.String("url", "", "the `URL` to GET")
+	n := flag.Int("n", 10000, "`requests` to send")
+	hlog := flag.String("hlog", "", "write the round trips' times (ns) to `FILE` as an HdrHistogram interval log")
+	flag.Parse()
+	if (*addr == "") == (*url == "") {
+		log.Fatal("give one of -tcp HOST:PORT or -url URL")
+	}
+	var request func() error
+	if *addr != "" {
+		request = echo(*addr)
+	} else {
+		request = get(*url)
+	}
+
+	// 1 ns to 10 s at 3 significant digits, HdrHistogram's usual range.
+	h := hdrhistogram.New(1, int64(10*time.Second), 3)
+	began := time.Now()
+	var stop atomic.Bool
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() { <-sig; stop.Store(true) }()
+	out := bufio.NewWriter(os.Stdout)
+	for i := 0; i < *n && !stop.Load(); i++ {
+		start := time.Now()
+		if err := request(); err != nil {
+			if stop.Load() {
+				break // the answer the signal cut short is not a request's time
+			}
+			out.Flush()
+			log.Fatal(err)
+		}
+		ns := time.Since(start).Nanoseconds()
+		if err := h.RecordValue(ns); err != nil {
+			log.Fatalf("request %d: %v", i, err)
+		}
+		fmt.Fprintf(out, "ok %d\n", ns)
+	}
+	if err := out.Flush(); err != nil {
+		log.Fatal(err)
+	}
+	if *hlog != "" {
+		if err := writeLog(*hlog, h, began); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// echo returns a request that writes 64 bytes to addr and reads their echo.
+func echo(addr string) func() error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, resp := make([]byte, 64), make([]byte, 64)
+	var i byte
+	return func() error {
+		i++
+		req[0] = i
+		if _, err := c.Write(req); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, resp); err != nil {
+			return err
+		}
+		if resp[0] != req[0] {
+			return fmt.Errorf("%s: the answer is not the request's echo", addr)
+		}
+		return nil
+	}
+}
+
+// get returns a request that GETs url over one kept-alive connection.
+func get(url string) func() error {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	return func() error {
+		resp, err := client.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return nil
+	}
+}
+
+// writeLog writes h as a one-interval HdrHistogram log to path, through
+// a temporary file renamed into place, so a reader never sees half a log.
+func writeLog(path string, h *hdrhistogram.Histogram, began time.Time) error {
+	h.SetStartTimeMs(began.UnixMilli())
+	h.SetEndTimeMs(time.Now().UnixMilli())
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := hdrhistogram.NewHistogramLogWriter(f)
+	w.SetBaseTime(began.UnixMilli())
+	err = w.OutputLogFormatVersion()
+	if err == nil {
+		err = w.OutputStartTime(began.UnixMilli())
+	}
+	if err == nil {
+		err = w.OutputLegend()
+	}
+	if err == nil {
+		err = w.OutputIntervalHistogram(h)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
