@@ -34,6 +34,11 @@ func main() {
 	if (*addr == "") == (*url == "") {
 		log.Fatal("give one of -tcp HOST:PORT or -url URL")
 	}
+	// Before the dial, so that a trial's end during it still gets a log.
+	var stop atomic.Bool
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() { <-sig; stop.Store(true) }()
 	var request func() error
 	if *addr != "" {
 		request = echo(*addr)
@@ -44,10 +49,6 @@ func main() {
 	// 1 ns to 10 s at 3 significant digits, HdrHistogram's usual range.
 	h := hdrhistogram.New(1, int64(10*time.Second), 3)
 	began := time.Now()
-	var stop atomic.Bool
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() { <-sig; stop.Store(true) }()
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; i < *n && !stop.Load(); i++ {
 		start := time.Now()
