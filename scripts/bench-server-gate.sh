@@ -2,8 +2,9 @@
 # Gates a base build of a testdata/server server against a head build in
 # one job, RUNS times: HEAD is "head" (the handler spends 40 µs on every
 # 40th request), head:US (US µs, the C server's), or "base" (a second
-# build of the base: an A/A). SERVER is tcp or http (testdata/server's
-# scenario) or a scenario file. The gates are
+# build of the base: an A/A). SERVER is tcp or http, testdata/server's
+# scenario, gating both views at p99 10%; SERVER:client=PCT (tcp:client=5%)
+# is that scenario with the client's p99 alone gated at PCT. The gates are
 # BenchmarkGateRuns's (cmd/tailgate/gate_bench_test.go) with the two
 # builds as dir= variants; it appends one tab-separated line per gate to
 # OUT: time, scenario, label, run, exit, rounds, wall seconds, mode,
@@ -14,8 +15,8 @@
 #   scripts/bench-server-gate.sh OUT SERVER HEAD [RUNS] [CONDITION]
 set -eu
 out=${1:?usage: bench-server-gate.sh OUT SERVER HEAD [RUNS] [CONDITION]}
-server=${2:?server: tcp, http or a scenario file}
-head=${3:?head build: head or base}
+server=${2:?server: tcp, http, tcp:client=PCT or http:client=PCT}
+head=${3:?head build: head, head:US or base}
 runs=${4:-1}
 condition=${5:-quiet}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
@@ -26,10 +27,19 @@ scripts/build-servers.sh "$work/base" base
 scripts/build-servers.sh "$work/head" "$head"
 before=0
 if [ -f "$out" ]; then before=$(wc -l <"$out"); fi
+recipe=${server%%:*}
+case $recipe in
+tcp | http) ;;
+*) echo "bench-server-gate.sh: server must be tcp or http, got $recipe" >&2; exit 2 ;;
+esac
+scenario=$PWD/testdata/server/$recipe.yaml
 case $server in
-tcp | http) scenario=$PWD/testdata/server/$server.yaml ;;
-/*) scenario=$server ;;
-*) scenario=$PWD/$server ;;
+*:client=*)
+	scenario=$work/$recipe-client.yaml
+	cat "$PWD/testdata/server/$recipe.yaml" >"$scenario"
+	printf 'gate:\n  request.client:\n    p99: %s\n' "${server#*:client=}" >>"$scenario"
+	;;
+*:*) echo "bench-server-gate.sh: after the server, only :client=PCT, got $server" >&2; exit 2 ;;
 esac
 TAILGATE_BENCH_SCENARIOS="$scenario" \
 	TAILGATE_BENCH_BASE_VARIANT="base:dir=$work/base" TAILGATE_BENCH_HEAD_VARIANT="head:dir=$work/head" \

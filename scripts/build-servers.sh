@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the servers of testdata/server (the recipe's services) and their
 # load into DIR, as the base or the head: the head's handler spends 40 µs
-# in user space on every 40th request (head:US, US µs in the C server's). The scenarios testdata/server/tcp.yaml
-# and http.yaml run what this puts in DIR when given dir=DIR:
+# in user space on every 40th request (head:US, US µs in the C server's).
+# The scenarios testdata/server/tcp.yaml and http.yaml run what this puts
+# in DIR when given dir=DIR:
 #
 #   scripts/build-servers.sh /tmp/srv/base base
 #   scripts/build-servers.sh /tmp/srv/head head
@@ -13,7 +14,7 @@ set -eu
 dir=${1:?usage: build-servers.sh DIR base|head|head:US}
 build=${2:?usage: build-servers.sh DIR base|head|head:US}
 case $build in
-base) cflags= tags= ;;
+base) cflags='' tags='' ;;
 head) cflags=-DSLOW_EVERY=40 tags=slow ;;
 head:*[!0-9]* | head:) echo "build-servers.sh: head:US takes a whole number of µs, got $build" >&2; exit 2 ;;
 head:*) cflags="-DSLOW_EVERY=40 -DSLOW_US=${build#head:}" tags=slow ;;

@@ -118,13 +118,12 @@ func get(url string) func() error {
 	}
 }
 
-// writeLog writes h as a one-interval HdrHistogram log to path, through
-// a temporary file renamed into place, so a reader never sees half a log.
+// writeLog writes h as a one-interval HdrHistogram log to path. tailgate
+// reads it once the client has exited.
 func writeLog(path string, h *hdrhistogram.Histogram, began time.Time) error {
 	h.SetStartTimeMs(began.UnixMilli())
 	h.SetEndTimeMs(time.Now().UnixMilli())
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -143,9 +142,5 @@ func writeLog(path string, h *hdrhistogram.Histogram, began time.Time) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return err
 }
