@@ -59,6 +59,7 @@ struct {
  * against the request's own state before a stack is sent. */
 struct sample_open {
 	__u64 start;
+	__u64 ref; /* the tracer's own key of the request's connection */
 	__s32 tag;
 	__u32 pad;
 };
@@ -81,8 +82,9 @@ static __always_inline void sample_submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* sample_opened records that the current task opened request (tag, start). */
-static __always_inline void sample_opened(__s32 tag, __u64 start)
+/* sample_opened records that the current task opened request (tag, start),
+ * on the connection the tracer knows as ref. */
+static __always_inline void sample_opened(__s32 tag, __u64 ref, __u64 start)
 {
 	struct task_struct *task;
 	struct sample_open *o;
@@ -94,6 +96,7 @@ static __always_inline void sample_opened(__s32 tag, __u64 start)
 	if (!o)
 		return;
 	o->start = start;
+	o->ref = ref;
 	o->tag = tag;
 }
 

@@ -78,7 +78,7 @@ func Load(opts Options) (*Log, error) {
 	if progs, ok := opts.Loaded.Programs("interfere"); ok {
 		timer = slices.ContainsFunc(progs, func(p string) bool { return strings.HasPrefix(p, timerTracepoint) })
 	} else {
-		timer = hasTracepoint(opts, timerTracepoint)
+		timer = tracing.HasTracepoint(opts.BTF, opts.KernelTypes, timerTracepoint)
 	}
 	var errs []error
 	for _, v := range tracing.Variants(opts.Variant, opts.KernelTypes) {
@@ -93,24 +93,6 @@ func Load(opts Options) (*Log, error) {
 		errs = append(errs, fmt.Errorf("%s: %w", v, err))
 	}
 	return nil, fmt.Errorf("interfere: %w", errors.Join(errs...))
-}
-
-// hasTracepoint reports whether the kernel's BTF (or opts.KernelTypes,
-// which keep the typedefs of OptionalTracepoints) declares tracepoint tp.
-func hasTracepoint(opts Options, tp string) bool {
-	spec, err := opts.KernelTypes, error(nil)
-	switch {
-	case spec != nil:
-	case opts.BTF != nil:
-		spec, err = opts.BTF.Kernel()
-	default:
-		spec, err = btf.LoadKernelSpec()
-	}
-	if err != nil {
-		return false
-	}
-	_, err = spec.AnyTypeByName("btf_trace_" + tp)
-	return err == nil
 }
 
 func load(spec *ebpf.CollectionSpec, opts Options, v tracing.Variant, timer bool) (_ *Log, err error) {

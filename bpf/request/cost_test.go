@@ -29,11 +29,22 @@ import (
 // The programs stay verified between triples (tracing.Loaded): only the
 // attachment comes and goes.
 //
+// Reported too: what the tracer adds to a syscall that is no socket's
+// (getppid), of a task it does not count: what the rest of the machine
+// pays. Each variant is a sub-benchmark: tp_btf works at the socket layer where
+// the kernel has it, raw_tp at the syscall exit.
+//
 //	go test ./bpf/request/ -run '^$' -bench TracerCost -benchtime 100x
 func BenchmarkTracerCost(b *testing.B) {
 	if err := rlimit.RemoveMemlock(); err != nil {
 		b.Fatal(err)
 	}
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		b.Run(string(v), func(b *testing.B) { tracerCost(b, v) })
+	}
+}
+
+func tracerCost(b *testing.B, v tracing.Variant) {
 	const requests = 2000
 	client, server := tcpPair(b)
 	defer unix.Close(client)
@@ -59,18 +70,28 @@ func BenchmarkTracerCost(b *testing.B) {
 		}
 		return float64(cpuTime()-start) / requests
 	}
+	// A syscall that is no socket's, what every other task of the
+	// machine pays while the tracer is attached.
+	other := func() float64 {
+		start := cpuTime()
+		for range 4 * requests {
+			unix.Getppid()
+		}
+		return float64(cpuTime()-start) / (4 * requests)
+	}
 	objs := tracing.NewLoaded()
 	defer objs.Close()
-	var none, filtered, counted, filter, added, work []float64
+	var none, filtered, counted, filter, added, work, otherAdded []float64
 	for i := range b.N {
 		var t [3]float64 // none, filtered, counted
+		var o [3]float64 // the other syscall's, likewise
 		for j := range 3 {
 			arm := (i + j) % 3
 			if arm == 0 {
-				t[0] = block()
+				t[0], o[0] = block(), other()
 				continue
 			}
-			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Loaded: objs}})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Loaded: objs}, Variant: v})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -79,7 +100,7 @@ func BenchmarkTracerCost(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			t[arm] = block()
+			t[arm], o[arm] = block(), other()
 			hs, err := tr.Read()
 			if err != nil {
 				b.Fatal(err)
@@ -100,6 +121,7 @@ func BenchmarkTracerCost(b *testing.B) {
 		filter = append(filter, t[1]-t[0])
 		added = append(added, t[2]-t[0])
 		work = append(work, t[2]-t[1])
+		otherAdded = append(otherAdded, o[1]-o[0])
 	}
 	med := func(xs []float64) float64 {
 		s := append([]float64(nil), xs...)
@@ -114,6 +136,7 @@ func BenchmarkTracerCost(b *testing.B) {
 	b.ReportMetric(med(work), "ns/request-work")
 	b.ReportMetric(med(added), "ns/request-added")
 	b.ReportMetric(med(counted)/med(none), "counted/none")
+	b.ReportMetric(med(otherAdded), "ns/other-syscall-added")
 }
 
 // tcpPair makes a loopback TCP connection with TCP_NODELAY on both ends.

@@ -1,29 +1,40 @@
 //go:build ignore
 
 /* request.bpf.c: each request a socket of the workload serves, from the
- * read that brings it in to the write of its answer, at the syscall
- * tracepoint only (raw_syscalls sys_exit), so that any
- * program is measured the same way, a Go program (whose netpoller reads
- * and writes a connection with read(2) and write(2)) as a C one.
+ * read that brings it in to the write of its answer, so that any program
+ * is measured the same way, a Go program (whose netpoller reads and
+ * writes a connection with read(2) and write(2)) as a C one. Two ways to
+ * see them, the same requests:
  *
- *   request.server  the exit of the first read of a socket that returns
+ *   at the socket layer (tp_btf sock_recv_length and sock_send_length,
+ *       Linux 6.3 and later): only a socket's receive and send run a
+ *       program, and no other syscall of the machine pays for the tracer;
+ *   at the syscall tracepoint (raw_syscalls sys_exit), elsewhere: every
+ *       syscall of the machine takes the traced slow path and runs the
+ *       program once.
+ *
+ *   request.server  the end of the first receive of a socket that returns
  *       data after the last answer on it (or after it was accepted) to the
- *       exit of the next write to the same socket that sends any: the
+ *       end of the next send on the same socket that sends any: the
  *       request's time in the server, as its clients feel it less the
  *       network both ways.
  *
- * A connection is keyed by (process, fd): a request read by one thread and
- * answered by another (a Go server's goroutines move between threads) is
- * one request. Only server ends count: an fd an accept returned, or one
- * whose first call seen is a read that returned data and whose file is a
- * socket (a connection accepted before the tracer attached, or by a
- * parent before a fork). An fd connected, or first seen written, is a
- * client's (a call to a database) and counts nothing; so do pipes,
- * files and eventfds. Reads after the first (a request read in parts, or
- * the next of a pipelined batch) do not restart the request; writes after
- * the first (an answer written in parts) do not end another: a batch of
- * pipelined requests read at once counts one. close, dup2 and dup3 forget
- * the fd they free.
+ * At the syscall tracepoint a connection is keyed by (process, fd), at
+ * the socket layer by the socket's cookie: a request read by one thread
+ * and answered by another (a Go server's goroutines move between threads)
+ * is one request. Only server ends count. At the syscall tracepoint: an
+ * fd an accept returned, or one whose first call seen is a read that
+ * returned data and whose file is a socket (a connection accepted before
+ * the tracer attached, or by a parent before a fork); an fd connected, or
+ * first seen written, is a client's (a call to a database) and counts
+ * nothing; so do pipes, files and eventfds. At the socket layer, which
+ * sees no accept or connect: a socket whose first operation seen is a
+ * receive that returned data (a server that speaks first is not counted).
+ * Reads after the first (a request read in parts, or the next of a
+ * pipelined batch) do not restart the request; writes after the first (an
+ * answer written in parts) do not end another: a batch of pipelined
+ * requests read at once counts one. close, dup2 and dup3 forget the fd
+ * they free; a socket's cookie is never reused.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -38,6 +49,9 @@
 #define MAX_CONNS 65536
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
+
+/* Set at load when the programs attached are the socket layer's. */
+const volatile bool at_sockets = false;
 
 /* targ_op[nr] is the OP_ of syscall nr, 0 if it is none of them. */
 const volatile __u8 targ_op[REQUEST_NR_MAX] = {};
@@ -79,6 +93,15 @@ struct {
 	__type(key, struct conn_key);
 	__type(value, struct conn);
 } conns SEC(".maps");
+
+/* The workload's sockets seen at the socket layer, by cookie. Sized to
+ * one entry when the tracer works at the syscall tracepoint (request.go). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_CONNS);
+	__type(key, __u64);
+	__type(value, struct conn);
+} sock_conns SEC(".maps");
 
 HIST_MAPS;
 
@@ -159,7 +182,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			if (c->role == ROLE_SERVER && !c->start) {
 				c->start = bpf_ktime_get_ns();
 				c->sampled = 0;
-				sample_opened(key.fd, c->start);
+				sample_opened(key.fd, key.fd, c->start);
 			}
 			return 0;
 		}
@@ -167,7 +190,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 		if (is_socket(key.fd)) {
 			fresh.role = ROLE_SERVER;
 			fresh.start = bpf_ktime_get_ns();
-			sample_opened(key.fd, fresh.start);
+			sample_opened(key.fd, key.fd, fresh.start);
 		}
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
@@ -212,6 +235,67 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 	return 0;
 }
 
+/* request_opened starts c's request now, if c is a server's end with none
+ * open; tag and ref name it to the sampler. */
+static __always_inline void request_opened(struct conn *c, __s32 tag, __u64 ref)
+{
+	if (c->role == ROLE_SERVER && !c->start) {
+		c->start = bpf_ktime_get_ns();
+		c->sampled = 0;
+		sample_opened(tag, ref, c->start);
+	}
+}
+
+/* on_sock sees a socket's receive or send end (ret: bytes, or an error),
+ * at the socket layer. */
+static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool send)
+{
+	struct conn *c, fresh = {};
+	__u64 cookie, v;
+
+	if (ret <= 0 || !traced())
+		return 0; /* EAGAIN before a Go read parks, or the end */
+	cookie = bpf_get_socket_cookie(sk);
+	c = bpf_map_lookup_elem(&sock_conns, &cookie);
+	if (!send) {
+		if (c) {
+			request_opened(c, (__s32)cookie, cookie);
+			return 0;
+		}
+		/* First seen receiving: a server's end. */
+		fresh.role = ROLE_SERVER;
+		request_opened(&fresh, (__s32)cookie, cookie);
+		bpf_map_update_elem(&sock_conns, &cookie, &fresh, BPF_ANY);
+		return 0;
+	}
+	if (!c) {
+		/* First seen sending: a client's end. */
+		bpf_map_update_elem(&sock_conns, &cookie, &fresh, BPF_NOEXIST);
+		return 0;
+	}
+	if (!c->start)
+		return 0;
+	v = bpf_ktime_get_ns() - c->start;
+	if (c->sampled)
+		sample_end((__s32)cookie, c->start, v);
+	c->start = 0;
+	hist_record(METRIC_SERVER, v);
+	evidence_current(ctx, METRIC_SERVER, v);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sock_recv_btf, struct sock *sk, int ret, int flags)
+{
+	return on_sock(ctx, sk, ret, false);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send_btf, struct sock *sk, int ret, int flags)
+{
+	return on_sock(ctx, sk, ret, true);
+}
+
 /* Written out, not with TP_PROGS: tp_btf reads the registers directly. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
@@ -235,9 +319,13 @@ static __always_inline int on_sample(void *ctx)
 
 	if (!o)
 		return 0;
-	key.tgid = bpf_get_current_pid_tgid() >> 32;
-	key.fd = o->tag;
-	c = bpf_map_lookup_elem(&conns, &key);
+	if (at_sockets) {
+		c = bpf_map_lookup_elem(&sock_conns, &o->ref);
+	} else {
+		key.tgid = bpf_get_current_pid_tgid() >> 32;
+		key.fd = o->tag;
+		c = bpf_map_lookup_elem(&conns, &key);
+	}
 	if (!c || c->start != o->start) {
 		o->start = 0; /* answered, maybe by another thread */
 		return 0;

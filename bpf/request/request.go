@@ -1,14 +1,19 @@
 // Package request is the request tracer: for the workload's server
 // sockets, each request's time from the read that brings it in to the
 // write of its answer on the same socket, as metric request.server. It
-// attaches to one syscall tracepoint only (raw_syscalls sys_exit, where
-// a syscall's registers still hold its number and arguments), so it
-// measures a program in any language, Go included,
-// without naming a function of it.
+// measures a program in any language, Go included, without naming a
+// function of it: at the socket layer (the sock_recv_length and
+// sock_send_length tracepoints, Linux 6.3 and later, tp_btf), where only
+// a socket's receive and send run its program, or else at the syscall
+// tracepoint (raw_syscalls sys_exit, where a syscall's registers still
+// hold its number and arguments), which every syscall of the machine
+// passes.
 package request
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf"
 
@@ -37,6 +42,10 @@ var ops = map[string]uint8{
 	"dup2":    6, "dup3": 6,
 }
 
+// SocketTracepoints are the socket layer's tracepoints the tracer
+// attaches to where the kernel has them (Kind.OptionalTracepoints).
+var SocketTracepoints = []string{"sock_recv_length", "sock_send_length"}
+
 // Options configure the tracer. TGID, Threads and CgroupID choose the
 // tasks whose sockets are counted.
 type Options struct {
@@ -58,13 +67,51 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("request tracer: %w", err)
 	}
+	sockets := atSockets(opts)
 	return tracing.Load(spec, tracing.Options{
 		Name:          "request",
 		Metrics:       Metrics,
 		TracerOptions: opts.TracerOptions,
 		Variant:       opts.Variant,
 		Configure: func(s *ebpf.CollectionSpec) error {
+			// The variant's programs only are left: raw_tp has no
+			// socket layer's (its sk would be no BTF pointer, which
+			// the cookie takes).
+			_, btf := s.Programs["sock_recv_btf"]
+			on := sockets && btf
+			for name := range s.Programs {
+				if (on && strings.HasPrefix(name, "sys_exit_")) || (!on && strings.HasPrefix(name, "sock_")) {
+					delete(s.Programs, name)
+				}
+			}
+			unused := "sock_conns"
+			if on {
+				unused = "conns"
+			}
+			s.Maps[unused].MaxEntries = 1
+			if err := s.Variables["at_sockets"].Set(on); err != nil {
+				return err
+			}
 			return s.Variables["targ_op"].Set(table)
 		},
 	})
+}
+
+// atSockets reports whether the tracer is to work at the socket layer:
+// where its programs are kept loaded, whether they are the socket
+// layer's; else whether the kernel has its tracepoints and a tp_btf
+// program can be attached to them.
+func atSockets(opts Options) bool {
+	if progs, ok := opts.Loaded.Programs("request"); ok {
+		return slices.Contains(progs, "sock_recv_btf")
+	}
+	if opts.Variant == tracing.RawTP || (opts.Variant == "" && opts.KernelTypes != nil) {
+		return false
+	}
+	for _, tp := range SocketTracepoints {
+		if !tracing.HasTracepoint(opts.BTF, opts.KernelTypes, tp) {
+			return false
+		}
+	}
+	return true
 }

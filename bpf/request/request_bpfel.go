@@ -25,6 +25,7 @@ const (
 	requestMapInterfereLog         = "interfere_log"
 	requestMapSampleEvents         = "sample_events"
 	requestMapSampleTask           = "sample_task"
+	requestMapSockConns            = "sock_conns"
 	requestMapTgids                = "tgids"
 	requestMapTids                 = "tids"
 	requestProgSampleBtf           = "sample_btf"
@@ -33,8 +34,11 @@ const (
 	requestProgSchedProcessExitRaw = "sched_process_exit_raw"
 	requestProgSchedProcessForkBtf = "sched_process_fork_btf"
 	requestProgSchedProcessForkRaw = "sched_process_fork_raw"
+	requestProgSockRecvBtf         = "sock_recv_btf"
+	requestProgSockSendBtf         = "sock_send_btf"
 	requestProgSysExitBtf          = "sys_exit_btf"
 	requestProgSysExitRaw          = "sys_exit_raw"
+	requestVarAtSockets            = "at_sockets"
 	requestVarEvidenceDropped      = "evidence_dropped"
 	requestVarEvidenceEpoch        = "evidence_epoch"
 	requestVarEvidenceInterfere    = "evidence_interfere"
@@ -99,6 +103,8 @@ type requestProgramSpecs struct {
 	SchedProcessExitRaw *ebpf.ProgramSpec `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.ProgramSpec `ebpf:"sched_process_fork_raw"`
+	SockRecvBtf         *ebpf.ProgramSpec `ebpf:"sock_recv_btf"`
+	SockSendBtf         *ebpf.ProgramSpec `ebpf:"sock_send_btf"`
 	SysExitBtf          *ebpf.ProgramSpec `ebpf:"sys_exit_btf"`
 	SysExitRaw          *ebpf.ProgramSpec `ebpf:"sys_exit_raw"`
 }
@@ -116,6 +122,7 @@ type requestMapSpecs struct {
 	InterfereLog   *ebpf.MapSpec `ebpf:"interfere_log"`
 	SampleEvents   *ebpf.MapSpec `ebpf:"sample_events"`
 	SampleTask     *ebpf.MapSpec `ebpf:"sample_task"`
+	SockConns      *ebpf.MapSpec `ebpf:"sock_conns"`
 	Tgids          *ebpf.MapSpec `ebpf:"tgids"`
 	Tids           *ebpf.MapSpec `ebpf:"tids"`
 }
@@ -124,6 +131,7 @@ type requestMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type requestVariableSpecs struct {
+	AtSockets         *ebpf.VariableSpec `ebpf:"at_sockets"`
 	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
 	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
 	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
@@ -169,6 +177,7 @@ type requestMaps struct {
 	InterfereLog   *ebpf.Map `ebpf:"interfere_log"`
 	SampleEvents   *ebpf.Map `ebpf:"sample_events"`
 	SampleTask     *ebpf.Map `ebpf:"sample_task"`
+	SockConns      *ebpf.Map `ebpf:"sock_conns"`
 	Tgids          *ebpf.Map `ebpf:"tgids"`
 	Tids           *ebpf.Map `ebpf:"tids"`
 }
@@ -184,6 +193,7 @@ func (m *requestMaps) Close() error {
 		m.InterfereLog,
 		m.SampleEvents,
 		m.SampleTask,
+		m.SockConns,
 		m.Tgids,
 		m.Tids,
 	)
@@ -193,6 +203,7 @@ func (m *requestMaps) Close() error {
 //
 // It can be passed to loadRequestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type requestVariables struct {
+	AtSockets         *ebpf.Variable `ebpf:"at_sockets"`
 	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
 	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
 	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`
@@ -219,6 +230,8 @@ type requestPrograms struct {
 	SchedProcessExitRaw *ebpf.Program `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.Program `ebpf:"sched_process_fork_raw"`
+	SockRecvBtf         *ebpf.Program `ebpf:"sock_recv_btf"`
+	SockSendBtf         *ebpf.Program `ebpf:"sock_send_btf"`
 	SysExitBtf          *ebpf.Program `ebpf:"sys_exit_btf"`
 	SysExitRaw          *ebpf.Program `ebpf:"sys_exit_raw"`
 }
@@ -231,6 +244,8 @@ func (p *requestPrograms) Close() error {
 		p.SchedProcessExitRaw,
 		p.SchedProcessForkBtf,
 		p.SchedProcessForkRaw,
+		p.SockRecvBtf,
+		p.SockSendBtf,
 		p.SysExitBtf,
 		p.SysExitRaw,
 	)

@@ -4,9 +4,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
@@ -37,6 +40,25 @@ func readServer(t *testing.T, tr *tracing.Tracer) *hist.Histogram {
 		t.Fatal(err)
 	}
 	return hs[MetricServer]
+}
+
+// programNames are the names of tr's attached programs.
+func programNames(t *testing.T, tr *tracing.Tracer) []string {
+	t.Helper()
+	var names []string
+	for _, id := range tr.ProgramIDs() {
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := p.Info()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, info.Name)
+	}
+	return names
 }
 
 // serve answers each 64-byte request on c with 64 bytes after handler,
@@ -126,6 +148,12 @@ func TestGoServerRequests(t *testing.T) {
 				r.Read(make([]byte, 1))
 			}
 			ask(t, c, n, gap)
+			// tp_btf works at the socket layer where the kernel has
+			// it (this host's 6.18 has), raw_tp at the syscall exit.
+			wantSock := v == tracing.TPBTF && tracing.HasTracepoint(nil, nil, SocketTracepoints[0])
+			if got := programNames(t, tr); slices.Contains(got, "sock_recv_btf") != wantSock || slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "sys_exit") }) == wantSock {
+				t.Errorf("programs %v; want the socket layer's: %v", got, wantSock)
+			}
 			h := readServer(t, tr)
 			if h.Count() != n {
 				t.Errorf("counted %d requests, the client sent %d", h.Count(), n)

@@ -14,6 +14,8 @@ var Tracer = func() tracing.Kind {
 		Name:        "request",
 		Description: "a server socket's request: the read that brings it in to the write of its answer",
 		Metrics:     Metrics,
+		// Where the kernel has them: a cut of its BTF keeps them.
+		OptionalTracepoints: SocketTracepoints,
 		New: func(_ tracing.Config, o tracing.TracerOptions) (*tracing.Tracer, error) {
 			return New(Options{TracerOptions: o})
 		},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"runtime"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -134,9 +136,12 @@ func probesOf(k tracing.Kind) []tracing.Config {
 	probes := []tracing.Config{k.Probe}
 	if k.Name == ufunc.Tracer.Name {
 		if exe, err := os.Executable(); err == nil {
-			// runtime.GC is in every Go binary, returns, and is rarely
-			// called while the probes are attached.
-			probes = append(probes, &ufunc.Config{Binary: exe, Symbols: []string{"runtime.GC"}})
+			// runtime.GC returns and is rarely called while the probes
+			// are attached. Named from its value: the linker keeps it
+			// only in a binary that refers to it (go run of a tool
+			// dropped it).
+			gc := runtime.FuncForPC(reflect.ValueOf(runtime.GC).Pointer()).Name()
+			probes = append(probes, &ufunc.Config{Binary: exe, Symbols: []string{gc}})
 		}
 	}
 	return probes

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
@@ -90,4 +91,24 @@ func KeepPrograms(spec *ebpf.CollectionSpec, keep ...string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// HasTracepoint reports whether the kernel's BTF, or kernelTypes when set
+// (a cut that keeps the typedefs of the tracers' optional tracepoints),
+// declares tracepoint tp: whether a tp_btf program can attach to it.
+// cache, when set, shares the decoded BTF.
+func HasTracepoint(cache *btf.Cache, kernelTypes *btf.Spec, tp string) bool {
+	spec, err := kernelTypes, error(nil)
+	switch {
+	case spec != nil:
+	case cache != nil:
+		spec, err = cache.Kernel()
+	default:
+		spec, err = btf.LoadKernelSpec()
+	}
+	if err != nil {
+		return false
+	}
+	_, err = spec.AnyTypeByName("btf_trace_" + tp)
+	return err == nil
 }
