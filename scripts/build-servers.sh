@@ -1,7 +1,10 @@
 #!/bin/sh
 # Builds the servers of testdata/server (the recipe's services) and their
 # load into DIR, as the base or the head: the head's handler spends 40 µs
-# in user space on every 40th request (head:US, US µs in the C server's).
+# in user space on every 40th request (head:US, US µs in the C server's);
+# every:US, the C server's handler spends US µs on every request (a
+# slowdown of the whole distribution, not of its tail alone; the Go
+# server stays the base).
 # The scenarios testdata/server/tcp.yaml and http.yaml run what this puts
 # in DIR when given dir=DIR:
 #
@@ -11,14 +14,16 @@
 #
 # Needs cc and go; run from the root of the tree.
 set -eu
-dir=${1:?usage: build-servers.sh DIR base|head|head:US}
-build=${2:?usage: build-servers.sh DIR base|head|head:US}
+dir=${1:?usage: build-servers.sh DIR base|head|head:US|every:US}
+build=${2:?usage: build-servers.sh DIR base|head|head:US|every:US}
 case $build in
 base) cflags='' tags='' ;;
 head) cflags=-DSLOW_EVERY=40 tags=slow ;;
 head:*[!0-9]* | head:) echo "build-servers.sh: head:US takes a whole number of µs, got $build" >&2; exit 2 ;;
 head:*) cflags="-DSLOW_EVERY=40 -DSLOW_US=${build#head:}" tags=slow ;;
-*) echo "build-servers.sh: build must be base, head or head:US, got $build" >&2; exit 2 ;;
+every:*[!0-9]* | every:) echo "build-servers.sh: every:US takes a whole number of µs, got $build" >&2; exit 2 ;;
+every:*) cflags="-DSLOW_EVERY=1 -DSLOW_US=${build#every:}" tags= ;;
+*) echo "build-servers.sh: build must be base, head, head:US or every:US, got $build" >&2; exit 2 ;;
 esac
 mkdir -p "$dir"
 # shellcheck disable=SC2086 # cflags is words or none
