@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailgate-ci/tailgate/internal/english"
 	"github.com/tailgate-ci/tailgate/internal/result"
 	"github.com/tailgate-ci/tailgate/report/stats"
 )
@@ -153,12 +154,27 @@ func clockName(t result.Target) string {
 	return t.ClockOf() + " time"
 }
 
+// attachedAs says how t attached: "tp_btf", or "tp_btf on
+// sock_recv_length and sock_send_length" where it records its hooks.
+func attachedAs(t result.TracerInfo) string {
+	if len(t.Hooks) == 0 {
+		return t.Variant
+	}
+	return t.Variant + " on " + english.And(t.Hooks)
+}
+
 func variantWarnings(base, cand *result.Scenario) []stats.Warning {
 	var ws []stats.Warning
 	for _, c := range cand.Tracers {
 		for _, b := range base.Tracers {
-			if b.Name == c.Name && b.Variant != c.Variant && b.Variant != "" && c.Variant != "" {
-				ws = append(ws, stats.Warning{Kind: WarnTracerVariant, Scenario: cand.Name, Detail: c.Name, Base: b.Variant, Cand: c.Variant})
+			if b.Name != c.Name || b.Variant == "" || c.Variant == "" {
+				continue
+			}
+			// Hooks recorded on one side only are a Result of before
+			// they were: nothing to compare them with.
+			hooksDiffer := len(b.Hooks) > 0 && len(c.Hooks) > 0 && !slices.Equal(b.Hooks, c.Hooks)
+			if b.Variant != c.Variant || hooksDiffer {
+				ws = append(ws, stats.Warning{Kind: WarnTracerVariant, Scenario: cand.Name, Detail: c.Name, Base: attachedAs(b), Cand: attachedAs(c)})
 			}
 		}
 	}

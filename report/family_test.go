@@ -193,3 +193,39 @@ func TestCompareWarnsOfTracerVariants(t *testing.T) {
 		t.Errorf("tracer variant warnings %+v, want one for sched, tp_btf against raw_tp", got)
 	}
 }
+
+// The request tracer records the tracepoints it chose: the same variant
+// on other hooks (the socket layer's on one kernel, sys_exit on another)
+// is a warning naming both; hooks recorded on one side only (a Result of
+// before they were recorded) are none.
+func TestCompareWarnsOfTracerHooks(t *testing.T) {
+	sock, exit := []string{"sock_recv_length", "sock_send_length"}, []string{"sys_exit"}
+	for _, tc := range []struct {
+		base, cand []string
+		want       string // the warning's Base, or "" for none
+	}{
+		{sock, exit, "tp_btf on sock_recv_length and sock_send_length"},
+		{sock, sock, ""},
+		{nil, sock, ""},
+	} {
+		base, cand := synthResult(t, 1, "abc", "", 0, 8), synthResult(t, 2, "abc", "", 0, 8)
+		base.Scenarios[0].Tracers = []result.TracerInfo{{Name: "request", Variant: "tp_btf", Hooks: tc.base}}
+		cand.Scenarios[0].Tracers = []result.TracerInfo{{Name: "request", Variant: "tp_btf", Hooks: tc.cand}}
+		rep, err := report.Compare(base, cand, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []stats.Warning
+		for _, w := range rep.Scenarios[0].Warnings {
+			if w.Kind == report.WarnTracerVariant {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("hooks %v against %v: warnings %+v, want none", tc.base, tc.cand, got)
+		case tc.want != "" && (len(got) != 1 || got[0].Base != tc.want || got[0].Cand != "tp_btf on sys_exit"):
+			t.Errorf("hooks %v against %v: warnings %+v, want one from %q to %q", tc.base, tc.cand, got, tc.want, "tp_btf on sys_exit")
+		}
+	}
+}

@@ -68,7 +68,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("request tracer: %w", err)
 	}
 	sockets := atSockets(opts)
-	return tracing.Load(spec, tracing.Options{
+	t, err := tracing.Load(spec, tracing.Options{
 		Name:          "request",
 		Metrics:       Metrics,
 		TracerOptions: opts.TracerOptions,
@@ -95,6 +95,16 @@ func New(opts Options) (*tracing.Tracer, error) {
 			return s.Variables["targ_op"].Set(table)
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	// As Configure chose: the socket layer's with tp_btf only.
+	if sockets && t.Variant() == tracing.TPBTF {
+		t.SetHooks(SocketTracepoints)
+	} else {
+		t.SetHooks([]string{"sys_exit"})
+	}
+	return t, nil
 }
 
 // atSockets reports whether the tracer is to work at the socket layer:

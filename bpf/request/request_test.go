@@ -154,6 +154,13 @@ func TestGoServerRequests(t *testing.T) {
 			if got := programNames(t, tr); slices.Contains(got, "sock_recv_btf") != wantSock || slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "sys_exit") }) == wantSock {
 				t.Errorf("programs %v; want the socket layer's: %v", got, wantSock)
 			}
+			wantHooks := []string{"sys_exit"}
+			if wantSock {
+				wantHooks = SocketTracepoints
+			}
+			if !slices.Equal(tr.Hooks(), wantHooks) {
+				t.Errorf("hooks recorded %v, want %v", tr.Hooks(), wantHooks)
+			}
 			h := readServer(t, tr)
 			if h.Count() != n {
 				t.Errorf("counted %d requests, the client sent %d", h.Count(), n)

@@ -79,6 +79,7 @@ type Tracer struct {
 	smp      *sampler // stacks sampled in open requests; nil without
 	ncpu     int
 	probes   []result.Probe
+	hooks    []string
 	loadTook time.Duration // NewCollection's, for LoadCost
 }
 
@@ -365,6 +366,13 @@ func (t *Tracer) SetProbes(p []result.Probe) { t.probes = p }
 
 // Probes returns what SetProbes recorded (nil for other tracers).
 func (t *Tracer) Probes() []result.Probe { return t.probes }
+
+// SetHooks records the tracepoints a tracer that chooses among them
+// attached to (the request tracer: the socket layer's, or sys_exit).
+func (t *Tracer) SetHooks(h []string) { t.hooks = h }
+
+// Hooks returns what SetHooks recorded (nil for other tracers).
+func (t *Tracer) Hooks() []string { return t.hooks }
 
 // Metrics returns the tracer's metric names.
 func (t *Tracer) Metrics() []string { return t.metrics }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tailgate-ci/tailgate/internal/result"
 )
 
 // schema compiles docs/NAME.schema.json.
@@ -52,6 +54,17 @@ func TestSchemasValidateRealOutputs(t *testing.T) {
 	}
 	// Synthetic ones too: fields a host run leaves out.
 	results = append(results, fakeRun{scenario: "syscall-read", scales: steady, seed: 1, kernel: "6.1.0-test"}.write(t, dir, "fake.json"))
+	// And what only some tracers record: ufunc's probes, request's hooks.
+	traced := fakeRun{scenario: "syscall-read", scales: steady, seed: 2}.result()
+	traced.Scenarios[0].Tracers = []result.TracerInfo{
+		{Name: "ufunc", Variant: "uprobe", Probes: []result.Probe{{Symbol: "main.handle", Offset: 4, Insn: "53", Mnemonic: "push", SingleStepped: true}}},
+		{Name: "request", Variant: "tp_btf", Hooks: []string{"sock_recv_length", "sock_send_length"}},
+	}
+	tracedPath := filepath.Join(dir, "traced.json")
+	if err := result.Write(tracedPath, traced); err != nil {
+		t.Fatal(err)
+	}
+	results = append(results, tracedPath)
 	for _, r := range results {
 		if err := validate(t, resultSchema, r); err != nil {
 			t.Errorf("%s against docs/result.schema.json: %v", filepath.Base(r), err)

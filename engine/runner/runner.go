@@ -417,7 +417,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *
 		ctx = scenarios.WithThreadHook(ctx, at.hook)
 	}
 	for _, t := range at.tracers {
-		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant()), Probes: t.Probes()})
+		sr.Tracers = append(sr.Tracers, result.TracerInfo{Name: t.Name(), Variant: string(t.Variant()), Probes: t.Probes(), Hooks: t.Hooks()})
 	}
 	if err := followTree(wl, at.tracers); err != nil {
 		return sr, err

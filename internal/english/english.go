@@ -28,3 +28,11 @@ func Or(items []string) string {
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
+
+// And joins items as a list: "a", "a and b", "a, b and c".
+func And(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

@@ -180,6 +180,11 @@ type TracerInfo struct {
 	Variant string `json:"variant"` // tracing.Variant: tp_btf, raw_tp, fentry, kprobe, uprobe
 	// Probes are where a uprobe tracer set its entry probes (ufunc).
 	Probes []Probe `json:"probes,omitempty"`
+	// Hooks are the tracepoints a tracer that chooses among them
+	// attached to: the request tracer's sock_recv_length and
+	// sock_send_length, or sys_exit. Absent in Results of tailgate
+	// before it recorded them.
+	Hooks []string `json:"hooks,omitempty"`
 }
 
 // Probe is one function's entry uprobe: where it was set and how the
