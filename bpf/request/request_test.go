@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 	"github.com/tailgate-ci/tailgate/internal/hist"
 )
 
@@ -40,25 +40,6 @@ func readServer(t *testing.T, tr *tracing.Tracer) *hist.Histogram {
 		t.Fatal(err)
 	}
 	return hs[MetricServer]
-}
-
-// programNames are the names of tr's attached programs.
-func programNames(t *testing.T, tr *tracing.Tracer) []string {
-	t.Helper()
-	var names []string
-	for _, id := range tr.ProgramIDs() {
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := p.Info()
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, info.Name)
-	}
-	return names
 }
 
 // serve answers each 64-byte request on c with 64 bytes after handler,
@@ -151,7 +132,7 @@ func TestGoServerRequests(t *testing.T) {
 			// tp_btf works at the socket layer where the kernel has
 			// it (this host's 6.18 has), raw_tp at the syscall exit.
 			wantSock := v == tracing.TPBTF && tracing.HasTracepoint(nil, nil, SocketTracepoints[0])
-			if got := programNames(t, tr); slices.Contains(got, "sock_recv_btf") != wantSock || slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "sys_exit") }) == wantSock {
+			if got := tracingtest.ProgramNames(t, tr.ProgramIDs()); slices.Contains(got, "sock_recv_btf") != wantSock || slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, "sys_exit") }) == wantSock {
 				t.Errorf("programs %v; want the socket layer's: %v", got, wantSock)
 			}
 			wantHooks := []string{"sys_exit"}

@@ -1,7 +1,6 @@
 package syscalls
 
 import (
-	"errors"
 	"os"
 	"runtime"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 )
 
 // Kept programs are attached once, by the first Tracer, and stay attached
@@ -181,8 +181,7 @@ func linksTo(t *testing.T, ids []ebpf.ProgramID, want int) int {
 // hist_stats map, summed over metrics and CPUs.
 func keptCount(t *testing.T, ids []ebpf.ProgramID) uint64 {
 	t.Helper()
-	m := keptMap(t, ids, "hist_stats")
-	defer m.Close()
+	m := tracingtest.ProgramMap(t, ids, "hist_stats")
 	var total uint64
 	for k := range m.MaxEntries() {
 		var per []struct{ Count, Sum, Min, Max uint64 }
@@ -194,33 +193,4 @@ func keptCount(t *testing.T, ids []ebpf.ProgramID) uint64 {
 		}
 	}
 	return total
-}
-
-// keptMap opens the map called name that the programs of ids use.
-func keptMap(t *testing.T, ids []ebpf.ProgramID, name string) *ebpf.Map {
-	t.Helper()
-	for _, id := range ids {
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := p.Info()
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		mapIDs, _ := info.MapIDs()
-		for _, mid := range mapIDs {
-			m, err := ebpf.NewMapFromID(mid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if mi, err := m.Info(); err == nil && mi.Name == name {
-				return m
-			}
-			m.Close()
-		}
-	}
-	t.Fatal(errors.New("no " + name + " map among the kept programs'"))
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
+	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
 )
 
 // conn is one loopback TCP connection: the client's end and the server's.
@@ -348,7 +349,7 @@ func TestThreadsMode(t *testing.T) {
 // for the workload's.
 func TestClosedSocketsForgotten(t *testing.T) {
 	tr := newTracer(t, Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}})
-	socks := tracerMap(t, tr, "socks")
+	socks := tracingtest.ProgramMap(t, tr.ProgramIDs(), "socks")
 	for i := range 20 {
 		c := dial(t)
 		rr(t, c, 10, 8, 8, nil)
@@ -372,37 +373,6 @@ func TestClosedSocketsForgotten(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// tracerMap opens the map named name of tr's programs.
-func tracerMap(t *testing.T, tr *tracing.Tracer, name string) *ebpf.Map {
-	t.Helper()
-	for _, id := range tr.ProgramIDs() {
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := p.Info()
-		p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, _ := info.MapIDs()
-		for _, mid := range ids {
-			m, err := ebpf.NewMapFromID(mid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mi, err := m.Info()
-			if err == nil && mi.Name == name {
-				t.Cleanup(func() { m.Close() })
-				return m
-			}
-			m.Close()
-		}
-	}
-	t.Fatalf("no map %s among the tracer's programs' maps", name)
-	return nil
 }
 
 func mapLen(t *testing.T, m *ebpf.Map) int {

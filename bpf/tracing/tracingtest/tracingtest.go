@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
@@ -47,4 +48,56 @@ func ThreadHook(t testing.TB, trs ...*tracing.Tracer) func(tid int, running bool
 			}
 		}
 	}
+}
+
+// programInfos reads the info of each program of ids (a Tracer's
+// ProgramIDs, say).
+func programInfos(t testing.TB, ids []ebpf.ProgramID) []*ebpf.ProgramInfo {
+	t.Helper()
+	var infos []*ebpf.ProgramInfo
+	for _, id := range ids {
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := p.Info()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, info)
+	}
+	return infos
+}
+
+// ProgramNames are the names of the programs of ids.
+func ProgramNames(t testing.TB, ids []ebpf.ProgramID) []string {
+	t.Helper()
+	var names []string
+	for _, info := range programInfos(t, ids) {
+		names = append(names, info.Name)
+	}
+	return names
+}
+
+// ProgramMap opens the map called name that a program of ids uses; t's
+// cleanup closes it.
+func ProgramMap(t testing.TB, ids []ebpf.ProgramID, name string) *ebpf.Map {
+	t.Helper()
+	for _, info := range programInfos(t, ids) {
+		mapIDs, _ := info.MapIDs()
+		for _, mid := range mapIDs {
+			m, err := ebpf.NewMapFromID(mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mi, err := m.Info(); err == nil && mi.Name == name {
+				t.Cleanup(func() { m.Close() })
+				return m
+			}
+			m.Close()
+		}
+	}
+	t.Fatalf("no map %s among the programs' maps", name)
+	return nil
 }
