@@ -149,6 +149,33 @@ static __always_inline bool traced(void)
 	return true;
 }
 
+/* request_opened starts c's request now, if c is a server's end with none
+ * open; tag and ref name it to the sampler. */
+static __always_inline void request_opened(struct conn *c, __s32 tag, __u64 ref)
+{
+	if (c->role == ROLE_SERVER && !c->start) {
+		c->start = bpf_ktime_get_ns();
+		c->sampled = 0;
+		sample_opened(tag, ref, c->start);
+	}
+}
+
+/* request_ended ends c's open request now, if it has one, and records
+ * it; tag names it to the sampler. */
+static __always_inline void request_ended(void *ctx, struct conn *c, __s32 tag)
+{
+	__u64 v;
+
+	if (!c->start)
+		return;
+	v = bpf_ktime_get_ns() - c->start;
+	if (c->sampled)
+		sample_end(tag, c->start, v);
+	c->start = 0;
+	hist_record(METRIC_SERVER, v);
+	evidence_current(ctx, METRIC_SERVER, v);
+}
+
 /* on_exit sees every syscall at its exit, where the registers still hold
  * its number and arguments: a read that began before the tracer attached
  * (a blocking server waiting for its next request) is seen whole, and
@@ -157,7 +184,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 {
 	struct conn *c, fresh = {};
 	struct conn_key key;
-	__u64 nr, v;
+	__u64 nr;
 	__u8 op;
 
 	/* Every syscall of the machine passes here: tp_btf reads its trusted
@@ -179,18 +206,13 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			return 0; /* EAGAIN before a Go read parks, or the end */
 		c = bpf_map_lookup_elem(&conns, &key);
 		if (c) {
-			if (c->role == ROLE_SERVER && !c->start) {
-				c->start = bpf_ktime_get_ns();
-				c->sampled = 0;
-				sample_opened(key.fd, key.fd, c->start);
-			}
+			request_opened(c, key.fd, key.fd);
 			return 0;
 		}
 		/* First seen reading: a server's end if it is a socket. */
 		if (is_socket(key.fd)) {
 			fresh.role = ROLE_SERVER;
-			fresh.start = bpf_ktime_get_ns();
-			sample_opened(key.fd, key.fd, fresh.start);
+			request_opened(&fresh, key.fd, key.fd);
 		}
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
@@ -203,14 +225,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			bpf_map_update_elem(&conns, &key, &fresh, BPF_NOEXIST);
 			return 0;
 		}
-		if (!c->start)
-			return 0;
-		v = bpf_ktime_get_ns() - c->start;
-		if (c->sampled)
-			sample_end(key.fd, c->start, v);
-		c->start = 0;
-		hist_record(METRIC_SERVER, v);
-		evidence_current(ctx, METRIC_SERVER, v);
+		request_ended(ctx, c, key.fd);
 		return 0;
 	case OP_ACCEPT:
 		if (ret < 0)
@@ -235,23 +250,12 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 	return 0;
 }
 
-/* request_opened starts c's request now, if c is a server's end with none
- * open; tag and ref name it to the sampler. */
-static __always_inline void request_opened(struct conn *c, __s32 tag, __u64 ref)
-{
-	if (c->role == ROLE_SERVER && !c->start) {
-		c->start = bpf_ktime_get_ns();
-		c->sampled = 0;
-		sample_opened(tag, ref, c->start);
-	}
-}
-
 /* on_sock sees a socket's receive or send end (ret: bytes, or an error),
  * at the socket layer. */
 static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool send)
 {
 	struct conn *c, fresh = {};
-	__u64 cookie, v;
+	__u64 cookie;
 
 	if (ret <= 0 || !traced())
 		return 0; /* EAGAIN before a Go read parks, or the end */
@@ -273,14 +277,7 @@ static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool sen
 		bpf_map_update_elem(&sock_conns, &cookie, &fresh, BPF_NOEXIST);
 		return 0;
 	}
-	if (!c->start)
-		return 0;
-	v = bpf_ktime_get_ns() - c->start;
-	if (c->sampled)
-		sample_end((__s32)cookie, c->start, v);
-	c->start = 0;
-	hist_record(METRIC_SERVER, v);
-	evidence_current(ctx, METRIC_SERVER, v);
+	request_ended(ctx, c, (__s32)cookie);
 	return 0;
 }
 
