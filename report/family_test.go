@@ -173,6 +173,17 @@ func hasWarning(ws []stats.Warning, k stats.WarningKind) bool {
 	return false
 }
 
+// variantWarningsOf is the tracer variant warnings of rep's first scenario.
+func variantWarningsOf(rep *report.Report) []stats.Warning {
+	var got []stats.Warning
+	for _, w := range rep.Scenarios[0].Warnings {
+		if w.Kind == report.WarnTracerVariant {
+			got = append(got, w)
+		}
+	}
+	return got
+}
+
 // A tracer attached as different variants on the two sides is a warning
 // naming both; the same variant is none.
 func TestCompareWarnsOfTracerVariants(t *testing.T) {
@@ -183,12 +194,7 @@ func TestCompareWarnsOfTracerVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []stats.Warning
-	for _, w := range rep.Scenarios[0].Warnings {
-		if w.Kind == report.WarnTracerVariant {
-			got = append(got, w)
-		}
-	}
+	got := variantWarningsOf(rep)
 	if len(got) != 1 || got[0].Detail != "sched" || got[0].Base != "tp_btf" || got[0].Cand != "raw_tp" {
 		t.Errorf("tracer variant warnings %+v, want one for sched, tp_btf against raw_tp", got)
 	}
@@ -215,12 +221,7 @@ func TestCompareWarnsOfTracerHooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []stats.Warning
-		for _, w := range rep.Scenarios[0].Warnings {
-			if w.Kind == report.WarnTracerVariant {
-				got = append(got, w)
-			}
-		}
+		got := variantWarningsOf(rep)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("hooks %v against %v: warnings %+v, want none", tc.base, tc.cand, got)
