@@ -68,6 +68,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("request tracer: %w", err)
 	}
 	sockets := atSockets(opts)
+	// hooks is what the last Configure chose: that of the variant that
+	// loaded, as Load stops at the first.
+	var hooks []string
 	t, err := tracing.Load(spec, tracing.Options{
 		Name:          "request",
 		Metrics:       Metrics,
@@ -85,8 +88,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 				}
 			}
 			unused := "sock_conns"
+			hooks = []string{"sys_exit"}
 			if on {
-				unused = "conns"
+				unused, hooks = "conns", SocketTracepoints
 			}
 			s.Maps[unused].MaxEntries = 1
 			if err := s.Variables["at_sockets"].Set(on); err != nil {
@@ -98,12 +102,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As Configure chose: the socket layer's with tp_btf only.
-	if sockets && t.Variant() == tracing.TPBTF {
-		t.SetHooks(SocketTracepoints)
-	} else {
-		t.SetHooks([]string{"sys_exit"})
-	}
+	t.SetHooks(hooks)
 	return t, nil
 }
 
