@@ -8,7 +8,9 @@ import (
 )
 
 // environmentWarnings warns of each way the two runs' environments and
-// targets differ, of a partial run, and of timings emulated under TCG.
+// targets differ, of the tailgates that wrote them (a release may measure
+// a metric another way), of a partial run, and of timings emulated under
+// TCG.
 func environmentWarnings(base, cand *result.Result) []stats.Warning {
 	var w []stats.Warning
 	diff := func(field, b, c string) {
@@ -27,6 +29,7 @@ func environmentWarnings(base, cand *result.Result) []stats.Warning {
 	diff(stats.FieldVCPUs, fmt.Sprint(bt.VCPUs), fmt.Sprint(ct.VCPUs))
 	diff(stats.FieldMemMiB, fmt.Sprint(bt.MemMiB), fmt.Sprint(ct.MemMiB))
 	diff(stats.FieldCmdline, bt.Cmdline, ct.Cmdline)
+	diff(stats.FieldTailgate, versionText(base.Tailgate), versionText(cand.Tailgate))
 	for _, s := range []struct {
 		side stats.Role
 		r    *result.Result
@@ -43,4 +46,13 @@ func environmentWarnings(base, cand *result.Result) []stats.Warning {
 		w = append(w, stats.Warning{Kind: WarnVirtualTime, Side: stats.Both, Detail: fmt.Sprint(bt.Shift())})
 	}
 	return w
+}
+
+// versionText names the tailgate that wrote a Result: its version, and
+// its commit when known.
+func versionText(v result.Version) string {
+	if v.Commit == "" {
+		return v.Version
+	}
+	return v.Version + " (" + v.Commit + ")"
 }

@@ -279,3 +279,33 @@ func warningStrings(ws []stats.Warning) []string {
 	}
 	return out
 }
+
+// Two Results written by different tailgates are compared with a warning
+// that names both: a release may measure a metric another way (the BPF
+// run statistics, on in every trial before, moved syscall-read's p50).
+func TestCompareWarnsOfAnotherTailgate(t *testing.T) {
+	base, cand := synthResult(t, 1, "abc", "", 0, 5), synthResult(t, 2, "abc", "", 0, 5)
+	warned := func() []stats.Warning {
+		rep, err := report.Compare(base, cand, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws []stats.Warning
+		for _, w := range rep.Warnings {
+			if w.Field == stats.FieldTailgate {
+				ws = append(ws, w)
+			}
+		}
+		return ws
+	}
+	base.Tailgate = result.Version{Version: "v0.3.1", Commit: "abc123"}
+	cand.Tailgate = base.Tailgate
+	if ws := warned(); len(ws) != 0 {
+		t.Errorf("one tailgate on both sides: warnings %+v", ws)
+	}
+	cand.Tailgate.Commit = "def456"
+	ws := warned()
+	if len(ws) != 1 || ws[0].Kind != report.WarnEnvironment || ws[0].Base != "v0.3.1 (abc123)" || ws[0].Cand != "v0.3.1 (def456)" {
+		t.Errorf("tailgates of two commits: warnings %+v, want one naming both", ws)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -245,11 +246,6 @@ func Run(ctx context.Context, req Request) (*result.Result, error) {
 		if err := tracing.RemoveMemlock(); err != nil {
 			return finish(err)
 		}
-		// Run-time statistics cost a little per program run; they stay on
-		// only while tailgate runs. Without them tracer cost reads 0.
-		if st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err == nil {
-			defer st.Close()
-		}
 	}
 	// Every tracer of every scenario relocates against the same kernel BTF.
 	kb := kernelBTF{cache: btf.NewCache(), types: req.KernelTypes}
@@ -427,7 +423,7 @@ func runScenario(ctx context.Context, s *scenarios.Scenario, kb kernelBTF, sym *
 			return sr, err
 		}
 	}
-	if err := warmUp(ctx, s, wl, ctl, emit); err != nil {
+	if err := at.warmUp(ctx, s, wl, ctl, emit); err != nil {
 		return sr, err
 	}
 	for trial := 1; trial <= s.Trials; trial++ {
@@ -470,6 +466,9 @@ type attached struct {
 	ilog    tracing.InterferenceLog
 	hook    scenarios.ThreadHook
 	hookErr func() error
+	// cost is each tracer's mean run time per program run in the
+	// warmup, ns (nil: not measured).
+	cost []float64
 }
 
 // attachScenario attaches the tracers of s, counting the tasks of wl
@@ -503,6 +502,36 @@ func (at *attached) close() {
 	if at.ilog != nil {
 		at.ilog.Close()
 	}
+}
+
+// warmUp runs the warmup of s and reads what the tracers' programs cost
+// a run in it. The kernel's run statistics are on only there: each
+// program run pays two clock reads for them, which a trial's events would
+// carry inside the latencies they measure (docs/formats.md, "bpf cost").
+func (at *attached) warmUp(ctx context.Context, s *scenarios.Scenario, wl scenarios.Runner, ctl *sliceControl, emit func(Event)) error {
+	measure := s.Warmup > 0 && len(at.tracers) > 0
+	var before []tracing.RunStats
+	var stats io.Closer
+	if measure {
+		// Refused without CAP_SYS_ADMIN or before 5.8: the cost reads 0.
+		stats, _ = ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+		for _, t := range at.tracers {
+			rs, _ := t.RunStats()
+			before = append(before, rs)
+		}
+	}
+	err := warmUp(ctx, s, wl, ctl, emit)
+	if measure {
+		at.cost = make([]float64, len(at.tracers))
+		for i, t := range at.tracers {
+			after, _ := t.RunStats()
+			at.cost[i] = after.Sub(before[i]).PerRun()
+		}
+		if stats != nil {
+			stats.Close()
+		}
+	}
+	return err
 }
 
 // warmUp runs the warmup of s, when it has one, after the parent's word
@@ -539,8 +568,6 @@ type trialMeasures struct {
 	elapsed time.Duration
 	cpu     *result.CPUTime
 	slices  int
-	// before is each tracer's run statistics at the trial's start.
-	before []tracing.RunStats
 }
 
 // trial runs one trial of s: whole for s.Duration, or with ctl in the
@@ -550,12 +577,10 @@ func (at *attached) trial(ctx context.Context, s *scenarios.Scenario, wl scenari
 	if err := startWorkload(ctx, wl); err != nil {
 		return m, err
 	}
-	before := make([]tracing.RunStats, len(at.tracers))
-	for i, t := range at.tracers {
+	for _, t := range at.tracers {
 		if err := t.Reset(); err != nil {
 			return m, err
 		}
-		before[i], _ = t.RunStats()
 	}
 	var err error
 	if ctl == nil {
@@ -568,7 +593,6 @@ func (at *attached) trial(ctx context.Context, s *scenarios.Scenario, wl scenari
 	} else {
 		m, err = ctl.runSlices(ctx, wl)
 	}
-	m.before = before
 	if err == nil {
 		err = at.hookErr()
 	}
@@ -583,8 +607,10 @@ func (at *attached) addTrial(sr *result.Scenario, m trialMeasures, sym *symbols.
 		if err != nil {
 			return err
 		}
-		after, _ := t.RunStats()
-		cost := after.Sub(m.before[i]).PerRun()
+		var cost float64
+		if at.cost != nil {
+			cost = at.cost[i]
+		}
 		for _, name := range t.Metrics() {
 			addTrial(sr, name, hs[name], cost, m)
 		}

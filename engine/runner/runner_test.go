@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/kfunc"
@@ -325,5 +327,65 @@ func TestTrialCPUTimeCountsOtherTasks(t *testing.T) {
 	t.Logf("other tasks' share: %.2f beside a spinning thread, %.2f without", share(busy), share(quiet))
 	if share(busy) < 0.15 || share(busy) < share(quiet)+0.1 {
 		t.Errorf("other tasks' share of the trial's CPU: %.2f beside a spinning thread, %.2f without; want ≥ 0.15 and 0.1 more", share(busy), share(quiet))
+	}
+}
+
+// The kernel's BPF run statistics are on in the warmup alone, which gives
+// each trial its tracer's cost: in a trial every program run would pay
+// their two clock reads, inside the latencies it measures. A program of
+// the test's own on every syscall's entry counts its runs only while they
+// are on.
+func TestRunStatsOnlyInWarmup(t *testing.T) {
+	if err := tracing.CheckPrivileges(); err != nil {
+		t.Fatalf("needs root for BPF: %v", err)
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type:         ebpf.RawTracepoint,
+		License:      "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_enter", Program: prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	runs := func() uint64 {
+		st, err := prog.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.RunCount
+	}
+	s := syscallRead(t, 2, 300*time.Millisecond)
+	s.Warmup = 200 * time.Millisecond
+	var warm, trials, done uint64
+	progress := func(e Event) {
+		switch {
+		case e.Phase == PhaseWarmup:
+			warm = runs()
+		case e.Phase == PhaseTrial && e.Trial == 1 && e.Measured == nil:
+			trials = runs()
+		case e.Phase == PhaseDone:
+			done = runs()
+		}
+	}
+	res, err := Run(context.Background(), Request{Scenarios: []*scenarios.Scenario{s}, InProcess: true, Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trials-warm < 1000 {
+		t.Errorf("the warmup counted %d syscalls: want the statistics on in it", trials-warm)
+	}
+	if done-trials > (trials-warm)/100 {
+		t.Errorf("the trials counted %d syscalls (the warmup %d): want the statistics off in them", done-trials, trials-warm)
+	}
+	for i, tr := range res.Scenarios[0].Metrics["syscall.read"].Trials {
+		if tr.TracerCostNs <= 0 {
+			t.Errorf("trial %d: no tracer cost recorded", i+1)
+		}
 	}
 }

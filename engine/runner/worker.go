@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
@@ -123,9 +122,6 @@ func runWorker(ctx context.Context, in io.Reader) workerReply {
 	if NeedsBPF(s) {
 		if err := tracing.RemoveMemlock(); err != nil {
 			return replyError(err)
-		}
-		if st, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err == nil {
-			defer st.Close()
 		}
 	}
 	ctx = scenarios.WithCPUOffset(ctx, req.CPUOffset)

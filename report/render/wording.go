@@ -33,6 +33,7 @@ var fieldLabels = map[string]string{
 	stats.FieldMemMiB:        "target memory (MiB)",
 	stats.FieldCmdline:       "target kernel cmdline",
 	stats.FieldTarget:        "target",
+	stats.FieldTailgate:      "tailgate (how it measures may have changed)",
 }
 
 func fieldLabel(f string) string {

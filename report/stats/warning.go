@@ -56,6 +56,7 @@ const (
 	FieldMemMiB        = "target_mem_mib"
 	FieldCmdline       = "target_cmdline"
 	FieldTarget        = "target"
+	FieldTailgate      = "tailgate"
 )
 
 // Role is a side of a comparison.
