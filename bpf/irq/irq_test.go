@@ -107,12 +107,15 @@ func delta(before, after map[string][]uint64, name string, on func(cpu int) bool
 
 func everyCPU(int) bool { return true }
 
-// near reports whether a tracer's count n is the kernel's count want, give
-// or take the interrupts of the moments between the kernel's counters being
-// read and the tracer being reset or read.
-func near(n, want uint64) bool {
-	slack := want/50 + 10
-	return n+slack >= want && n <= want+slack
+// within reports whether a tracer's count n is the kernel's: at least lo,
+// what the kernel counted between readings taken after the tracer's reset
+// and before its read, and at most hi, between readings taken before the
+// reset and after the read (a disk busy with another's writeback
+// interrupts in those moments too); give or take a few, since the
+// kernel's per-CPU counters are not read at one instant.
+func within(n, lo, hi uint64) bool {
+	slack := lo/50 + 10
+	return n+slack >= lo && n <= hi+slack
 }
 
 // The tracer counts each action's handler runs as /proc/interrupts does,
@@ -141,6 +144,7 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			if got := tr.Variant(); got != v {
 				t.Fatalf("variant %s, want %s", got, v)
 			}
+			outerBefore := actionCounts(t)
 			if err := tr.Reset(); err != nil {
 				t.Fatal(err)
 			}
@@ -152,6 +156,7 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			outerAfter := actionCounts(t)
 			missed, err := tr.Missed()
 			if err != nil {
 				t.Fatal(err)
@@ -168,13 +173,13 @@ func TestCountsWhatTheKernelCounts(t *testing.T) {
 			var total uint64
 			for _, name := range irqs {
 				h := hs[Metric(name)]
-				n, want := h.Count(), delta(before, after, name, everyCPU)
+				n, want, most := h.Count(), delta(before, after, name, everyCPU), delta(outerBefore, outerAfter, name, everyCPU)
 				total += n
 				if n > 0 || want > 0 {
-					t.Logf("%s: %d handler runs (kernel: %d), p50 %.0f ns, p99 %.0f ns", name, n, want, h.Quantile(0.5), h.Quantile(0.99))
+					t.Logf("%s: %d handler runs (kernel: %d, %d with the moments around), p50 %.0f ns, p99 %.0f ns", name, n, want, most, h.Quantile(0.5), h.Quantile(0.99))
 				}
-				if !near(n, want) {
-					t.Errorf("%s counted %d handler runs, /proc/interrupts %d", Metric(name), n, want)
+				if !within(n, want, most) {
+					t.Errorf("%s counted %d handler runs, /proc/interrupts %d (%d with the moments around)", Metric(name), n, want, most)
 				}
 				if p := h.Quantile(0.99); n > 0 && (p <= 0 || p > float64(10*time.Millisecond)) {
 					t.Errorf("%s p99 %.0f ns is not a hardirq handler's run time", Metric(name), p)
@@ -227,6 +232,7 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 				t.Fatalf("new: %v", err)
 			}
 			defer tr.Close()
+			outerBefore := actionCounts(t)
 			if err := tr.Reset(); err != nil {
 				t.Fatal(err)
 			}
@@ -237,6 +243,7 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			outerAfter := actionCounts(t)
 			var excluded uint64
 			for _, name := range irqs {
 				n := hs[Metric(name)].Count()
@@ -246,8 +253,8 @@ func TestCountsOnlyItsCPUs(t *testing.T) {
 				if n > 0 || want > 0 || out > 0 {
 					t.Logf("%s: %d handler runs, kernel: %d on CPUs %v, %d on CPU %d", name, n, want, cpus, out, busiest)
 				}
-				if !near(n, want) {
-					t.Errorf("%s counted %d handler runs, the kernel %d on CPUs %v (and %d on CPU %d, not counted)", Metric(name), n, want, cpus, out, busiest)
+				if most := delta(outerBefore, outerAfter, name, counted); !within(n, want, most) {
+					t.Errorf("%s counted %d handler runs, the kernel %d on CPUs %v (%d with the moments around; and %d on CPU %d, not counted)", Metric(name), n, want, cpus, most, out, busiest)
 				}
 			}
 			if excluded == 0 {
