@@ -61,7 +61,7 @@ struct sample_open {
 	__u64 start;
 	__u64 ref; /* the tracer's own key of the request's connection */
 	__s32 tag;
-	__u32 pad;
+	__u32 sampled; /* a stack was sent, where the tracer keeps it here */
 };
 
 struct {
@@ -98,6 +98,7 @@ static __always_inline void sample_opened(__s32 tag, __u64 ref, __u64 start)
 	o->start = start;
 	o->ref = ref;
 	o->tag = tag;
+	o->sampled = 0;
 }
 
 /* sample_current returns the request open on the current task, or NULL. */

@@ -140,7 +140,7 @@ func tracerCost(b *testing.B, v tracing.Variant) {
 }
 
 // tcpPair makes a loopback TCP connection with TCP_NODELAY on both ends.
-func tcpPair(b *testing.B) (client, server int) {
+func tcpPair(b testing.TB) (client, server int) {
 	b.Helper()
 	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -19,10 +19,10 @@
  *       request's time in the server, as its clients feel it less the
  *       network both ways.
  *
- * At the syscall tracepoint a connection is keyed by (process, fd), at
- * the socket layer by the socket's cookie: a request read by one thread
- * and answered by another (a Go server's goroutines move between threads)
- * is one request. Only server ends count. At the syscall tracepoint: an
+ * At the syscall tracepoint a connection is keyed by (process, fd); at
+ * the socket layer its state is the socket's own storage, freed with it:
+ * a request read by one thread and answered by another (a Go server's
+ * goroutines move between threads) is one request. Only server ends count. At the syscall tracepoint: an
  * fd an accept returned, or one whose first call seen is a read that
  * returned data and whose file is a socket (a connection accepted before
  * the tracer attached, or by a parent before a fork); an fd connected, or
@@ -52,6 +52,8 @@
 
 /* Set at load when the programs attached are the socket layer's. */
 const volatile bool at_sockets = false;
+/* Set at each load, a value no earlier load of the same maps had. */
+__u64 conn_gen = 0;
 
 /* targ_op[nr] is the OP_ of syscall nr, 0 if it is none of them. */
 const volatile __u8 targ_op[REQUEST_NR_MAX] = {};
@@ -80,8 +82,12 @@ struct conn_key {
 
 struct conn {
 	__u64 start; /* exit of the request's first read; 0: no request open */
+	__u64 gen; /* at the socket layer: the conn_gen it was last seen in */
 	__u32 role;
-	__u32 sampled; /* the open request got a stack sample (sample.bpf.h) */
+	/* At the syscall tracepoint: the open request got a stack sample
+	 * (sample.bpf.h). At the socket layer: the thread that opened it,
+	 * whose task storage says whether it did. */
+	__u32 sampled;
 };
 
 /* The fds of the workload's processes seen so far. LRU: an fd whose close
@@ -94,14 +100,21 @@ struct {
 	__type(value, struct conn);
 } conns SEC(".maps");
 
-/* The workload's sockets seen at the socket layer, by cookie. Sized to
- * one entry when the tracer works at the syscall tracepoint (request.go). */
+/* The workload's sockets seen at the socket layer, each in its own
+ * storage: one lookup from the socket, no hash, and no entry outlives its
+ * socket. A socket outlives a tracer, though (tracers loaded once serve
+ * many, tracing/loaded.go): a socket's role holds, but a request it had
+ * open belongs to a tracer gone, which the next cannot end. conn_gen,
+ * set at each load, dates them. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_CONNS);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct conn);
 } sock_conns SEC(".maps");
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
 
 HIST_MAPS;
 
@@ -149,27 +162,69 @@ static __always_inline bool traced(void)
 	return true;
 }
 
+/* sock_closed ends the sampler's record of c's request on the thread
+ * that opened it (c->sampled), which may be another than this one, and
+ * reports whether the request got a sample: at the socket layer the
+ * sampler finds a request by its thread alone (on_sample). */
+static __always_inline bool sock_closed(struct conn *c)
+{
+	struct task_struct *task;
+	struct sample_open *o;
+	bool sampled = false;
+
+	if (!sample_on)
+		return false;
+	if (c->sampled == (__u32)bpf_get_current_pid_tgid()) {
+		o = bpf_task_storage_get(&sample_task, bpf_get_current_task_btf(), 0, 0);
+		if (o && o->start == c->start) {
+			sampled = o->sampled;
+			o->start = 0;
+		}
+		return sampled;
+	}
+	task = bpf_task_from_pid(c->sampled);
+	if (!task)
+		return false;
+	o = bpf_task_storage_get(&sample_task, task, 0, 0);
+	if (o && o->start == c->start) {
+		sampled = o->sampled;
+		o->start = 0;
+	}
+	bpf_task_release(task);
+	return sampled;
+}
+
 /* request_opened starts c's request now, if c is a server's end with none
- * open; tag and ref name it to the sampler. */
-static __always_inline void request_opened(struct conn *c, __s32 tag, __u64 ref)
+ * open; tag and ref name it to the sampler, and at the socket layer
+ * (sockets) the thread that opens it does. */
+static __always_inline void request_opened(struct conn *c, __s32 tag, __u64 ref, bool sockets)
 {
 	if (c->role == ROLE_SERVER && !c->start) {
 		c->start = bpf_ktime_get_ns();
 		c->sampled = 0;
+		if (sockets)
+			tag = c->sampled = (__u32)bpf_get_current_pid_tgid();
 		sample_opened(tag, ref, c->start);
 	}
 }
 
 /* request_ended ends c's open request now, if it has one, and records
- * it; tag names it to the sampler. */
-static __always_inline void request_ended(void *ctx, struct conn *c, __s32 tag)
+ * it; tag names it to the sampler (at the socket layer the thread that
+ * opened it does). */
+static __always_inline void request_ended(void *ctx, struct conn *c, __s32 tag, bool sockets)
 {
+	bool sampled;
 	__u64 v;
 
 	if (!c->start)
 		return;
 	v = bpf_ktime_get_ns() - c->start;
-	if (c->sampled)
+	sampled = c->sampled;
+	if (sockets) {
+		sampled = sock_closed(c);
+		tag = c->sampled;
+	}
+	if (sampled)
 		sample_end(tag, c->start, v);
 	c->start = 0;
 	hist_record(METRIC_SERVER, v);
@@ -206,13 +261,13 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			return 0; /* EAGAIN before a Go read parks, or the end */
 		c = bpf_map_lookup_elem(&conns, &key);
 		if (c) {
-			request_opened(c, key.fd, key.fd);
+			request_opened(c, key.fd, key.fd, false);
 			return 0;
 		}
 		/* First seen reading: a server's end if it is a socket. */
 		if (is_socket(key.fd)) {
 			fresh.role = ROLE_SERVER;
-			request_opened(&fresh, key.fd, key.fd);
+			request_opened(&fresh, key.fd, key.fd, false);
 		}
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
@@ -225,7 +280,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			bpf_map_update_elem(&conns, &key, &fresh, BPF_NOEXIST);
 			return 0;
 		}
-		request_ended(ctx, c, key.fd);
+		request_ended(ctx, c, key.fd, false);
 		return 0;
 	case OP_ACCEPT:
 		if (ret < 0)
@@ -255,29 +310,32 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool send)
 {
 	struct conn *c, fresh = {};
-	__u64 cookie;
 
 	if (ret <= 0 || !traced())
 		return 0; /* EAGAIN before a Go read parks, or the end */
-	cookie = bpf_get_socket_cookie(sk);
-	c = bpf_map_lookup_elem(&sock_conns, &cookie);
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	if (c && c->gen != conn_gen) {
+		c->gen = conn_gen;
+		c->start = 0;
+	}
+	fresh.gen = conn_gen;
 	if (!send) {
-		if (c) {
-			request_opened(c, (__s32)cookie, cookie);
-			return 0;
+		if (!c) {
+			/* First seen receiving: a server's end. */
+			fresh.role = ROLE_SERVER;
+			c = bpf_sk_storage_get(&sock_conns, sk, &fresh, BPF_SK_STORAGE_GET_F_CREATE);
+			if (!c)
+				return 0;
 		}
-		/* First seen receiving: a server's end. */
-		fresh.role = ROLE_SERVER;
-		request_opened(&fresh, (__s32)cookie, cookie);
-		bpf_map_update_elem(&sock_conns, &cookie, &fresh, BPF_ANY);
+		request_opened(c, 0, 0, true);
 		return 0;
 	}
 	if (!c) {
 		/* First seen sending: a client's end. */
-		bpf_map_update_elem(&sock_conns, &cookie, &fresh, BPF_NOEXIST);
+		bpf_sk_storage_get(&sock_conns, sk, &fresh, BPF_SK_STORAGE_GET_F_CREATE);
 		return 0;
 	}
-	request_ended(ctx, c, (__s32)cookie);
+	request_ended(ctx, c, 0, true);
 	return 0;
 }
 
@@ -317,12 +375,14 @@ static __always_inline int on_sample(void *ctx)
 	if (!o)
 		return 0;
 	if (at_sockets) {
-		c = bpf_map_lookup_elem(&sock_conns, &o->ref);
-	} else {
-		key.tgid = bpf_get_current_pid_tgid() >> 32;
-		key.fd = o->tag;
-		c = bpf_map_lookup_elem(&conns, &key);
+		/* The request's end clears o, on whichever thread it ends. */
+		o->sampled = 1;
+		sample_take(ctx, o);
+		return 0;
 	}
+	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	key.fd = o->tag;
+	c = bpf_map_lookup_elem(&conns, &key);
 	if (!c || c->start != o->start) {
 		o->start = 0; /* answered, maybe by another thread */
 		return 0;

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -79,7 +80,7 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Configure: func(s *ebpf.CollectionSpec) error {
 			// The variant's programs only are left: raw_tp has no
 			// socket layer's (its sk would be no BTF pointer, which
-			// the cookie takes).
+			// its storage takes).
 			_, btf := s.Programs["sock_recv_btf"]
 			on := sockets && btf
 			for name := range s.Programs {
@@ -87,13 +88,19 @@ func New(opts Options) (*tracing.Tracer, error) {
 					delete(s.Programs, name)
 				}
 			}
-			unused := "sock_conns"
+			// A socket's storage holds nothing until used; the
+			// syscall tracepoint's table is sized down when unused.
 			hooks = []string{"sys_exit"}
 			if on {
-				unused, hooks = "conns", SocketTracepoints
+				hooks = SocketTracepoints
+				s.Maps["conns"].MaxEntries = 1
 			}
-			s.Maps[unused].MaxEntries = 1
 			if err := s.Variables["at_sockets"].Set(on); err != nil {
+				return err
+			}
+			// Another process may have loaded the maps (Loaded): the
+			// clock tells loads apart where a counter would not.
+			if err := s.Variables["conn_gen"].Set(uint64(time.Now().UnixNano())); err != nil {
 				return err
 			}
 			return s.Variables["targ_op"].Set(table)

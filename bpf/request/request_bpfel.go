@@ -39,6 +39,7 @@ const (
 	requestProgSysExitBtf          = "sys_exit_btf"
 	requestProgSysExitRaw          = "sys_exit_raw"
 	requestVarAtSockets            = "at_sockets"
+	requestVarConnGen              = "conn_gen"
 	requestVarEvidenceDropped      = "evidence_dropped"
 	requestVarEvidenceEpoch        = "evidence_epoch"
 	requestVarEvidenceInterfere    = "evidence_interfere"
@@ -132,6 +133,7 @@ type requestMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type requestVariableSpecs struct {
 	AtSockets         *ebpf.VariableSpec `ebpf:"at_sockets"`
+	ConnGen           *ebpf.VariableSpec `ebpf:"conn_gen"`
 	EvidenceDropped   *ebpf.VariableSpec `ebpf:"evidence_dropped"`
 	EvidenceEpoch     *ebpf.VariableSpec `ebpf:"evidence_epoch"`
 	EvidenceInterfere *ebpf.VariableSpec `ebpf:"evidence_interfere"`
@@ -204,6 +206,7 @@ func (m *requestMaps) Close() error {
 // It can be passed to loadRequestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type requestVariables struct {
 	AtSockets         *ebpf.Variable `ebpf:"at_sockets"`
+	ConnGen           *ebpf.Variable `ebpf:"conn_gen"`
 	EvidenceDropped   *ebpf.Variable `ebpf:"evidence_dropped"`
 	EvidenceEpoch     *ebpf.Variable `ebpf:"evidence_epoch"`
 	EvidenceInterfere *ebpf.Variable `ebpf:"evidence_interfere"`

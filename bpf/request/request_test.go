@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
 
 	"github.com/tailgate-ci/tailgate/bpf/tracing"
 	"github.com/tailgate-ci/tailgate/bpf/tracing/tracingtest"
@@ -177,3 +178,70 @@ func TestConnectionBeforeAttach(t *testing.T) {
 		t.Errorf("shortest request %v, below the handler's %v", min, handler)
 	}
 }
+
+// Tracers loaded once serve many (tracing.Loaded): at the socket layer a
+// socket's storage outlives a tracer. A request read under one tracer and
+// answered after it closed is no request of the next, which must not end
+// what it did not open; the socket stays a server's, as the first tracer
+// saw it, though the next sees it first answering.
+func TestRequestOpenWhenTracerCloses(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	client, server := tcpPair(t)
+	defer unix.Close(client)
+	defer unix.Close(server)
+	objs := tracing.NewLoaded()
+	defer objs.Close()
+	attach := func() *tracing.Tracer {
+		tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Loaded: objs}, Variant: tracing.TPBTF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	buf := make([]byte, 64)
+	step := func(fd int, write bool) {
+		var err error
+		if write {
+			_, err = unix.Write(fd, buf)
+		} else {
+			_, err = io.ReadFull(fdReader(fd), buf)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := attach()
+	step(client, true)
+	step(server, false) // opened under the first tracer
+	first.Close()
+	if err := objs.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	const gap = 100 * time.Millisecond
+	time.Sleep(gap)
+	next := attach()
+	defer next.Close()
+	step(server, true) // its answer, under the next
+	step(client, false)
+	const handler = 2 * time.Millisecond
+	for range 3 {
+		step(client, true)
+		step(server, false)
+		time.Sleep(handler)
+		step(server, true)
+		step(client, false)
+	}
+	// The client's end, first seen by the next tracer receiving, would
+	// count the time between its read and its next write: under handler.
+	h := readServer(t, next)
+	if min, max := time.Duration(h.Min()), time.Duration(h.Max()); h.Count() != 3 || min < handler || max >= gap {
+		t.Errorf("the next tracer counted %d requests, %v to %v: want the 3 it saw whole, each %v to %v", h.Count(), min, max, handler, gap)
+	}
+}
+
+// fdReader reads a file descriptor.
+type fdReader int
+
+func (f fdReader) Read(p []byte) (int, error) { return unix.Read(int(f), p) }

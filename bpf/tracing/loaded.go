@@ -250,6 +250,11 @@ func resetMap(name string, m *ebpf.Map, ms *ebpf.MapSpec, spec *ebpf.CollectionS
 		// Task storage goes with the tasks, which are gone; a ring is
 		// drained by its new reader.
 		return nil
+	case ebpf.SkStorage:
+		// A socket's storage goes with the socket, which may outlive
+		// the tracer: a tracer that keeps one dates what it holds
+		// (request.bpf.c's conn_gen).
+		return nil
 	case ebpf.Array, ebpf.PerCPUArray:
 		if err := zeroKeys(m, int(m.MaxEntries())); err != nil {
 			return err
