@@ -4,7 +4,10 @@
 # in user space on every 40th request (head:US, US µs in the C server's);
 # every:US, the C server's handler spends US µs on every request (a
 # slowdown of the whole distribution, not of its tail alone; the Go
-# server stays the base).
+# server stays the base); layout, the base with its code laid out
+# otherwise (the C server's handler and loop 40 bytes further on, the Go
+# server's main package behind a function never called): another build
+# of the same code, for an A/A that should decide nothing.
 # The scenarios testdata/server/tcp.yaml and http.yaml run what this puts
 # in DIR when given dir=DIR:
 #
@@ -14,8 +17,8 @@
 #
 # Needs cc and go; run from the root of the tree.
 set -eu
-dir=${1:?usage: build-servers.sh DIR base|head|head:US|every:US}
-build=${2:?usage: build-servers.sh DIR base|head|head:US|every:US}
+dir=${1:?usage: build-servers.sh DIR base|head|head:US|every:US|layout}
+build=${2:?usage: build-servers.sh DIR base|head|head:US|every:US|layout}
 case $build in
 base) cflags='' tags='' ;;
 head) cflags=-DSLOW_EVERY=40 tags=slow ;;
@@ -23,7 +26,8 @@ head:*[!0-9]* | head:) echo "build-servers.sh: head:US takes a whole number of �
 head:*) cflags="-DSLOW_EVERY=40 -DSLOW_US=${build#head:}" tags=slow ;;
 every:*[!0-9]* | every:) echo "build-servers.sh: every:US takes a whole number of µs, got $build" >&2; exit 2 ;;
 every:*) cflags="-DSLOW_EVERY=1 -DSLOW_US=${build#every:}" tags= ;;
-*) echo "build-servers.sh: build must be base, head, head:US or every:US, got $build" >&2; exit 2 ;;
+layout) cflags=-DLAYOUT_PAD=40 tags=layout ;;
+*) echo "build-servers.sh: build must be base, head, head:US, every:US or layout, got $build" >&2; exit 2 ;;
 esac
 mkdir -p "$dir"
 # shellcheck disable=SC2086 # cflags is words or none

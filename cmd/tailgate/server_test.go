@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -104,4 +105,42 @@ func TestServerRecipes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The layout build is the base laid out otherwise: each server's request
+// loop (the C server's serve, the Go server's main.handle) at another
+// address, and the same size, so that an A/A of base against layout
+// differs in layout alone (BENCHMARKS.md, "Another build of the same code").
+func TestLayoutBuildMovesTheCode(t *testing.T) {
+	dir := t.TempDir()
+	base, layout := filepath.Join(dir, "base"), filepath.Join(dir, "layout")
+	buildServers(t, base, "base")
+	buildServers(t, layout, "layout")
+	for bin, fn := range map[string]string{"tcp-server": "serve", "http-server": "main.handle"} {
+		b, l := symbolOf(t, filepath.Join(base, bin), fn), symbolOf(t, filepath.Join(layout, bin), fn)
+		if b.Value == l.Value || b.Size != l.Size {
+			t.Errorf("%s: %s at %#x, %d bytes in the base, at %#x, %d bytes in the layout build: want it moved, the same size", bin, fn, b.Value, b.Size, l.Value, l.Size)
+		}
+	}
+}
+
+// symbolOf returns the ELF symbol name of the program at path.
+func symbolOf(t *testing.T, path, name string) elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			return s
+		}
+	}
+	t.Fatalf("%s: no function %s", path, name)
+	return elf.Symbol{}
 }

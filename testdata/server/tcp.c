@@ -7,7 +7,10 @@
  * The head spends SLOW_US (default 40) µs in user space, spinning on the
  * clock, on every SLOW_EVERY-th request of a connection: a change of the
  * handler that moves a client's p99 and little else (no syscall more, no
- * sleep). Usage: tcp-server [HOST:]PORT */
+ * sleep). With -DLAYOUT_PAD=N the base's code after pad() sits N bytes
+ * further on: another build of the same program (build-servers.sh's
+ * layout, an A/A whose sides differ in layout alone). Usage: tcp-server
+ * [HOST:]PORT */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -34,6 +37,17 @@ static void spin(long us)
 	do
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < us * 1000L);
+}
+#endif
+
+#ifdef LAYOUT_PAD
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* pad is never called: it only takes LAYOUT_PAD bytes of text, laid out
+ * (.text.hot) before the rest of the program's. */
+__attribute__((used, noinline, section(".text.hot.pad"))) static void pad(void)
+{
+	__asm__ volatile(".fill " STR(LAYOUT_PAD) ", 1, 0x90");
 }
 #endif
 
