@@ -2,8 +2,9 @@
 # Gates a base build of a testdata/server server against a head build in
 # one job, RUNS times: HEAD is "head" (the handler spends 40 µs on every
 # 40th request), head:US (US µs, the C server's), every:US (the C
-# server spends US µs on every request), or "base" (a second
-# build of the base: an A/A). SERVER is tcp or http, testdata/server's
+# server spends US µs on every request), "base" (a second
+# build of the base: an A/A) or "layout" (the base laid out otherwise:
+# an A/A of layout alone). SERVER is tcp or http, testdata/server's
 # scenario, gating both views at p99 10%; SERVER:client=PCT (tcp:client=5%)
 # is that scenario with the client's p99 alone gated at PCT. The gates are
 # BenchmarkGateRuns's (cmd/tailgate/gate_bench_test.go) with the two
@@ -17,7 +18,7 @@
 set -eu
 out=${1:?usage: bench-server-gate.sh OUT SERVER HEAD [RUNS] [CONDITION]}
 server=${2:?server: tcp, http, tcp:client=PCT or http:client=PCT}
-head=${3:?head build: head, head:US, every:US or base}
+head=${3:?head build: head, head:US, every:US, base or layout}
 runs=${4:-1}
 condition=${5:-quiet}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
