@@ -139,14 +139,13 @@ func tracerCost(b *testing.B, v tracing.Variant) {
 	b.ReportMetric(med(otherAdded), "ns/other-syscall-added")
 }
 
-// tcpPair makes a loopback TCP connection with TCP_NODELAY on both ends.
-func tcpPair(b testing.TB) (client, server int) {
+// listener returns a loopback TCP socket listening, and its address.
+func listener(b testing.TB) (int, unix.Sockaddr) {
 	b.Helper()
 	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Close(ln)
 	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		b.Fatal(err)
 	}
@@ -157,6 +156,15 @@ func tcpPair(b testing.TB) (client, server int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return ln, sa
+}
+
+// tcpPair makes a loopback TCP connection with TCP_NODELAY on both ends.
+func tcpPair(b testing.TB) (client, server int) {
+	b.Helper()
+	ln, sa := listener(b)
+	defer unix.Close(ln)
+	var err error
 	if client, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
 		b.Fatal(err)
 	}

@@ -82,7 +82,11 @@ struct conn_key {
 
 struct conn {
 	__u64 start; /* exit of the request's first read; 0: no request open */
-	__u64 gen; /* at the socket layer: the conn_gen it was last seen in */
+	__u64 gen; /* the conn_gen it was last seen in */
+	/* At the syscall tracepoint: the inode number of the fd's socket (0:
+	 * no socket), which tells a later load whether the fd is the one it
+	 * was: its close may have gone unseen between two tracers. */
+	__u64 ino;
 	__u32 role;
 	/* At the syscall tracepoint: the open request got a stack sample
 	 * (sample.bpf.h). At the socket layer: the thread that opened it,
@@ -118,8 +122,10 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
 
 HIST_MAPS;
 
-/* is_socket reports whether fd of the current task is a socket. */
-static __always_inline bool is_socket(__s32 fd)
+/* socket_ino returns the inode number of fd of the current task if it
+ * is a socket, else 0. Socket inode numbers are not reused soon, as the
+ * addresses of freed files would be. */
+static __always_inline __u64 socket_ino(__s32 fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
@@ -127,12 +133,14 @@ static __always_inline bool is_socket(__s32 fd)
 	umode_t mode;
 
 	if (!fdt || fd < 0 || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
+		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
-		return false;
+		return 0;
 	mode = BPF_CORE_READ(f, f_inode, i_mode);
-	return (mode & S_IFMT) == S_IFSOCK;
+	if ((mode & S_IFMT) != S_IFSOCK)
+		return 0;
+	return BPF_CORE_READ(f, f_inode, i_ino);
 }
 
 /* traced reports whether the current task is the workload's, from the
@@ -255,17 +263,30 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 		key.fd = (__s32)(btf ? regs->si : BPF_CORE_READ(regs, si));
 	else
 		key.fd = (__s32)(btf ? regs->di : BPF_CORE_READ(regs, di));
+	c = bpf_map_lookup_elem(&conns, &key);
+	if (c && c->gen != conn_gen) {
+		/* First seen since another tracer loaded these maps: the fd
+		 * may have closed and come back as another file meanwhile. */
+		if (op == OP_CLOSE || op == OP_DUP || socket_ino(key.fd) != c->ino) {
+			bpf_map_delete_elem(&conns, &key);
+			c = NULL;
+		} else {
+			c->gen = conn_gen;
+			c->start = 0;
+		}
+	}
+	fresh.gen = conn_gen;
 	switch (op) {
 	case OP_READ:
 		if (ret <= 0)
 			return 0; /* EAGAIN before a Go read parks, or the end */
-		c = bpf_map_lookup_elem(&conns, &key);
 		if (c) {
 			request_opened(c, key.fd, key.fd, false);
 			return 0;
 		}
 		/* First seen reading: a server's end if it is a socket. */
-		if (is_socket(key.fd)) {
+		fresh.ino = socket_ino(key.fd);
+		if (fresh.ino) {
 			fresh.role = ROLE_SERVER;
 			request_opened(&fresh, key.fd, key.fd, false);
 		}
@@ -274,9 +295,9 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 	case OP_WRITE:
 		if (ret <= 0)
 			return 0;
-		c = bpf_map_lookup_elem(&conns, &key);
 		if (!c) {
 			/* First seen writing: a client's end, or no socket. */
+			fresh.ino = socket_ino(key.fd);
 			bpf_map_update_elem(&conns, &key, &fresh, BPF_NOEXIST);
 			return 0;
 		}
@@ -287,12 +308,14 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 			return 0;
 		key.fd = (__s32)ret;
 		fresh.role = ROLE_SERVER;
+		fresh.ino = socket_ino(key.fd);
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
 	case OP_CONNECT:
 		/* A client's end, whether it connected at once or in the
 		 * background (EINPROGRESS); a failed connect's fd is closed or
 		 * connected again. */
+		fresh.ino = socket_ino(key.fd);
 		bpf_map_update_elem(&conns, &key, &fresh, BPF_ANY);
 		return 0;
 	case OP_CLOSE:

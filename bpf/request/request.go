@@ -77,6 +77,9 @@ func New(opts Options) (*tracing.Tracer, error) {
 		Metrics:       Metrics,
 		TracerOptions: opts.TracerOptions,
 		Variant:       opts.Variant,
+		// A server's connections outlive a tracer: conn_gen dates what
+		// the table holds, and the next tracer checks each fd's socket.
+		Keep: []string{"conns"},
 		Configure: func(s *ebpf.CollectionSpec) error {
 			// The variant's programs only are left: raw_tp has no
 			// socket layer's (its sk would be no BTF pointer, which

@@ -179,29 +179,106 @@ func TestConnectionBeforeAttach(t *testing.T) {
 	}
 }
 
-// Tracers loaded once serve many (tracing.Loaded): at the socket layer a
-// socket's storage outlives a tracer. A request read under one tracer and
-// answered after it closed is no request of the next, which must not end
-// what it did not open; the socket stays a server's, as the first tracer
-// saw it, though the next sees it first answering.
+// Tracers loaded once serve many (tracing.Loaded), and a server's
+// connections outlive them. A request read under one tracer and answered
+// after it closed is no request of the next, which must not end what it
+// did not open; the socket stays a server's, as the first tracer saw it,
+// though the next sees it first answering; and the client's end stays a
+// client's, though the next sees it first receiving.
 func TestRequestOpenWhenTracerCloses(t *testing.T) {
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		t.Run(string(v), func(t *testing.T) {
+			client, server := tcpPair(t)
+			defer unix.Close(client)
+			defer unix.Close(server)
+			objs := tracing.NewLoaded()
+			defer objs.Close()
+			step := stepper(t)
+			first := attachLoaded(t, objs, v)
+			step(client, true)
+			step(server, false) // opened under the first tracer
+			first.Close()
+			if err := objs.Detach(); err != nil {
+				t.Fatal(err)
+			}
+			const gap = 100 * time.Millisecond
+			time.Sleep(gap)
+			next := attachLoaded(t, objs, v)
+			defer next.Close()
+			step(server, true) // its answer, under the next
+			step(client, false)
+			checkRequests(t, next, step, client, server, gap)
+		})
+	}
+}
+
+// An fd closed while no tracer was attached and opened again as another
+// socket is that socket to the next tracer: a server's fd that comes back
+// as a client's end counts nothing.
+func TestFdReusedBetweenTracers(t *testing.T) {
+	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
+		t.Run(string(v), func(t *testing.T) {
+			client, server := tcpPair(t)
+			defer unix.Close(client)
+			objs := tracing.NewLoaded()
+			defer objs.Close()
+			step := stepper(t)
+			first := attachLoaded(t, objs, v)
+			step(client, true)
+			step(server, false)
+			step(server, true)
+			step(client, false)
+			first.Close()
+			if err := objs.Detach(); err != nil {
+				t.Fatal(err)
+			}
+			// Unseen: the server's end closes and its fd comes back as a
+			// client's end of another connection.
+			ln, sa := listener(t)
+			defer unix.Close(ln)
+			reused := server
+			unix.Close(server)
+			client2, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(client2)
+			if err := unix.Connect(client2, sa); err != nil {
+				t.Fatal(err)
+			}
+			server2, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(server2)
+			if client2 != reused {
+				t.Fatalf("the new client's end is fd %d, not the closed server's %d", client2, reused)
+			}
+			next := attachLoaded(t, objs, v)
+			defer next.Close()
+			checkRequests(t, next, step, client2, server2, time.Second)
+		})
+	}
+}
+
+// attachLoaded attaches the tracer for this process from objs, in variant v.
+func attachLoaded(t *testing.T, objs *tracing.Loaded, v tracing.Variant) *tracing.Tracer {
+	t.Helper()
 	if err := rlimit.RemoveMemlock(); err != nil {
 		t.Fatal(err)
 	}
-	client, server := tcpPair(t)
-	defer unix.Close(client)
-	defer unix.Close(server)
-	objs := tracing.NewLoaded()
-	defer objs.Close()
-	attach := func() *tracing.Tracer {
-		tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Loaded: objs}, Variant: tracing.TPBTF})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Loaded: objs}, Variant: v})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return tr
+}
+
+// stepper returns a step: a 64-byte write to fd, or a read of 64 bytes.
+func stepper(t *testing.T) func(fd int, write bool) {
 	buf := make([]byte, 64)
-	step := func(fd int, write bool) {
+	return func(fd int, write bool) {
+		t.Helper()
 		var err error
 		if write {
 			_, err = unix.Write(fd, buf)
@@ -212,19 +289,14 @@ func TestRequestOpenWhenTracerCloses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := attach()
-	step(client, true)
-	step(server, false) // opened under the first tracer
-	first.Close()
-	if err := objs.Detach(); err != nil {
-		t.Fatal(err)
-	}
-	const gap = 100 * time.Millisecond
-	time.Sleep(gap)
-	next := attach()
-	defer next.Close()
-	step(server, true) // its answer, under the next
-	step(client, false)
+}
+
+// checkRequests makes 3 requests from client to server, whose handler
+// takes 2 ms, and checks that tr counts those 3, each 2 ms to most. A
+// client's end taken for a server's would count the time between its
+// read and its next write: under 2 ms.
+func checkRequests(t *testing.T, tr *tracing.Tracer, step func(int, bool), client, server int, most time.Duration) {
+	t.Helper()
 	const handler = 2 * time.Millisecond
 	for range 3 {
 		step(client, true)
@@ -233,11 +305,9 @@ func TestRequestOpenWhenTracerCloses(t *testing.T) {
 		step(server, true)
 		step(client, false)
 	}
-	// The client's end, first seen by the next tracer receiving, would
-	// count the time between its read and its next write: under handler.
-	h := readServer(t, next)
-	if min, max := time.Duration(h.Min()), time.Duration(h.Max()); h.Count() != 3 || min < handler || max >= gap {
-		t.Errorf("the next tracer counted %d requests, %v to %v: want the 3 it saw whole, each %v to %v", h.Count(), min, max, handler, gap)
+	h := readServer(t, tr)
+	if min, max := time.Duration(h.Min()), time.Duration(h.Max()); h.Count() != 3 || min < handler || max >= most {
+		t.Errorf("counted %d requests, %v to %v: want the 3 made, each %v to %v", h.Count(), min, max, handler, most)
 	}
 }
 

@@ -61,7 +61,8 @@ var ErrStale = errors.New("kept objects were loaded with other load-time setting
 // configured: a kept one, reset (see reuse), or one that load makes, kept
 // from now on. keep says whether the caller owns the collection it gets:
 // false when it is the Loaded's. With o nil, load makes one the caller
-// owns. skip names maps another object owns (replacements), left alone.
+// owns. skip names maps left alone: those another object owns
+// (replacements), and those the tracer keeps as they are (Options.Keep).
 func (o *Loaded) Collection(name string, v Variant, spec *ebpf.CollectionSpec, skip map[string]*ebpf.Map, load func() (*ebpf.Collection, error)) (coll *ebpf.Collection, owned bool, err error) {
 	if o == nil {
 		coll, err = load()

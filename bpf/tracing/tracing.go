@@ -7,6 +7,7 @@ package tracing
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -58,6 +59,11 @@ type Options struct {
 	// Configure sets load-time constants on the spec (after the variant's
 	// programs are chosen).
 	Configure func(*ebpf.CollectionSpec) error
+	// Keep names maps that a collection kept loaded (Loaded) hands from
+	// one tracer to the next as they are, not emptied: a tracer whose
+	// entries outlive it (a server's connections) and that dates them
+	// itself.
+	Keep []string
 }
 
 // Tracer is a loaded and attached set of programs counting into histograms.
@@ -270,7 +276,12 @@ func configureSpec(spec *ebpf.CollectionSpec, opts Options) (map[string]*ebpf.Ma
 // it; owned says the caller closes it, took is the load's time (0 when it
 // was loaded earlier).
 func loadCollection(spec *ebpf.CollectionSpec, opts Options, v Variant, replace map[string]*ebpf.Map, loadErr func(string, error) error) (coll *ebpf.Collection, owned bool, took time.Duration, err error) {
-	coll, owned, err = opts.Loaded.Collection(opts.Name, v, spec, replace, func() (*ebpf.Collection, error) {
+	skip := make(map[string]*ebpf.Map, len(replace)+len(opts.Keep))
+	maps.Copy(skip, replace)
+	for _, name := range opts.Keep {
+		skip[name] = nil
+	}
+	coll, owned, err = opts.Loaded.Collection(opts.Name, v, spec, skip, func() (*ebpf.Collection, error) {
 		coll, d, err := NewCollection(spec, ebpf.CollectionOptions{
 			Programs:        ebpf.ProgramOptions{LogSizeStart: 1 << 20, KernelTypes: opts.KernelTypes},
 			Cache:           opts.BTF,
