@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"github.com/goccy/go-yaml/ast"
-
 	"github.com/tailgate-ci/tailgate/internal/config"
 )
 
@@ -28,12 +26,7 @@ func parseTCPRR(fs []config.Field) (*TCPRR, error) {
 		case "response":
 			p.Response, err = f.Int(1, maxTCPRRMessage)
 		case "nagle":
-			b, ok := f.Value.AST().(*ast.BoolNode)
-			if !ok {
-				err = f.Value.Errorf("nagle must be true or false, got %s %q", f.Value.Describe(), f.Value.Text())
-				break
-			}
-			p.Nagle = b.Value
+			p.Nagle, err = f.Bool()
 		}
 		if err != nil {
 			return nil, err

@@ -18,6 +18,12 @@
  *       end of the next send on the same socket that sends any: the
  *       request's time in the server, as its clients feel it less the
  *       network both ways.
+ *   request.queue  (at the socket layer, when asked: sk_data_ready,
+ *       Linux 6.4 and later) the kernel's notice that data reached a
+ *       server's socket with none waiting to the end of the receive that
+ *       opens the request: its wait in the receive queue, the server's
+ *       wakeup and its way back to the read. A request whose data came
+ *       before its socket was first seen has none.
  *
  * At the syscall tracepoint a connection is keyed by (process, fd); at
  * the socket layer its state is the socket's own storage, freed with it:
@@ -52,6 +58,8 @@
 
 /* Set at load when the programs attached are the socket layer's. */
 const volatile bool at_sockets = false;
+/* Set at load when request.queue is measured (at the socket layer). */
+const volatile bool queue_on = false;
 /* Set at each load, a value no earlier load of the same maps had. */
 __u64 conn_gen = 0;
 
@@ -87,6 +95,9 @@ struct conn {
 	 * no socket), which tells a later load whether the fd is the one it
 	 * was: its close may have gone unseen between two tracers. */
 	__u64 ino;
+	/* At the socket layer, with queue_on: when data reached the socket
+	 * with none waiting (sk_data_ready); 0: none since the last receive. */
+	__u64 ready;
 	__u32 role;
 	/* At the syscall tracepoint: the open request got a stack sample
 	 * (sample.bpf.h). At the socket layer: the thread that opened it,
@@ -333,6 +344,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool send)
 {
 	struct conn *c, fresh = {};
+	bool opened;
 
 	if (ret <= 0 || !traced())
 		return 0; /* EAGAIN before a Go read parks, or the end */
@@ -340,6 +352,7 @@ static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool sen
 	if (c && c->gen != conn_gen) {
 		c->gen = conn_gen;
 		c->start = 0;
+		c->ready = 0;
 	}
 	fresh.gen = conn_gen;
 	if (!send) {
@@ -350,7 +363,13 @@ static __always_inline int on_sock(void *ctx, struct sock *sk, int ret, bool sen
 			if (!c)
 				return 0;
 		}
+		opened = c->role == ROLE_SERVER && !c->start;
 		request_opened(c, 0, 0, true);
+		if (queue_on && c->ready) {
+			if (opened && c->ready <= c->start)
+				hist_record(METRIC_QUEUE, c->start - c->ready);
+			c->ready = 0;
+		}
 		return 0;
 	}
 	if (!c) {
@@ -372,6 +391,19 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send_btf, struct sock *sk, int ret, int flags)
 {
 	return on_sock(ctx, sk, ret, true);
+}
+
+/* Data reached a socket: in softirq, on any task, so the socket's own
+ * storage is the filter (only the workload's server ends have it). */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(sock_ready_btf, const struct sock *sk)
+{
+	struct conn *c;
+
+	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+	if (c && c->role == ROLE_SERVER && c->gen == conn_gen && !c->ready)
+		c->ready = bpf_ktime_get_ns();
+	return 0;
 }
 
 /* Written out, not with TP_PROGS: tp_btf reads the registers directly. */

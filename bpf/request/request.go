@@ -11,6 +11,7 @@
 package request
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,12 +23,24 @@ import (
 	"github.com/tailgate-ci/tailgate/internal/sysnum"
 )
 
-// MetricServer is the tracer's one metric.
-const MetricServer = "request.server"
+// The tracer's metrics: a request's time in the server, and, when asked
+// (Options.Queue), its data's wait before the read that opens it.
+const (
+	MetricServer = "request.server"
+	MetricQueue  = "request.queue"
+)
 
 // Metrics are the tracer's metrics, in the order of the METRIC_ indexes of
 // request.h; TestMetricIndexes (bpf/tracers) fails when the two differ.
-var Metrics = []string{MetricServer}
+var Metrics = []string{MetricServer, MetricQueue}
+
+// QueueTracepoint is where data reaching a socket is seen, for
+// request.queue (Linux 6.4 and later).
+const QueueTracepoint = "sk_data_ready"
+
+// ErrNoQueue is a request for request.queue where the tracer cannot
+// measure it.
+var ErrNoQueue = errors.New("request.queue needs the socket layer's tracepoints and sock:sk_data_ready (Linux 6.4 and later, on the host)")
 
 // nrMax must match REQUEST_NR_MAX in request.h.
 const nrMax = 512
@@ -52,6 +65,8 @@ var SocketTracepoints = []string{"sock_recv_length", "sock_send_length"}
 type Options struct {
 	tracing.TracerOptions
 	Variant tracing.Variant
+	// Queue adds request.queue.
+	Queue bool
 }
 
 // New loads and attaches the tracer.
@@ -69,12 +84,19 @@ func New(opts Options) (*tracing.Tracer, error) {
 		return nil, fmt.Errorf("request tracer: %w", err)
 	}
 	sockets := atSockets(opts)
+	metrics := Metrics[:1]
+	if opts.Queue {
+		if !sockets || !tracing.HasTracepoint(opts.BTF, opts.KernelTypes, QueueTracepoint) {
+			return nil, fmt.Errorf("request tracer: %w", ErrNoQueue)
+		}
+		metrics = Metrics
+	}
 	// hooks is what the last Configure chose: that of the variant that
 	// loaded, as Load stops at the first.
 	var hooks []string
 	t, err := tracing.Load(spec, tracing.Options{
 		Name:          "request",
-		Metrics:       Metrics,
+		Metrics:       metrics,
 		TracerOptions: opts.TracerOptions,
 		Variant:       opts.Variant,
 		// A server's connections outlive a tracer: conn_gen dates what
@@ -87,18 +109,28 @@ func New(opts Options) (*tracing.Tracer, error) {
 			_, btf := s.Programs["sock_recv_btf"]
 			on := sockets && btf
 			for name := range s.Programs {
-				if (on && strings.HasPrefix(name, "sys_exit_")) || (!on && strings.HasPrefix(name, "sock_")) {
+				if (on && strings.HasPrefix(name, "sys_exit_")) || (!on && strings.HasPrefix(name, "sock_")) ||
+					(name == "sock_ready_btf" && !opts.Queue) {
 					delete(s.Programs, name)
 				}
+			}
+			if opts.Queue && !on {
+				return ErrNoQueue
 			}
 			// A socket's storage holds nothing until used; the
 			// syscall tracepoint's table is sized down when unused.
 			hooks = []string{"sys_exit"}
 			if on {
 				hooks = SocketTracepoints
+				if opts.Queue {
+					hooks = append(slices.Clone(hooks), QueueTracepoint)
+				}
 				s.Maps["conns"].MaxEntries = 1
 			}
 			if err := s.Variables["at_sockets"].Set(on); err != nil {
+				return err
+			}
+			if err := s.Variables["queue_on"].Set(opts.Queue); err != nil {
 				return err
 			}
 			// Another process may have loaded the maps (Loaded): the

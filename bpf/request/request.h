@@ -16,5 +16,6 @@
 
 /* Metric indexes; request.go names them. */
 #define METRIC_SERVER 0
+#define METRIC_QUEUE 1
 
 #endif /* __REQUEST_H */

@@ -34,6 +34,7 @@ const (
 	requestProgSchedProcessExitRaw = "sched_process_exit_raw"
 	requestProgSchedProcessForkBtf = "sched_process_fork_btf"
 	requestProgSchedProcessForkRaw = "sched_process_fork_raw"
+	requestProgSockReadyBtf        = "sock_ready_btf"
 	requestProgSockRecvBtf         = "sock_recv_btf"
 	requestProgSockSendBtf         = "sock_send_btf"
 	requestProgSysExitBtf          = "sys_exit_btf"
@@ -47,6 +48,7 @@ const (
 	requestVarFollowGen            = "follow_gen"
 	requestVarFollowed             = "followed"
 	requestVarHistMissed           = "hist_missed"
+	requestVarQueueOn              = "queue_on"
 	requestVarSampleDropped        = "sample_dropped"
 	requestVarSampleOn             = "sample_on"
 	requestVarTargCgroup           = "targ_cgroup"
@@ -104,6 +106,7 @@ type requestProgramSpecs struct {
 	SchedProcessExitRaw *ebpf.ProgramSpec `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.ProgramSpec `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.ProgramSpec `ebpf:"sched_process_fork_raw"`
+	SockReadyBtf        *ebpf.ProgramSpec `ebpf:"sock_ready_btf"`
 	SockRecvBtf         *ebpf.ProgramSpec `ebpf:"sock_recv_btf"`
 	SockSendBtf         *ebpf.ProgramSpec `ebpf:"sock_send_btf"`
 	SysExitBtf          *ebpf.ProgramSpec `ebpf:"sys_exit_btf"`
@@ -141,6 +144,7 @@ type requestVariableSpecs struct {
 	FollowGen         *ebpf.VariableSpec `ebpf:"follow_gen"`
 	Followed          *ebpf.VariableSpec `ebpf:"followed"`
 	HistMissed        *ebpf.VariableSpec `ebpf:"hist_missed"`
+	QueueOn           *ebpf.VariableSpec `ebpf:"queue_on"`
 	SampleDropped     *ebpf.VariableSpec `ebpf:"sample_dropped"`
 	SampleOn          *ebpf.VariableSpec `ebpf:"sample_on"`
 	TargCgroup        *ebpf.VariableSpec `ebpf:"targ_cgroup"`
@@ -214,6 +218,7 @@ type requestVariables struct {
 	FollowGen         *ebpf.Variable `ebpf:"follow_gen"`
 	Followed          *ebpf.Variable `ebpf:"followed"`
 	HistMissed        *ebpf.Variable `ebpf:"hist_missed"`
+	QueueOn           *ebpf.Variable `ebpf:"queue_on"`
 	SampleDropped     *ebpf.Variable `ebpf:"sample_dropped"`
 	SampleOn          *ebpf.Variable `ebpf:"sample_on"`
 	TargCgroup        *ebpf.Variable `ebpf:"targ_cgroup"`
@@ -233,6 +238,7 @@ type requestPrograms struct {
 	SchedProcessExitRaw *ebpf.Program `ebpf:"sched_process_exit_raw"`
 	SchedProcessForkBtf *ebpf.Program `ebpf:"sched_process_fork_btf"`
 	SchedProcessForkRaw *ebpf.Program `ebpf:"sched_process_fork_raw"`
+	SockReadyBtf        *ebpf.Program `ebpf:"sock_ready_btf"`
 	SockRecvBtf         *ebpf.Program `ebpf:"sock_recv_btf"`
 	SockSendBtf         *ebpf.Program `ebpf:"sock_send_btf"`
 	SysExitBtf          *ebpf.Program `ebpf:"sys_exit_btf"`
@@ -247,6 +253,7 @@ func (p *requestPrograms) Close() error {
 		p.SchedProcessExitRaw,
 		p.SchedProcessForkBtf,
 		p.SchedProcessForkRaw,
+		p.SockReadyBtf,
 		p.SockRecvBtf,
 		p.SockSendBtf,
 		p.SysExitBtf,

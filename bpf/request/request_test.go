@@ -1,6 +1,7 @@
 package request
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -315,3 +316,59 @@ func checkRequests(t *testing.T, tr *tracing.Tracer, step func(int, bool), clien
 type fdReader int
 
 func (f fdReader) Read(p []byte) (int, error) { return unix.Read(int(f), p) }
+
+// With queue, a request's data's wait before the read that opens it is
+// request.queue: the server reads each request 3 ms after the client sent
+// it, so each waits 3 ms or more, and its time in the server is apart
+// from that. The first request, whose data came before the socket was
+// first seen, has none. At the syscall tracepoint it is refused.
+func TestRequestQueue(t *testing.T) {
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: tracing.RawTP, Queue: true}); !errors.Is(err, ErrNoQueue) {
+		t.Errorf("queue at the syscall tracepoint: %v, want %v", err, ErrNoQueue)
+	}
+	client, server := tcpPair(t)
+	defer unix.Close(client)
+	defer unix.Close(server)
+	tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid())}, Variant: tracing.TPBTF, Queue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if got := tr.Metrics(); !slices.Equal(got, Metrics) {
+		t.Errorf("metrics %q, want %q", got, Metrics)
+	}
+	step := stepper(t)
+	const wait, n = 3 * time.Millisecond, 5
+	var waited time.Duration // from each send's end to its read's end
+	for i := range n + 1 {
+		step(client, true)
+		sent := time.Now()
+		if i > 0 {
+			time.Sleep(wait)
+		}
+		step(server, false)
+		if i > 0 {
+			waited += time.Since(sent)
+		}
+		step(server, true)
+		step(client, false)
+	}
+	hs, err := tr.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, s := hs[MetricQueue], hs[MetricServer]
+	// Each wait lies inside what this thread saw of it, but for the end
+	// of the send after the data arrived: a wait counted from an earlier
+	// request's data would add up to more.
+	sum := time.Duration(q.Mean() * float64(q.Count()))
+	if min := time.Duration(q.Min()); q.Count() != n || min < wait || sum > waited+n*100*time.Microsecond {
+		t.Errorf("request.queue: %d waits, from %v, %v in all; want %d, each %v or more, %v in all at most", q.Count(), min, sum, n, wait, waited)
+	}
+	if s.Count() != n+1 || time.Duration(s.Quantile(0.5)) >= wait {
+		t.Errorf("request.server: %d requests, p50 %v; want %d, a read to its answer well under %v", s.Count(), time.Duration(s.Quantile(0.5)), n+1, wait)
+	}
+}

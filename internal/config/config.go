@@ -232,6 +232,15 @@ func (f Field) OneOf(what string, allowed []string) (string, error) {
 	return s, nil
 }
 
+// Bool reads true or false.
+func (f Field) Bool() (bool, error) {
+	b, ok := f.Value.n.(*ast.BoolNode)
+	if !ok {
+		return false, f.Value.Errorf("%s must be true or false, got %s %q", f.Key, f.Value.Describe(), f.Value.Text())
+	}
+	return b.Value, nil
+}
+
 // Int reads an integer from lo to hi.
 func (f Field) Int(lo, hi int) (int, error) {
 	v, ok := f.Value.n.(*ast.IntegerNode)

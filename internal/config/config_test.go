@@ -167,6 +167,12 @@ func TestFieldReaders(t *testing.T) {
 	_, err = f["l"].String()
 	wantError(t, err, "x.yaml:8:4: l must be a string, got a list")
 
+	if v, err := f["b"].Bool(); err != nil || !v {
+		t.Errorf("Bool true: %v %v", v, err)
+	}
+	_, err = f["q"].Bool()
+	wantError(t, err, `x.yaml:5:4: q must be true or false, got a string "12"`)
+
 	if got, err := f["s"].OneOf("letters", []string{"xyz", "abc"}); err != nil || got != "abc" {
 		t.Errorf("OneOf: %q %v", got, err)
 	}
