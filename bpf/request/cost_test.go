@@ -32,7 +32,8 @@ import (
 // Reported too: what the tracer adds to a syscall that is no socket's
 // (getppid), of a task it does not count: what the rest of the machine
 // pays. Each variant is a sub-benchmark: tp_btf works at the socket layer where
-// the kernel has it, raw_tp at the syscall exit.
+// the kernel has it, raw_tp at the syscall exit; tp_btf+queue measures
+// request.queue too (a program on each data arrival).
 //
 //	go test ./bpf/request/ -run '^$' -bench TracerCost -benchtime 100x
 func BenchmarkTracerCost(b *testing.B) {
@@ -40,11 +41,13 @@ func BenchmarkTracerCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, v := range []tracing.Variant{tracing.TPBTF, tracing.RawTP} {
-		b.Run(string(v), func(b *testing.B) { tracerCost(b, v) })
+		b.Run(string(v), func(b *testing.B) { tracerCost(b, v, false) })
 	}
+	b.Run("tp_btf+queue", func(b *testing.B) { tracerCost(b, tracing.TPBTF, true) })
 }
 
-func tracerCost(b *testing.B, v tracing.Variant) {
+// tracerCost measures variant v, with request.queue when queue is set.
+func tracerCost(b *testing.B, v tracing.Variant, queue bool) {
 	const requests = 2000
 	client, server := tcpPair(b)
 	defer unix.Close(client)
@@ -91,7 +94,7 @@ func tracerCost(b *testing.B, v tracing.Variant) {
 				t[0], o[0] = block(), other()
 				continue
 			}
-			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Loaded: objs}, Variant: v})
+			tr, err := New(Options{TracerOptions: tracing.TracerOptions{TGID: uint32(os.Getpid()), Threads: true, Loaded: objs}, Variant: v, Queue: queue})
 			if err != nil {
 				b.Fatal(err)
 			}
