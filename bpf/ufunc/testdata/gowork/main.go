@@ -11,8 +11,8 @@
 // median of its calls' durations in ns, as each call times itself from
 // its first statement to its return (nop and framed: the mean, timed
 // around the loop, then as name-cpu the mean CPU time of the process),
-// and how many of the calls returned on another thread than they began
-// on.
+// how many of the calls returned on another thread than they began on,
+// and (sleep) the calls' p45 and p55.
 package main
 
 import (
@@ -128,11 +128,15 @@ func (t *timing) end(c call) {
 }
 
 // print prints the calls' median as tailgate's histograms read a p50:
-// the ceil(n/2)-th smallest. Which of the middle two is taken matters
-// where the calls fall in clusters (nest's levels).
+// the ceil(n/2)-th smallest; and their p45 and p55 likewise. Where the
+// calls fall in clusters (nest's levels) the median sits at a cluster's
+// edge, and a few calls that a probe sees longer than their own clock
+// does (a preemption between the entry and the first statement) move it
+// by a whole gap: p45 and p55 bound where it may fall.
 func (t *timing) print(name string) {
 	slices.Sort(t.ns)
-	fmt.Printf("%s %d %d %d\n", name, len(t.ns), t.ns[(len(t.ns)+1)/2-1], t.migrated)
+	at := func(pct int) int64 { return t.ns[(len(t.ns)*pct+99)/100-1] }
+	fmt.Printf("%s %d %d %d %d %d\n", name, len(t.ns), at(50), t.migrated, at(45), at(55))
 }
 
 // cpuTime is the CPU time the process has used, in user space and in the
