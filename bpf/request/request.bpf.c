@@ -28,19 +28,19 @@
  * At the syscall tracepoint a connection is keyed by (process, fd); at
  * the socket layer its state is the socket's own storage, freed with it:
  * a request read by one thread and answered by another (a Go server's
- * goroutines move between threads) is one request. Only server ends count. At the syscall tracepoint: an
- * fd an accept returned, or one whose first call seen is a read that
- * returned data and whose file is a socket (a connection accepted before
- * the tracer attached, or by a parent before a fork); an fd connected, or
- * first seen written, is a client's (a call to a database) and counts
- * nothing; so do pipes, files and eventfds. At the socket layer, which
- * sees no accept or connect: a socket whose first operation seen is a
- * receive that returned data (a server that speaks first is not counted).
- * Reads after the first (a request read in parts, or the next of a
- * pipelined batch) do not restart the request; writes after the first (an
- * answer written in parts) do not end another: a batch of pipelined
- * requests read at once counts one. close, dup2 and dup3 forget the fd
- * they free; a socket's cookie is never reused.
+ * goroutines move between threads) is one request. Only server ends
+ * count. At the syscall tracepoint: an fd an accept returned, or one
+ * whose first call seen is a read that returned data and whose file is a
+ * socket (a connection accepted before the tracer attached, or by a
+ * parent before a fork); an fd connected, or first seen written, is a
+ * client's (a call to a database) and counts nothing; so do pipes, files
+ * and eventfds. At the socket layer, which sees no accept or connect: a
+ * socket whose first operation seen is a receive that returned data (a
+ * server that speaks first is not counted). Reads after the first (a
+ * request read in parts, or the next of a pipelined batch) do not restart
+ * the request; writes after the first (an answer written in parts) do not
+ * end another: a batch of pipelined requests read at once counts one.
+ * close, dup2 and dup3 forget the fd they free.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -394,7 +394,8 @@ int BPF_PROG(sock_send_btf, struct sock *sk, int ret, int flags)
 }
 
 /* Data reached a socket: in softirq, on any task, so the socket's own
- * storage is the filter (only the workload's server ends have it). */
+ * storage is the filter (only the workload's sockets have it, and only
+ * its server ends count). */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(sock_ready_btf, const struct sock *sk)
 {
