@@ -7,7 +7,8 @@
 // a socket's receive and send run its program, or else at the syscall
 // tracepoint (raw_syscalls sys_exit, where a syscall's registers still
 // hold its number and arguments), which every syscall of the machine
-// passes.
+// passes. At the socket layer it can also measure each request's wait
+// before the server read it (request.queue, Options.Queue).
 package request
 
 import (
