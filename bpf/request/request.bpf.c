@@ -250,6 +250,25 @@ static __always_inline void request_ended(void *ctx, struct conn *c, __s32 tag, 
 	evidence_current(ctx, METRIC_SERVER, v);
 }
 
+/* known_fd returns what the tracer knows of key's fd, or NULL. An entry
+ * first seen since another tracer loaded these maps is kept only if the
+ * fd is still the same socket, since a close between the two went
+ * unseen; its open request was the other tracer's. */
+static __always_inline struct conn *known_fd(struct conn_key *key)
+{
+	struct conn *c = bpf_map_lookup_elem(&conns, key);
+
+	if (!c || c->gen == conn_gen)
+		return c;
+	if (socket_ino(key->fd) != c->ino) {
+		bpf_map_delete_elem(&conns, key);
+		return NULL;
+	}
+	c->gen = conn_gen;
+	c->start = 0;
+	return c;
+}
+
 /* on_exit sees every syscall at its exit, where the registers still hold
  * its number and arguments: a read that began before the tracer attached
  * (a blocking server waiting for its next request) is seen whole, and
@@ -274,23 +293,12 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 		key.fd = (__s32)(btf ? regs->si : BPF_CORE_READ(regs, si));
 	else
 		key.fd = (__s32)(btf ? regs->di : BPF_CORE_READ(regs, di));
-	c = bpf_map_lookup_elem(&conns, &key);
-	if (c && c->gen != conn_gen) {
-		/* First seen since another tracer loaded these maps: the fd
-		 * may have closed and come back as another file meanwhile. */
-		if (op == OP_CLOSE || op == OP_DUP || socket_ino(key.fd) != c->ino) {
-			bpf_map_delete_elem(&conns, &key);
-			c = NULL;
-		} else {
-			c->gen = conn_gen;
-			c->start = 0;
-		}
-	}
 	fresh.gen = conn_gen;
 	switch (op) {
 	case OP_READ:
 		if (ret <= 0)
 			return 0; /* EAGAIN before a Go read parks, or the end */
+		c = known_fd(&key);
 		if (c) {
 			request_opened(c, key.fd, key.fd, false);
 			return 0;
@@ -306,6 +314,7 @@ static __always_inline int on_exit(void *ctx, struct pt_regs *regs, long ret, bo
 	case OP_WRITE:
 		if (ret <= 0)
 			return 0;
+		c = known_fd(&key);
 		if (!c) {
 			/* First seen writing: a client's end, or no socket. */
 			fresh.ino = socket_ino(key.fd);
